@@ -1,0 +1,48 @@
+"""ChaosBench prompt templates: one file per mode under cases/chaosbench/prompts/, hashed into
+the run manifest so that a prompt edit is visible in every result it touches."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from plugin.chaosbench.questions import Question
+from plugin.providers.base import Request
+
+MODES = ("zeroshot", "cot")
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    mode: str
+    path: Path
+    text: str
+
+    @classmethod
+    def load(cls, prompts_dir: Path, mode: str) -> "PromptTemplate":
+        path = prompts_dir / f"{mode}.txt"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise FileNotFoundError(f"prompt file for mode {mode!r} not readable: {path} ({exc.strerror})") from None
+        if "{question}" not in text:
+            raise ValueError(f"{path}: prompt template has no {{question}} placeholder")
+        return cls(mode=mode, path=path, text=text)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def render(self, question: str) -> str:
+        # str.replace, not str.format: questions may contain braces.
+        return self.text.replace("{question}", question)
+
+    def request(self, question: Question) -> Request:
+        """The model call for one question: a single user turn, temperature 0."""
+        return Request(
+            item_id=question.id,
+            suite="chaosbench",
+            messages=({"role": "user", "content": self.render(question.question)},),
+            gold=question.ground_truth,
+        )

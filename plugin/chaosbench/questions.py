@@ -1,0 +1,236 @@
+"""ChaosBench-Logic question records and their loader (project JSONL and upstream v2 / v1 JSONL).
+
+A bad record raises CaseFileError naming file:line and what is wrong, so collection stops
+before any model is asked anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+FAMILIES = (
+    "atomic",
+    "multi_hop",
+    "indicator_diagnostics",
+    "regime_transition",
+    "fol_inference",
+    "cross_indicator",
+    "extended_systems",
+    "consistency_paraphrase",
+    "adversarial",
+    "perturbation_robustness",
+)
+SPLITS = ("core", "robustness", "heldout_systems", "heldout_templates", "hard")
+LABELS = ("TRUE", "FALSE")
+POLARITIES = ("positive", "negative")
+
+# Upstream `type` names -> the 10 families ("multi_turn" marks a v1 dialogue turn).
+UPSTREAM_TYPES = {
+    **{family: family for family in FAMILIES},
+    "indicator_diagnostic": "indicator_diagnostics",
+    "perturbation": "perturbation_robustness",
+    "adversarial_misleading": "adversarial",
+    "adversarial_nearmiss": "adversarial",
+    "multi_turn": "multi_hop",
+}
+# Ids become cassette file names later: keep them filesystem-safe.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+REQUIRED_FIELDS = ("id", "question", "ground_truth", "family", "split", "system_id", "template")
+
+
+class CaseFileError(Exception):
+    """A case file cannot be used; the message starts with file:line."""
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    ground_truth: str | None  # "TRUE" | "FALSE" | None (no gold: excluded from accuracy)
+    family: str
+    split: str
+    system_id: str
+    template: str
+    predicates: tuple[dict, ...] = ()
+    bias: str | None = None
+    dialogue_id: str | None = None
+    turn: int | None = None
+    source: str = ""  # file:line, for error messages
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def upstream_split(family: str, system_id: str) -> str:
+    """Split for an upstream record that has none. Upstream v2 has one template ("V2") for
+    everything, so nothing can be placed in heldout_templates from its data alone."""
+    if family in ("adversarial", "cross_indicator"):
+        return "hard"
+    if family in ("perturbation_robustness", "consistency_paraphrase"):
+        return "robustness"
+    if system_id.startswith("dysts_"):
+        return "heldout_systems"
+    return "core"
+
+
+def _gold(value: object, where: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str) and value.strip().upper() in LABELS:
+        return value.strip().upper()
+    raise CaseFileError(f"{where}: ground_truth must be TRUE or FALSE (or null for no gold), got {value!r}")
+
+
+def _predicates(value: object, where: str) -> tuple[dict, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise CaseFileError(f"{where}: predicates must be a list of {{name, polarity}}, got {value!r}")
+    for entry in value:
+        if not (isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry.get("polarity") in POLARITIES):
+            raise CaseFileError(
+                f"{where}: each predicate needs a name and a polarity (positive|negative), got {entry!r}"
+            )
+    return tuple({"name": e["name"], "polarity": e["polarity"]} for e in value)
+
+
+def _text(record: dict, key: str, where: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise CaseFileError(f"{where}: field {key!r} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _project_record(record: dict, where: str) -> Question:
+    missing = [key for key in REQUIRED_FIELDS if key not in record]
+    if missing:
+        raise CaseFileError(f"{where}: missing field(s) {', '.join(missing)}")
+    family, split = record["family"], record["split"]
+    if family not in FAMILIES:
+        raise CaseFileError(f"{where}: unknown family {family!r}; families: {', '.join(FAMILIES)}")
+    if split not in SPLITS:
+        raise CaseFileError(f"{where}: unknown split {split!r}; splits: {', '.join(SPLITS)}")
+    known = set(REQUIRED_FIELDS) | {"predicates", "bias", "dialogue_id", "turn"}
+    return Question(
+        id=_text(record, "id", where),
+        question=_text(record, "question", where),
+        ground_truth=_gold(record["ground_truth"], where),
+        family=family,
+        split=split,
+        system_id=_text(record, "system_id", where),
+        template=_text(record, "template", where),
+        predicates=_predicates(record.get("predicates"), where),
+        bias=record.get("bias"),
+        dialogue_id=record.get("dialogue_id"),
+        turn=record.get("turn"),
+        source=where,
+        extra={k: v for k, v in record.items() if k not in known},
+    )
+
+
+def _upstream_record(record: dict, where: str) -> Question:
+    missing = [key for key in ("id", "question", "ground_truth", "type") if key not in record]
+    if missing:
+        raise CaseFileError(f"{where}: upstream record is missing field(s) {', '.join(missing)}")
+    kind = record["type"]
+    if kind not in UPSTREAM_TYPES:
+        raise CaseFileError(f"{where}: unknown upstream type {kind!r}; known: {', '.join(sorted(UPSTREAM_TYPES))}")
+    family = UPSTREAM_TYPES[kind]
+    system_id = str(record.get("system_id") or "generic")
+    split = record.get("split") or upstream_split(family, system_id)
+    if split not in SPLITS:
+        raise CaseFileError(f"{where}: unknown split {split!r}; splits: {', '.join(SPLITS)}")
+    return Question(
+        id=_text(record, "id", where),
+        question=_text(record, "question", where),
+        ground_truth=_gold(record["ground_truth"], where),
+        family=family,
+        split=split,
+        system_id=system_id,
+        template=str(record.get("template") or "upstream"),
+        # upstream adversarial types name the misconception family
+        bias=kind.removeprefix("adversarial_") if kind.startswith("adversarial_") else None,
+        dialogue_id=record.get("dialogue_id"),
+        turn=record.get("turn"),
+        source=where,
+    )
+
+
+def parse_record(record: object, where: str) -> Question:
+    """One JSON object -> Question; project format has `family`, upstream has `type`."""
+    if not isinstance(record, dict):
+        raise CaseFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    question = _project_record(record, where) if "family" in record else _upstream_record(record, where)
+    if not ID_PATTERN.match(question.id):
+        raise CaseFileError(f"{where}: id {question.id!r} is not filesystem-safe (letters, digits, _ . -)")
+    return question
+
+
+def case_files(path: Path) -> list[Path]:
+    """A .jsonl file, or every .jsonl file directly inside a directory (sorted by name)."""
+    if path.is_dir():
+        files = sorted(path.glob("*.jsonl"))
+        if not files:
+            raise CaseFileError(f"{path}: no .jsonl case files in this directory")
+        return files
+    if path.is_file():
+        return [path]
+    raise CaseFileError(f"{path}: no such case file or directory")
+
+
+def load_questions(path: Path) -> list[Question]:
+    """Every record under `path`, in file order; ids must be unique across files."""
+    questions: list[Question] = []
+    seen: dict[str, str] = {}
+    for file in case_files(path):
+        with file.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{file}:{number}"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise CaseFileError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+                question = parse_record(record, where)
+                if question.id in seen:
+                    raise CaseFileError(f"{where}: duplicate id {question.id!r} (first at {seen[question.id]})")
+                seen[question.id] = where
+                questions.append(question)
+    return questions
+
+
+def select(
+    questions: list[Question],
+    *,
+    splits: list[str] | None = None,
+    families: list[str] | None = None,
+    max_items: int | None = None,
+) -> list[Question]:
+    """Single questions (dialogue turns excluded) filtered by split and family, first N kept."""
+    chosen = [
+        q
+        for q in questions
+        if q.dialogue_id is None
+        and (not splits or q.split in splits)
+        and (not families or q.family in families)
+    ]
+    return chosen[:max_items] if max_items is not None else chosen
+
+
+def files_digest(path: Path) -> dict:
+    """sha256 of each case file and of them all, for the run manifest."""
+    overall = hashlib.sha256()
+    files = {}
+    for file in case_files(path):
+        digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        files[file.name] = digest
+        overall.update(f"{file.name}\0{digest}\n".encode())
+    return {"sha256": overall.hexdigest(), "files": files}

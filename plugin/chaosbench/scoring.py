@@ -1,0 +1,66 @@
+"""Scoring one ChaosBench answer: normalise the reply, compare with gold, build the item record.
+
+The record is what travels from a worker to the controller (plain JSON-able values only).
+"""
+
+from __future__ import annotations
+
+from plugin.chaosbench.questions import Question
+from plugin.normalize import normalize_answer
+from plugin.providers.base import Completion
+
+SUITE = "chaosbench"
+EXCERPT_CHARS = 80
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def score(question: Question, completion: Completion, prompt_sha256: str) -> dict:
+    label = None if completion.error else normalize_answer(completion.text)
+    gold = question.ground_truth
+    if gold is None:
+        status, correct = "no_gold", None
+    elif label is None:
+        status, correct = "unknown", None
+    else:
+        correct = label == gold
+        status = "correct" if correct else "wrong"
+    return {
+        "suite": SUITE,
+        "id": question.id,
+        "family": question.family,
+        "split": question.split,
+        "system_id": question.system_id,
+        "template": question.template,
+        "bias": question.bias,
+        "prompt_sha256": prompt_sha256,
+        "provider": completion.provider,
+        "model": completion.model,
+        "raw_text": completion.text,
+        "label": label,
+        "gold": gold,
+        "correct": correct,
+        "status": status,
+        "input_tokens": completion.input_tokens,
+        "output_tokens": completion.output_tokens,
+        "thinking_tokens": completion.thinking_tokens,
+        "latency_ms": completion.latency_ms,
+        "cost_usd": completion.cost_usd,
+        "finish_reason": completion.finish_reason,
+        "error": completion.error,
+        "cassette": None,
+    }
+
+
+def failure_reason(record: dict) -> str | None:
+    """One line saying why the item did not pass, or None when it did."""
+    if record["status"] == "wrong":
+        return f"expected {record['gold']}, got {record['label']}: {excerpt(record['raw_text'])!r}"
+    if record["status"] == "unknown":
+        if record["error"]:
+            return f"UNKNOWN (expected {record['gold']}): model call failed: {excerpt(record['error'])}"
+        return f"UNKNOWN (expected {record['gold']}): no TRUE/FALSE in reply {excerpt(record['raw_text'])!r}"
+    return None

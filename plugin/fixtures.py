@@ -1,0 +1,41 @@
+"""Fixtures the eval modules use: the model under test, the prompt, and the outcome reporter."""
+
+from __future__ import annotations
+
+import pytest
+
+from plugin.chaosbench.prompts import PromptTemplate
+from plugin.chaosbench.scoring import failure_reason
+from plugin.providers import Model
+from plugin.session import EVAL_SESSION, RECORD_KEY, EvalSession
+
+
+@pytest.fixture(scope="session")
+def eval_session(pytestconfig: pytest.Config) -> EvalSession:
+    return pytestconfig.stash[EVAL_SESSION]
+
+
+@pytest.fixture(scope="session")
+def model(eval_session: EvalSession) -> Model:
+    """The model chosen with --model (built once per process)."""
+    return eval_session.model
+
+
+@pytest.fixture(scope="session")
+def chaosbench_prompt(eval_session: EvalSession) -> PromptTemplate:
+    """The ChaosBench prompt template chosen with --mode."""
+    return eval_session.prompt
+
+
+@pytest.fixture
+def report_outcome(request: pytest.FixtureRequest):
+    """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
+    a one-line reason (no traceback). Whether the session fails is up to the gates."""
+
+    def report(record: dict) -> None:
+        request.node.user_properties.append((RECORD_KEY, record))
+        reason = failure_reason(record)
+        if reason:
+            pytest.fail(reason, pytrace=False)
+
+    return report

@@ -1,0 +1,97 @@
+"""Command-line and ini options of the harness, and the validated settings they produce."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from plugin.chaosbench.prompts import MODES
+from plugin.chaosbench.questions import FAMILIES, SPLITS
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CASES = PROJECT_ROOT / "cases" / "chaosbench"
+DEFAULT_PROMPTS = DEFAULT_CASES / "prompts"
+DEFAULT_MODEL = "always-true"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("evals", "language-model evaluation (ChaosBench-Logic, dialectic)")
+    group.addoption("--model", default=None, help=f"model alias from the registry (default: ini eval_model or {DEFAULT_MODEL})")
+    group.addoption("--mode", choices=MODES, default="zeroshot", help="ChaosBench prompt: zeroshot or cot (default zeroshot)")
+    group.addoption("--cases", default=None, metavar="PATH", help="question file or directory: the project's bank or upstream v2 JSONL (default cases/chaosbench)")
+    group.addoption("--split", action="append", choices=SPLITS, default=None, help="only this split (repeatable)")
+    group.addoption("--family", action="append", choices=FAMILIES, default=None, help="only this family (repeatable)")
+    group.addoption("--max-items", type=int, default=None, metavar="N", help="only the first N selected questions")
+    group.addoption("--out-dir", default="results", metavar="DIR", help="results go to DIR/<model>_<mode>/ (default results)")
+    group.addoption("--models-file", default=None, metavar="FILE", help="extra model registry YAML; its aliases win over the shipped ones")
+    group.addoption("--seed", type=int, default=42, help="seed for the random baseline (default 42)")
+    group.addoption("--strict-items", action="store_true", default=False, help="any wrong or UNKNOWN answer fails the session")
+    group.addoption("--min-accuracy", type=float, default=None, metavar="X", help="gate: fail the session when overall accuracy < X (0..1)")
+    parser.addini("eval_model", "default model alias for eval runs", default=DEFAULT_MODEL)
+    parser.addini("eval_min_accuracy", "gate: minimum overall accuracy (0..1); --min-accuracy wins", default="")
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str
+    mode: str
+    cases: Path
+    prompts_dir: Path
+    splits: tuple[str, ...]
+    families: tuple[str, ...]
+    max_items: int | None
+    out_dir: Path
+    models_file: Path | None
+    seed: int
+    strict_items: bool
+    min_accuracy: float | None
+
+    @property
+    def run_dir(self) -> Path:
+        return self.out_dir / f"{self.model}_{self.mode}"
+
+    def to_dict(self) -> dict:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
+
+
+def _path(value: str | None, base: Path, default: Path | None) -> Path | None:
+    if value is None:
+        return default
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _min_accuracy(config: pytest.Config) -> float | None:
+    raw = config.getoption("min_accuracy")
+    if raw is None:
+        ini = str(config.getini("eval_min_accuracy")).strip()
+        try:
+            raw = float(ini) if ini else None
+        except ValueError:
+            raise pytest.UsageError(f"ini option eval_min_accuracy must be a number, got {ini!r}") from None
+    if raw is not None and not 0.0 <= raw <= 1.0:
+        raise pytest.UsageError(f"--min-accuracy must be between 0 and 1, got {raw}")
+    return raw
+
+
+def settings_from(config: pytest.Config) -> Settings:
+    here = config.invocation_params.dir
+    max_items = config.getoption("max_items")
+    if max_items is not None and max_items < 1:
+        raise pytest.UsageError(f"--max-items must be at least 1, got {max_items}")
+    return Settings(
+        model=config.getoption("model") or config.getini("eval_model") or DEFAULT_MODEL,
+        mode=config.getoption("mode"),
+        cases=_path(config.getoption("cases"), here, DEFAULT_CASES),
+        prompts_dir=DEFAULT_PROMPTS,
+        splits=tuple(config.getoption("split") or ()),
+        families=tuple(config.getoption("family") or ()),
+        max_items=max_items,
+        out_dir=_path(config.getoption("out_dir"), here, None),
+        models_file=_path(config.getoption("models_file"), here, None),
+        seed=config.getoption("seed"),
+        strict_items=config.getoption("strict_items"),
+        min_accuracy=_min_accuracy(config),
+    )

@@ -1,0 +1,33 @@
+"""Baseline models: fixed answers with no HTTP, through the same result path as real models."""
+
+from __future__ import annotations
+
+import random
+
+from plugin.providers.base import Completion, Request
+from plugin.registry import ModelSpec
+
+
+class BaselineModel:
+    def __init__(self, spec: ModelSpec, seed: int):
+        self.spec = spec
+        self.seed = seed
+
+    def _answer(self, request: Request) -> str:
+        kind = self.spec.model_id
+        if kind == "always-true":
+            return "TRUE"
+        if kind == "always-false":
+            return "FALSE"
+        if kind == "oracle":
+            return request.gold or ""  # no gold: nothing to say, scored UNKNOWN
+        # Seeded by item id, not by call order, so any worker split gives the same answers.
+        return random.Random(f"{self.seed}:{request.item_id}").choice(["TRUE", "FALSE"])
+
+    def complete(self, request: Request) -> Completion:
+        return Completion(
+            provider="baseline",
+            model=self.spec.model_id,
+            text=self._answer(request),
+            finish_reason="stop",
+        )

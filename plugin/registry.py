@@ -1,0 +1,84 @@
+"""The model registry: aliases -> provider, model id, key variable, base URL and prices."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+SHIPPED_REGISTRY = Path(__file__).with_name("models.yaml")
+PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
+BASELINES = ("always-true", "always-false", "random", "oracle")
+
+
+class RegistryError(Exception):
+    """A registry file is malformed or an alias is unknown."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    alias: str
+    provider: str
+    model_id: str
+    api_key_env: str | None = None
+    base_url: str | None = None
+    price_in: float = 0.0  # $ per 1M input tokens
+    price_out: float = 0.0  # $ per 1M output tokens
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.price_in + output_tokens * self.price_out) / 1e6
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
+    where = f"{source}: model {alias!r}"
+    if not isinstance(entry, dict):
+        raise RegistryError(f"{where}: expected a mapping of fields, got {type(entry).__name__}")
+    unknown = set(entry) - {f for f in ModelSpec.__dataclass_fields__ if f != "alias"}
+    if unknown:
+        raise RegistryError(f"{where}: unknown field(s) {sorted(unknown)}")
+    for field in ("provider", "model_id"):
+        if not entry.get(field):
+            raise RegistryError(f"{where}: missing field {field!r}")
+    if entry["provider"] not in PROVIDERS:
+        raise RegistryError(f"{where}: provider {entry['provider']!r} is not one of {', '.join(PROVIDERS)}")
+    if entry["provider"] == "baseline" and entry["model_id"] not in BASELINES:
+        raise RegistryError(f"{where}: baseline model_id must be one of {', '.join(BASELINES)}")
+    for field in ("price_in", "price_out"):
+        value = entry.get(field, 0.0)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise RegistryError(f"{where}: {field} must be a non-negative number, got {value!r}")
+    return ModelSpec(alias=alias, **entry)
+
+
+def _read(path: Path) -> dict[str, ModelSpec]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RegistryError(f"cannot read models file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise RegistryError(f"{path}: invalid YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise RegistryError(f"{path}: expected a top-level 'models:' mapping of alias -> fields")
+    return {str(alias): _parse_entry(str(alias), entry, path) for alias, entry in data["models"].items()}
+
+
+def load_registry(override: Path | None = None) -> dict[str, ModelSpec]:
+    """The shipped registry, with the aliases of `override` (if given) added or replacing."""
+    models = _read(SHIPPED_REGISTRY)
+    if override is not None:
+        models.update(_read(override))
+    return models
+
+
+def resolve(alias: str, registry: dict[str, ModelSpec]) -> ModelSpec:
+    try:
+        return registry[alias]
+    except KeyError:
+        raise RegistryError(
+            f"unknown model {alias!r}; known models: {', '.join(sorted(registry))} "
+            "(add your own with --models-file FILE)"
+        ) from None

@@ -1,0 +1,49 @@
+"""Small statistics shared by the protocols: Wilson intervals and binary-classifier scores."""
+
+from __future__ import annotations
+
+import math
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def wilson_interval(successes: int, total: int, z: float = Z95) -> list[float] | None:
+    """Wilson score interval for a binomial proportion; None when there is no trial."""
+    if total == 0:
+        return None
+    p = successes / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def confusion(pairs: list[tuple[str, str]], positive: str = "TRUE") -> dict[str, int]:
+    """Counts of (gold, predicted) pairs with `positive` as the positive class."""
+    counts = {"tp": 0, "tn": 0, "fp": 0, "fn": 0}
+    for gold, predicted in pairs:
+        if predicted == positive:
+            counts["tp" if gold == positive else "fp"] += 1
+        else:
+            counts["fn" if gold == positive else "tn"] += 1
+    return counts
+
+
+def balanced_accuracy(c: dict[str, int]) -> float | None:
+    """Mean of the recall on each class; None unless both classes occur in the gold labels."""
+    if not (c["tp"] + c["fn"]) or not (c["tn"] + c["fp"]):
+        return None
+    return (c["tp"] / (c["tp"] + c["fn"]) + c["tn"] / (c["tn"] + c["fp"])) / 2
+
+
+def mcc(c: dict[str, int]) -> float | None:
+    """Matthews correlation; 0.0 when a margin is empty (a constant predictor), None with no data."""
+    tp, tn, fp, fn = c["tp"], c["tn"], c["fp"], c["fn"]
+    if tp + tn + fp + fn == 0:
+        return None
+    denom = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return (tp * tn - fp * fn) / denom if denom else 0.0

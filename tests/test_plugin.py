@@ -1,0 +1,343 @@
+"""The plugin end to end through pytester: options, collection, outputs, exit codes, xdist."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, write_jsonl
+
+from plugin.chaosbench.questions import FAMILIES, SPLITS, load_questions
+from plugin.options import DEFAULT_CASES
+
+BANK = load_questions(DEFAULT_CASES)
+BANK_SIZE = len([q for q in BANK if q.dialogue_id is None])
+
+
+@pytest.fixture
+def evals(pytester: pytest.Pytester) -> pytest.Pytester:
+    add_eval_module(pytester)
+    return pytester
+
+
+def small_bank(pytester: pytest.Pytester) -> str:
+    records = [
+        question("q-true-1", "TRUE"),
+        question("q-true-2", "TRUE", family="multi_hop", split="hard"),
+        question("q-false-1", "FALSE"),
+        question("q-false-2", "FALSE", family="adversarial", split="hard", bias="chaos_is_randomness"),
+    ]
+    return str(write_jsonl(pytester.path / "bank.jsonl", records))
+
+
+# --- options and collection ---
+
+
+def test_help_lists_the_eval_options(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    for option in ("--model", "--mode", "--cases", "--split", "--family", "--max-items", "--out-dir",
+                   "--models-file", "--strict-items", "--min-accuracy"):
+        result.stdout.fnmatch_lines([f"*{option}*"])
+
+
+def test_every_family_and_split_marker_is_registered(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--markers")
+    for name in FAMILIES + SPLITS:
+        result.stdout.fnmatch_lines([f"@pytest.mark.{name}:*"])
+
+
+def test_default_bank_collects_one_item_per_question(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines([f"{BANK_SIZE} tests collected*"])
+    assert result.ret == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-m", "atomic"], [q for q in BANK if q.family == "atomic"]),
+        (["-m", "hard"], [q for q in BANK if q.split == "hard"]),
+        (["-k", "atomic and core"], [q for q in BANK if q.family == "atomic" and q.split == "core"]),
+        (["--family", "atomic", "--family", "adversarial"], [q for q in BANK if q.family in ("atomic", "adversarial")]),
+        (["--split", "robustness"], [q for q in BANK if q.split == "robustness"]),
+        (["--max-items", "7"], BANK[:7]),
+    ],
+    ids=["marker-family", "marker-split", "keyword", "family-option", "split-option", "max-items"],
+)
+def test_selection(evals: pytest.Pytester, args: list[str], expected: list) -> None:
+    assert expected, "the bank must hold items for this selection"
+    result = evals.runpytest("--collect-only", "-q", *args)
+    collected = [line.split("[", 1)[1].rstrip("]") for line in result.stdout.lines if "::test_question[" in line]
+    assert collected == [q.id for q in expected]
+
+
+def test_bad_record_stops_collection_with_file_and_line(evals: pytest.Pytester) -> None:
+    bad = question("q-2")
+    del bad["ground_truth"]
+    bank = write_jsonl(evals.path / "bad.jsonl", [question("q-1"), bad])
+    result = evals.runpytest("--cases", str(bank))
+    result.stdout.fnmatch_lines([f"*{bank}:2: missing field(s) ground_truth*"])
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert not (evals.path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "invalid JSON"),
+        (json.dumps(question("q-9", family="astrology")), "unknown family 'astrology'"),
+        (json.dumps(question("q-9", split="train")), "unknown split 'train'"),
+        (json.dumps(question("q-9", truth="MAYBE")), "ground_truth must be TRUE or FALSE"),
+        (json.dumps(question("q 9")), "id 'q 9' is not filesystem-safe"),
+        (json.dumps(question("q-1")), "duplicate id 'q-1' (first at"),
+    ],
+    ids=["json", "family", "split", "gold", "id", "duplicate"],
+)
+def test_bad_record_messages(evals: pytest.Pytester, line: str, message: str) -> None:
+    bank = evals.path / "bad.jsonl"
+    bank.write_text(json.dumps(question("q-1")) + "\n\n" + line + "\n")
+    result = evals.runpytest("--cases", str(bank))
+    assert f"{bank}:3: {message}" in result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_unknown_model_is_one_usage_error(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--model", "gpt5-turbo-max")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown model 'gpt5-turbo-max'; known models: *always-true*"])
+
+
+def test_http_model_not_yet_runnable_is_one_usage_error(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--model", "gpt4")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*model 'gpt4' uses the 'openai' provider*cannot call yet*"])
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
+def test_models_file_adds_an_alias(evals: pytest.Pytester) -> None:
+    models = evals.path / "models.yaml"
+    models.write_text("models:\n  my-oracle:\n    provider: baseline\n    model_id: oracle\n")
+    result = evals.runpytest("--models-file", str(models), "--model", "my-oracle", "--cases", small_bank(evals))
+    assert result.ret == 0
+    assert read_summary(evals, "my-oracle")["overall_accuracy"] == 1.0
+
+
+def test_malformed_models_file_names_file_and_alias(evals: pytest.Pytester) -> None:
+    models = evals.path / "models.yaml"
+    models.write_text("models:\n  broken:\n    provider: telepathy\n    model_id: x\n")
+    result = evals.runpytest("--models-file", str(models), "--model", "broken")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{models}: model 'broken': provider 'telepathy' is not one of*"])
+
+
+# --- outcomes, outputs and exit status ---
+
+
+def test_oracle_scores_everything_and_exits_zero(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--model", "oracle")
+    assert result.ret == 0
+    summary = read_summary(evals, "oracle")
+    assert summary["overall_accuracy"] == 1.0
+    assert summary["coverage"] == 1.0
+    assert summary["total_questions"] == BANK_SIZE
+    assert all(summary["task_accuracy"][q.family] == 1.0 for q in BANK)
+    assert all(summary["split_accuracy"][q.split] == 1.0 for q in BANK)
+    result.stdout.fnmatch_lines([f"*{BANK_SIZE} passed*"])
+
+
+def test_wrong_answers_fail_items_with_one_line_reasons_but_not_the_session(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals), "-v")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*q-false-1*WRONG*", "*2 failed, 2 passed*"])
+    result.stdout.fnmatch_lines(["*expected FALSE, got TRUE: 'TRUE'"])
+    assert "Traceback" not in result.stdout.str()
+    summary = read_summary(evals, "always-true")
+    assert (summary["overall_accuracy"], summary["num_correct"], summary["total_evaluated"]) == (0.5, 2, 4)
+    assert summary["bias_error_rate"] == 1.0
+    assert summary["split_accuracy"] == {"core": 0.5, "robustness": None, "heldout_systems": None,
+                                         "heldout_templates": None, "hard": 0.5}
+
+
+def test_strict_items_fails_the_session_on_a_wrong_answer(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals), "--strict-items")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["gate strict-items: FAILED (2 wrong and 0 UNKNOWN answers, allowed 0)"])
+
+
+@pytest.mark.parametrize(("threshold", "exit_code"), [("0.5", 0), ("0.51", 1)])
+def test_min_accuracy_gate(evals: pytest.Pytester, threshold: str, exit_code: int) -> None:
+    result = evals.runpytest("--model", "always-false", "--cases", small_bank(evals), "--min-accuracy", threshold)
+    assert result.ret == exit_code
+    verdict = "passed" if exit_code == 0 else "FAILED"
+    result.stdout.fnmatch_lines([f"gate min-accuracy: {verdict} (overall accuracy 0.5000, required >= {threshold})"])
+
+
+def test_min_accuracy_from_ini(evals: pytest.Pytester) -> None:
+    evals.makeini("[pytest]\neval_min_accuracy = 0.9\n")
+    result = evals.runpytest("--model", "always-false", "--cases", small_bank(evals))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_min_accuracy_out_of_range_is_a_usage_error(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--min-accuracy", "75")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--min-accuracy must be between 0 and 1, got 75.0*"])
+
+
+FAKE_MODEL_CONFTEST = """
+import pytest
+from plugin.providers.base import Completion
+
+class Scripted:
+    def complete(self, request):
+        reply = REPLIES[request.item_id]
+        if isinstance(reply, Exception):
+            raise reply
+        return Completion(provider="scripted", model="scripted", text=reply,
+                          input_tokens=10, output_tokens=3, cost_usd=0.001)
+
+@pytest.fixture(scope="session")
+def model():
+    return Scripted()
+"""
+
+
+def scripted_model(pytester: pytest.Pytester, replies: dict) -> None:
+    """Override the `model` fixture with one that gives fixed replies per item id (no HTTP here)."""
+    pytester.makeconftest(f"REPLIES = {replies!r}\n" + FAKE_MODEL_CONFTEST)
+
+
+def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytest.Pytester) -> None:
+    scripted_model(evals, {"q-true-1": "It depends on the parameters.", "q-true-2": "**TRUE**",
+                           "q-false-1": "Final answer: FALSE", "q-false-2": "yes"})
+    result = evals.runpytest("--cases", small_bank(evals), "-v", "-rA")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*q-true-1*UNKNOWN*", "*1 failed, 2 passed, 1 unknown*"])
+    summary = read_summary(evals, "always-true")
+    assert summary["num_unknown"] == 1
+    assert summary["coverage"] == 0.75
+    assert summary["total_evaluated"] == 3
+    assert summary["overall_accuracy"] == pytest.approx(2 / 3)
+    assert summary["tokens"] == {"input": 40, "output": 12, "thinking": 0}
+    assert summary["cost_usd"] == pytest.approx(0.004)
+
+
+def test_a_harness_error_fails_the_session(evals: pytest.Pytester) -> None:
+    scripted_model(evals, {"q-true-1": "TRUE", "q-true-2": RuntimeError("boom"),
+                           "q-false-1": "FALSE", "q-false-2": "FALSE"})
+    result = evals.runpytest("--cases", small_bank(evals))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert read_summary(evals, "always-true")["total_questions"] == 3
+
+
+def test_no_gold_items_are_counted_apart(evals: pytest.Pytester) -> None:
+    bank = write_jsonl(evals.path / "bank.jsonl", [question("q-1"), question("q-2", truth=None)])
+    result = evals.runpytest("--model", "always-true", "--cases", str(bank))
+    assert result.ret == 0
+    summary = read_summary(evals, "always-true")
+    assert (summary["num_items_no_gold"], summary["total_evaluated"], summary["overall_accuracy"]) == (1, 1, 1.0)
+
+
+def test_run_writes_every_output_file(evals: pytest.Pytester) -> None:
+    out = evals.path / "elsewhere"
+    result = evals.runpytest("--model", "random", "--mode", "cot", "--cases", small_bank(evals), "--out-dir", str(out))
+    assert result.ret == 0
+    directory = out / "random_cot"
+    result.stdout.fnmatch_lines([f"results: {directory}"])
+    summary = json.loads((directory / "summary.json").read_text())
+    for key in ("overall_accuracy", "coverage", "total_evaluated", "total_questions", "num_unknown",
+                "split_accuracy", "task_accuracy", "fol_violation_rate", "contradiction_rate", "dialogue_accuracy"):
+        assert key in summary
+    assert summary["dialogue_accuracy"] is None and summary["fol_violation_rate"] is None
+    meta = json.loads((directory / "run_meta.json").read_text())
+    assert set(meta) == {"model", "mode", "timestamp", "num_workers", "total_questions", "num_items_no_gold",
+                         "dataset_version", "config_hash", "execution_time_seconds", "api_success_rate"}
+    assert (meta["model"], meta["mode"], meta["num_workers"], meta["total_questions"]) == ("random", "cot", 1, 4)
+    manifest = json.loads((directory / "run_manifest.json").read_text())
+    assert set(manifest) >= {"run_id", "model_config", "dataset_config", "environment", "execution"}
+    assert manifest["dataset_config"]["manifest_hash"] and manifest["prompt"]["sha256"]
+    assert manifest["prompt"]["path"].endswith("cot.txt")
+    completions = [json.loads(line) for line in (directory / "completions.jsonl").read_text().splitlines()]
+    assert [c["id"] for c in completions] == sorted(["q-true-1", "q-true-2", "q-false-1", "q-false-2"])
+    assert {"id", "prompt_sha256", "raw_text", "label", "gold", "correct", "input_tokens", "output_tokens",
+            "latency_ms", "cost_usd", "cassette"} <= set(completions[0])
+    with (directory / "accuracy_by_task.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["task"] for r in rows] == list(FAMILIES)
+    overview = (directory / "metrics_overview.csv").read_text()
+    evals.runpytest("--model", "random", "--mode", "cot", "--cases", small_bank(evals), "--out-dir", str(out))
+    assert (directory / "metrics_overview.csv").read_text() == overview, "rewritten per run, not appended"
+
+
+def test_random_baseline_is_seeded(evals: pytest.Pytester) -> None:
+    evals.runpytest("--model", "random", "--seed", "7")
+    first = (run_dir(evals, "random") / "completions.jsonl").read_text()
+    evals.runpytest("--model", "random", "--seed", "7")
+    assert (run_dir(evals, "random") / "completions.jsonl").read_text() == first
+    labels = [json.loads(line)["label"] for line in first.splitlines()]
+    assert {"TRUE", "FALSE"} == set(labels)
+
+
+def test_terminal_summary(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals))
+    result.stdout.fnmatch_lines([
+        "*eval summary: always-true (zeroshot)*",
+        "overall accuracy 50.0% * (2/4 evaluated), coverage 100.0%, UNKNOWN 0, no gold 0",
+        "  family * n *acc*",
+        "  atomic * 2 * 50.0%*",
+        "  adversarial * 1 *  0.0%*",
+        "  split * n *acc*",
+        "  hard * 2 * 50.0%*",
+        f"results: {run_dir(evals, 'always-true')}",
+    ])
+
+
+def test_plain_test_sessions_write_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    assert True\n")
+    result = pytester.runpytest()
+    assert result.ret == 0
+    assert not (pytester.path / "results").exists()
+    assert "eval summary" not in result.stdout.str()
+
+
+# --- xdist ---
+
+
+def _summary_bytes(pytester: pytest.Pytester, model: str) -> str:
+    return (run_dir(pytester, model) / "summary.json").read_text()
+
+
+@pytest.mark.parametrize("model", ["oracle", "random"])
+def test_xdist_and_serial_runs_write_identical_summaries(evals: pytest.Pytester, model: str) -> None:
+    serial = evals.runpytest_subprocess("--model", model, "-n", "0")
+    assert serial.ret == 0
+    serial_summary = _summary_bytes(evals, model)
+    parallel = evals.runpytest_subprocess("--model", model, "-n", "2")
+    assert parallel.ret == 0
+    assert _summary_bytes(evals, model) == serial_summary
+    meta = json.loads((run_dir(evals, model) / "run_meta.json").read_text())
+    assert meta["num_workers"] == 2
+
+
+def test_xdist_exit_status_follows_the_gates(evals: pytest.Pytester) -> None:
+    bank = small_bank(evals)
+    assert evals.runpytest_subprocess("--model", "always-true", "--cases", bank, "-n", "2").ret == 0
+    gated = evals.runpytest_subprocess("--model", "always-true", "--cases", bank, "-n", "2", "--min-accuracy", "0.6")
+    assert gated.ret == pytest.ExitCode.TESTS_FAILED
+
+
+# --- upstream data (read from ../shared/reference, never copied) ---
+
+UPSTREAM_V2 = REFERENCE / "chaosbench" / "upstream_v2_sample.jsonl"
+
+
+@pytest.mark.skipif(not UPSTREAM_V2.exists(), reason="../shared/reference is not beside this checkout")
+def test_upstream_v2_always_true_scores_exactly_half(evals: pytest.Pytester) -> None:
+    result = evals.runpytest_subprocess("--model", "always-true", "--cases", str(UPSTREAM_V2), "-n", "2")
+    assert result.ret == 0
+    summary = read_summary(evals, "always-true")
+    assert summary["overall_accuracy"] == 0.5
+    assert summary["total_questions"] == 200
+    assert list(summary["task_accuracy"]) == list(FAMILIES)
+    assert all(summary["task_accuracy"][family] is not None for family in FAMILIES)
