@@ -137,8 +137,10 @@ class EvalSession:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.completions.finalize(self.records)
         write_json(run_dir / "summary.json", self.summary)
-        write_json(run_dir / "run_meta.json", self._run_meta())
-        write_json(run_dir / "run_manifest.json", self._manifest())
+        dataset = self._dataset()
+        config_hash = self._config_hash(dataset)
+        write_json(run_dir / "run_meta.json", self._run_meta(dataset, config_hash))
+        write_json(run_dir / "run_manifest.json", self._manifest(dataset, config_hash))
         write_csv(run_dir / "accuracy_by_task.csv", *accuracy_table(self.summary["task_details"]))
         write_csv(run_dir / "metrics_overview.csv", *overview_table(self.summary))
 
@@ -155,13 +157,14 @@ class EvalSession:
             "total_questions": len(self.records),
         }
 
-    def _config_hash(self) -> str:
+    def _config_hash(self, dataset: dict) -> str:
+        """What decides the answers: model, prompt, data, selection, seed."""
         s = self.settings
         config = {
             "model": self.spec.to_dict(),
             "mode": s.mode,
             "prompt_sha256": self.prompt.sha256,
-            "dataset_sha256": files_digest(s.cases)["sha256"],
+            "dataset_sha256": dataset["manifest_hash"],
             "splits": s.splits,
             "families": s.families,
             "max_items": s.max_items,
@@ -169,7 +172,7 @@ class EvalSession:
         }
         return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 
-    def _run_meta(self) -> dict:
+    def _run_meta(self, dataset: dict, config_hash: str) -> dict:
         calls = len(self.records)
         return {
             "model": self.settings.model,
@@ -178,19 +181,19 @@ class EvalSession:
             "num_workers": self._num_workers(),
             "total_questions": self.summary["total_questions"],
             "num_items_no_gold": self.summary["num_items_no_gold"],
-            "dataset_version": self._dataset()["version"],
-            "config_hash": self._config_hash(),
+            "dataset_version": dataset["version"],
+            "config_hash": config_hash,
             "execution_time_seconds": round(time.monotonic() - self.started, 3),
             "api_success_rate": (calls - self.summary["num_errors"]) / calls,
         }
 
-    def _manifest(self) -> dict:
+    def _manifest(self, dataset: dict, config_hash: str) -> dict:
         s = self.settings
         stamp = datetime.fromisoformat(self.started_at).strftime("%Y%m%d_%H%M%S")
         return {
             "run_id": f"{s.model}_{s.mode}_{stamp}",
             "model_config": {"model": s.model, **self.spec.to_dict(), "mode": s.mode, "temperature": 0.0},
-            "dataset_config": self._dataset(),
+            "dataset_config": dataset,
             "prompt": {"mode": s.mode, "path": str(self.prompt.path), "sha256": self.prompt.sha256},
             "selection": {"splits": list(s.splits), "families": list(s.families), "max_items": s.max_items},
             "environment": {
@@ -205,6 +208,6 @@ class EvalSession:
                 "sharded": False,
                 "start_time": self.started_at,
                 "end_time": _now(),
-                "config_hash": self._config_hash(),
+                "config_hash": config_hash,
             },
         }
