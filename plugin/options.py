@@ -13,6 +13,8 @@ from plugin.chaosbench.questions import FAMILIES, SPLITS
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CASES = PROJECT_ROOT / "cases" / "chaosbench"
 DEFAULT_PROMPTS = DEFAULT_CASES / "prompts"
+DEFAULT_CASSETTES = PROJECT_ROOT / "cassettes"
+RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
 DEFAULT_MODEL = "always-true"
 
 
@@ -26,6 +28,11 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--max-items", type=int, default=None, metavar="N", help="only the first N selected questions")
     group.addoption("--out-dir", default="results", metavar="DIR", help="results go to DIR/<model>_<mode>/ (default results)")
     group.addoption("--models-file", default=None, metavar="FILE", help="extra model registry YAML; its aliases win over the shipped ones")
+    group.addoption("--record-mode", choices=RECORD_MODES, default=None,
+                    help="cassettes: none = replay only; once / new_episodes / rewrite record "
+                         "(default: none when the model has cassettes, else once)")
+    group.addoption("--cassette-dir", default=None, metavar="DIR", help="cassette root (default cassettes/)")
+    group.addoption("--base-url", default=None, metavar="URL", help="override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)")
     group.addoption("--seed", type=int, default=42, help="seed for the random baseline (default 42)")
     group.addoption("--strict-items", action="store_true", default=False, help="any wrong or UNKNOWN answer fails the session")
     group.addoption("--min-accuracy", type=float, default=None, metavar="X", help="gate: fail the session when overall accuracy < X (0..1)")
@@ -44,6 +51,9 @@ class Settings:
     max_items: int | None
     out_dir: Path
     models_file: Path | None
+    record_mode: str | None  # None: decided from whether the model has cassettes
+    cassette_dir: Path
+    base_url: str | None
     seed: int
     strict_items: bool
     min_accuracy: float | None
@@ -91,6 +101,9 @@ def settings_from(config: pytest.Config) -> Settings:
         max_items=max_items,
         out_dir=_path(config.getoption("out_dir"), here, None),
         models_file=_path(config.getoption("models_file"), here, None),
+        record_mode=config.getoption("record_mode"),
+        cassette_dir=_path(config.getoption("cassette_dir"), here, DEFAULT_CASSETTES),
+        base_url=config.getoption("base_url"),
         seed=config.getoption("seed"),
         strict_items=config.getoption("strict_items"),
         min_accuracy=_min_accuracy(config),

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from plugin.chaosbench.metrics import summarize
-from plugin.chaosbench.prompts import PromptTemplate
+from plugin.chaosbench.prompts import PromptTemplate, suite_name
 from plugin.chaosbench.questions import Question, files_digest, load_questions, select
 from plugin.gates import GateResult, check_gates
 from plugin.options import Settings, settings_from
-from plugin.providers import Model, ProviderUnavailable, build_model, check_supported
+from plugin.providers import AuthError, Model, build_model, check_can_run, default_record_mode
 from plugin.registry import ModelSpec, RegistryError, load_registry, resolve
 from plugin.report import summary_lines
 from plugin.results import CompletionsLog, accuracy_table, overview_table, write_csv, write_json
@@ -58,11 +58,13 @@ class EvalSession:
         self.config = config
         self.settings: Settings = settings_from(config)
         self.is_worker = hasattr(config, "workerinput")
+        s = self.settings
         try:
-            self.spec: ModelSpec = resolve(self.settings.model, load_registry(self.settings.models_file))
-            check_supported(self.spec)
-            self.prompt = PromptTemplate.load(self.settings.prompts_dir, self.settings.mode)
-        except (RegistryError, ProviderUnavailable, OSError, ValueError) as exc:
+            self.spec: ModelSpec = resolve(s.model, load_registry(s.models_file))
+            self.record_mode = s.record_mode or default_record_mode(self.spec, s.cassette_dir)
+            check_can_run(self.spec, s.cassette_dir, self.record_mode)
+            self.prompt = PromptTemplate.load(s.prompts_dir, s.mode)
+        except (RegistryError, AuthError, OSError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self._model: Model | None = None
         self._questions: list[Question] | None = None
@@ -87,10 +89,18 @@ class EvalSession:
     @property
     def model(self) -> Model:
         if self._model is None:
-            self._model = build_model(self.spec, seed=self.settings.seed)
+            s = self.settings
+            self._model = build_model(self.spec, seed=s.seed, cassette_dir=s.cassette_dir,
+                                      record_mode=self.record_mode, base_url=s.base_url)
         return self._model
 
     # --- hooks (registered as a plugin object; each delegates) ---
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # vcrpy creates missing folders without exist_ok: two xdist workers recording their
+        # first cassettes at once would race, so the controller creates them up front.
+        if not self.is_worker and self.spec.provider != "baseline" and self.record_mode != "none":
+            (self.settings.cassette_dir / self.spec.alias / suite_name(self.settings.mode)).mkdir(parents=True, exist_ok=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.add_report(report)

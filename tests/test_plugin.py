@@ -108,10 +108,14 @@ def test_unknown_model_is_one_usage_error(evals: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*unknown model 'gpt5-turbo-max'; known models: *always-true*"])
 
 
-def test_http_model_not_yet_runnable_is_one_usage_error(evals: pytest.Pytester) -> None:
-    result = evals.runpytest("--model", "gpt4")
+def test_model_without_key_or_cassettes_is_one_usage_error(evals: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = evals.runpytest("--model", "gpt4", "--cassette-dir", str(evals.path / "cassettes"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*model 'gpt4' uses the 'openai' provider*cannot call yet*"])
+    result.stderr.fnmatch_lines([
+        "*OPENAI_API_KEY is not set and model 'gpt4' has no cassettes to replay under *cassettes/gpt4: "
+        "set OPENAI_API_KEY and record them with `pytest evals --model=gpt4 --record-mode=once`*"
+    ])
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 

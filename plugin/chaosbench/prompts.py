@@ -11,6 +11,13 @@ from plugin.chaosbench.questions import Question
 from plugin.providers.base import Request
 
 MODES = ("zeroshot", "cot")
+# Generation budget per mode: a label needs few tokens, a chain of thought many.
+MAX_TOKENS = {"zeroshot": 128, "cot": 512}
+
+
+def suite_name(mode: str) -> str:
+    """The cassette folder of a mode: zero-shot and CoT answers to one question differ."""
+    return f"chaosbench-{mode}"
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,8 @@ class PromptTemplate:
         """The model call for one question: a single user turn, temperature 0."""
         return Request(
             item_id=question.id,
-            suite="chaosbench",
+            suite=suite_name(self.mode),
             messages=({"role": "user", "content": self.render(question.question)},),
             gold=question.ground_truth,
+            max_tokens=MAX_TOKENS[self.mode],
         )

@@ -51,7 +51,7 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
         "cost_usd": completion.cost_usd,
         "finish_reason": completion.finish_reason,
         "error": completion.error,
-        "cassette": None,
+        "cassette": completion.extra.get("cassette"),
     }
 
 

@@ -1,28 +1,46 @@
-"""Model providers. `build_model` turns a registry entry into something that can `complete()`."""
+"""Model providers. `build_model` turns a registry entry into something that can `complete()`:
+a baseline (no HTTP) or an HTTP model behind its cassettes."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from plugin.providers.base import Completion, Model, Request
 from plugin.providers.baseline import BaselineModel
-from plugin.registry import BASELINES, ModelSpec
+from plugin.providers.http import AuthError, HttpModel, RetryPolicy
+from plugin.registry import ModelSpec
 
-__all__ = ["Completion", "Model", "Request", "build_model", "check_supported", "ProviderUnavailable"]
-
-
-class ProviderUnavailable(Exception):
-    """The model exists in the registry but cannot be run by this version of the harness."""
+__all__ = ["AuthError", "Completion", "Model", "Request", "build_model", "default_record_mode", "check_can_run"]
 
 
-def check_supported(spec: ModelSpec) -> None:
-    """Fail early (before collection) for a model this version cannot call."""
-    if spec.provider != "baseline":
-        raise ProviderUnavailable(
-            f"model {spec.alias!r} uses the {spec.provider!r} provider, which this version of the "
-            f"harness cannot call yet (HTTP providers are not implemented); "
-            f"runnable models: {', '.join(BASELINES)}"
-        )
+def has_cassettes(cassette_dir: Path, alias: str) -> bool:
+    return any((cassette_dir / alias).rglob("*.yaml"))
 
 
-def build_model(spec: ModelSpec, *, seed: int) -> Model:
-    check_supported(spec)
-    return BaselineModel(spec, seed)
+def default_record_mode(spec: ModelSpec, cassette_dir: Path) -> str:
+    """Replay only when the model has cassettes; record otherwise."""
+    return "none" if has_cassettes(cassette_dir, spec.alias) else "once"
+
+
+def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str) -> None:
+    """Fail once, before any item, when the model can neither replay nor be called."""
+    var = spec.api_key_env
+    if spec.provider == "baseline" or not var or os.environ.get(var):
+        return
+    if record_mode == "none" and has_cassettes(cassette_dir, spec.alias):
+        return
+    raise AuthError(
+        f"{var} is not set and model {spec.alias!r} has no cassettes to replay under "
+        f"{cassette_dir / spec.alias}: set {var} and record them with "
+        f"`pytest evals --model={spec.alias} --record-mode=once`"
+    )
+
+
+def build_model(spec: ModelSpec, *, seed: int, cassette_dir: Path, record_mode: str,
+                base_url: str | None = None, policy: RetryPolicy | None = None) -> Model:
+    if spec.provider == "baseline":
+        return BaselineModel(spec, seed)
+    from plugin.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
+
+    return CassetteClient(HttpModel(spec, policy, base_url), cassette_dir, record_mode)

@@ -1,0 +1,107 @@
+"""Cache-first model client: every HTTP model call is recorded to / replayed from one vcrpy
+cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
+
+- Matching: method, scheme, host, path, query and the parsed JSON body; never the port, so a
+  local server may move.
+- Scrubbing: key headers and the `key` query parameter on requests; cookies, request ids,
+  organisation ids and rate-limit headers on responses; non-2xx responses are never recorded.
+- A replay miss raises CassetteMiss naming the item, what differs, and how to re-record.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import vcr
+from vcr.errors import CannotOverwriteExistingCassetteException
+
+from plugin.providers.base import Completion, Request
+from plugin.providers.http import LATENCY_HEADER, HttpModel
+
+MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
+SECRET_REQUEST_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
+SECRET_QUERY_PARAMETERS = ("key", "api_key")
+# Response headers that identify an account or a request, or change on every call.
+DROPPED_RESPONSE_HEADER_PREFIXES = ("set-cookie", "x-request-id", "request-id", "openai-organization",
+                                    "anthropic-organization", "x-ratelimit", "anthropic-ratelimit",
+                                    "openai-project", "cf-ray", "x-goog", "date", "server-timing",
+                                    "openai-processing-ms", "alt-svc")
+
+
+class CassetteMiss(Exception):
+    """Replay found no recorded interaction for this item's request."""
+
+
+def _scrub_response(response: dict) -> dict | None:
+    if not 200 <= response["status"]["code"] < 300:
+        return None  # a failure must be retried live next time, never replayed
+    response["headers"] = {
+        name: value
+        for name, value in response["headers"].items()
+        if not name.lower().startswith(DROPPED_RESPONSE_HEADER_PREFIXES)
+    }
+    return response
+
+
+def make_vcr(record_mode: str) -> vcr.VCR:
+    return vcr.VCR(
+        # "rewrite" (as pytest-recording has it): the old file is deleted, then recorded anew
+        record_mode="new_episodes" if record_mode == "rewrite" else record_mode,
+        match_on=MATCH_ON,
+        filter_headers=SECRET_REQUEST_HEADERS,
+        filter_query_parameters=SECRET_QUERY_PARAMETERS,
+        before_record_response=_scrub_response,
+        decode_compressed_response=True,
+        serializer="yaml",
+        record_on_exception=False,
+    )
+
+
+def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
+    return root / model_alias / suite / f"{item_id}.yaml"
+
+
+class CassetteClient:
+    """Wraps an HttpModel: each `complete` runs inside the item's cassette."""
+
+    def __init__(self, model: HttpModel, root: Path, record_mode: str):
+        self.model = model
+        self.root = root
+        self.record_mode = record_mode
+        self._vcr = make_vcr(record_mode)
+        self._rewritten: set[Path] = set()  # rewrite deletes a cassette once per run, not per call
+
+    def path_for(self, request: Request) -> Path:
+        return cassette_path(self.root, self.model.spec.alias, request.suite, request.item_id)
+
+    def complete(self, request: Request) -> Completion:
+        path = self.path_for(request)
+        replay_only = self.record_mode == "none"
+        # Replays need no key: the request is never sent, and keys are not matched on.
+        key = "replay" if replay_only else None
+        if self.record_mode == "rewrite" and path not in self._rewritten:
+            path.unlink(missing_ok=True)
+            self._rewritten.add(path)
+        try:
+            with self._vcr.use_cassette(str(path)) as cassette:
+                recorded_before = len(cassette.data)
+                completion = self.model.complete(request, key=key)
+                if len(cassette.data) > recorded_before:
+                    # Keep the live latency so replays report what was measured.
+                    cassette.data[-1][1]["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]
+        except CannotOverwriteExistingCassetteException as exc:
+            raise CassetteMiss(self._miss_message(request, path, exc)) from None
+        completion.extra["cassette"] = path.relative_to(self.root).as_posix()
+        return completion
+
+    def _miss_message(self, request: Request, path: Path, exc: Exception) -> str:
+        alias = self.model.spec.alias
+        what = "no cassette file" if not path.exists() else "the cassette has no matching request"
+        detail = str(exc).strip().splitlines()
+        return (
+            f"cassette miss for item {request.item_id!r} ({what}: {path})\n"
+            + "\n".join(f"    {line}" for line in detail[:25])
+            + f"\n  re-record it with: pytest evals --model={alias} --record-mode=rewrite -k '{request.item_id}'"
+            + " (needs the model reachable"
+            + (f" and {self.model.spec.api_key_env} set)" if self.model.spec.api_key_env else ")")
+        )

@@ -1,0 +1,188 @@
+"""A scanner for API-key shapes in the files the project commits or writes.
+
+Cassettes (YAML), snapshots (JSON/YAML) and results (JSON/JSONL/CSV) can all end up
+holding a credential by accident: an unfiltered ``Authorization`` header in a recorded
+interaction, a key echoed into a result row. This module looks for the *shapes* of such
+keys and reports where they are, masked, so that CI can fail before anything is pushed.
+
+Each finding is printed as ``path:line: kind: excerpt`` where the excerpt keeps only the
+first four characters of the match. A line containing ``scan-secrets: allow`` is skipped,
+for documentation that needs to show an example.
+
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+ALLOW_MARKER = "scan-secrets: allow"
+
+DEFAULT_PATHS = ("cassettes", "snapshots", "results")
+
+# Files picked up when a directory is walked. A file named explicitly is scanned whatever
+# its suffix (unless it is binary).
+SCANNED_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".jsonl", ".csv", ".txt", ".md"})
+
+# A file whose first 8 KiB hold a NUL byte is taken for binary and ignored.
+BINARY_SNIFF_BYTES = 8192
+
+# The characters of a bearer token (RFC 6750's b64token, plus "_").
+_TOKEN = r"[A-Za-z0-9_.~+/=-]"
+_NOT_TOKEN = rf"(?!{_TOKEN})"
+
+# (kind, pattern), tried in this order. On any one line, a match that overlaps one already
+# reported is dropped, so a key is reported once, under its most specific kind (an
+# OpenAI key after "Bearer " is an "openai" finding; its body is not also "base64").
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # sk-ant-api03-...
+    ("anthropic", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}")),
+    # sk-..., sk-proj-..., sk-svcacct-... The placeholder "sk-..." has no body to match.
+    ("openai", re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
+    # Google API keys: AIza + 35 characters.
+    ("google", re.compile(r"AIza[0-9A-Za-z_-]{35}")),
+    # "Bearer <token>" with a token of 16 characters or more that is not all one case of
+    # letters (so "Bearer token", "Bearer REDACTED_BY_VCR" and "Bearer <YOUR_KEY>" pass).
+    (
+        "bearer",
+        re.compile(
+            rf"(?i:\bbearer)[ \t]+"
+            rf"(?![a-z_.~+/=-]+{_NOT_TOKEN}|[A-Z_.~+/=-]+{_NOT_TOKEN})"
+            rf"{_TOKEN}{{16,}}"
+        ),
+    ),
+    # A run of 40+ base64 characters, optionally "="-padded, holding at least one digit,
+    # one lowercase and one uppercase letter. Requiring both cases keeps out hex digests
+    # (sha256 is 64 lowercase hex characters), plain words and snake_case ids. The run
+    # must start at its own beginning and not with "/", so that an absolute path or a
+    # URL's "//host/..." is not read as base64.
+    (
+        "base64",
+        re.compile(
+            r"(?<![A-Za-z0-9+/])"
+            r"(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[A-Z])"
+            r"[A-Za-z0-9+][A-Za-z0-9+/]{39,}={0,2}(?![A-Za-z0-9+/=])"
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int  # 1-based
+    kind: str
+    excerpt: str  # the match masked: its first 4 characters, then "…"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.kind}: {self.excerpt}"
+
+
+def mask(secret: str) -> str:
+    return secret[:4] + "…"
+
+
+def scan_line(line: str) -> list[tuple[str, str]]:
+    """(kind, masked excerpt) for each secret shape on one line, left to right."""
+    if ALLOW_MARKER in line:
+        return []
+    taken: list[tuple[int, int, str, str]] = []
+    for kind, pattern in SECRET_PATTERNS:
+        for match in pattern.finditer(line):
+            start, end = match.span()
+            if any(start < t_end and t_start < end for t_start, t_end, _, _ in taken):
+                continue
+            taken.append((start, end, kind, mask(match.group(0))))
+    taken.sort()
+    return [(kind, excerpt) for _, _, kind, excerpt in taken]
+
+
+def scan_text(text: str, path: str | Path) -> list[Finding]:
+    findings = []
+    # Split on "\n" only (str.splitlines also splits on form feeds, U+2028, ...), so that
+    # line numbers agree with editors and grep.
+    for number, line in enumerate(text.split("\n"), start=1):
+        for kind, excerpt in scan_line(line.rstrip("\r")):
+            findings.append(Finding(str(path), number, kind, excerpt))
+    return findings
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def iter_files(paths: Iterable[Path]) -> list[Path]:
+    """The files to scan: explicit files as given, directories walked recursively for the
+    scanned suffixes. Raises FileNotFoundError, naming it, for a path that does not exist;
+    all paths are checked before any is walked."""
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        if not path.exists():
+            raise FileNotFoundError(f"no such file or directory: {path}")
+    files = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SCANNED_SUFFIXES)
+            )
+        else:
+            files.append(path)
+    return files
+
+
+def _scan_files(files: Iterable[Path]) -> tuple[list[Finding], int]:
+    findings: list[Finding] = []
+    scanned = 0
+    for file in files:
+        data = file.read_bytes()
+        if is_binary(data):
+            continue
+        scanned += 1
+        findings.extend(scan_text(data.decode("utf-8", errors="replace"), file))
+    return findings, scanned
+
+
+def scan_paths(paths: list[Path]) -> list[Finding]:
+    findings, _ = _scan_files(iter_files(paths))
+    return findings
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+USAGE = f"""usage: scan-secrets [PATH ...]
+
+Fail on API-key shapes in files. Directories are walked for
+{' '.join(sorted(SCANNED_SUFFIXES))} files; binary files are ignored.
+Default paths: {' '.join(DEFAULT_PATHS)} (each skipped when it does not exist).
+A line containing "{ALLOW_MARKER}" is not checked.
+Exit status: 0 clean, 1 secret shapes found, 2 a given path does not exist."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if any(arg in ("-h", "--help") for arg in args):
+        print(USAGE)
+        return 0
+    if args:
+        paths = [Path(arg) for arg in args]
+    else:
+        paths = [Path(p) for p in DEFAULT_PATHS if Path(p).exists()]
+    try:
+        files = iter_files(paths)
+    except FileNotFoundError as error:
+        print(f"scan-secrets: {error}", file=sys.stderr)
+        return 2
+    findings, scanned = _scan_files(files)
+    for finding in findings:
+        print(finding)
+    if findings:
+        print(f"scan-secrets: {_plural(len(findings), 'finding')} in {_plural(scanned, 'file')} scanned")
+        return 1
+    print(f"scan-secrets: {_plural(scanned, 'file')} scanned, no secret shapes found")
+    return 0

@@ -1,0 +1,327 @@
+"""A fake model provider: a real HTTP server on 127.0.0.1 speaking three wire formats (stdlib only).
+
+    with FakeProvider() as server:
+        server.script(status(429, retry_after="0"), slow(0.6), malformed())
+        ...  # point a client at server.openai_base / server.anthropic_base / server.gemini_base
+        server.requests  # what the server received, in order
+
+Routes (POST): /v1/chat/completions (OpenAI), /v1/messages (Anthropic),
+/v1beta/models/<model>:generateContent (Gemini). Anything else is a 404 (recorded, but it
+does not consume a scripted fault).
+
+Each scripted fault applies to one request, in order; once the script is used up every
+request gets a normal 200 reply carrying `reply_text` and `usage`. Recorded requests are dicts
+with method, path, query (dict of lists, as urllib.parse.parse_qs returns), headers (keys
+lower-cased) and body (parsed JSON, or the raw text when it is not JSON).
+
+The server never leaks: `close()` (or leaving the `with` block) wakes any handler still in a
+`slow` sleep, stops serving, closes the listening socket and joins the serving thread and
+every handler thread. A client that gave up (timeout) before the reply is written does not
+make it print a traceback, and the request log is silent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+GEMINI_PREFIX = "/v1beta/models/"
+GEMINI_SUFFIX = ":generateContent"
+
+_DISCONNECTED = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
+
+
+# --- faults ---
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What the server does to one request instead of (or before) a normal reply."""
+
+    kind: str  # "status" | "slow" | "malformed" | "truncated" | "missing_fields"
+    code: int = 200
+    retry_after: str | None = None
+    body: str | None = None
+    seconds: float = 0.0
+
+
+def status(code: int, retry_after: str | float | None = None, body: str | None = None) -> Fault:
+    """Reply `code` (with a Retry-After header when given) and a small JSON error body."""
+    if body is None:
+        body = json.dumps({"error": {"code": code, "message": f"fake provider error {code}"}})
+    return Fault("status", code=code, retry_after=None if retry_after is None else str(retry_after), body=body)
+
+
+def slow(seconds: float) -> Fault:
+    """Sleep `seconds` (cut short when the server closes), then reply normally."""
+    return Fault("slow", seconds=seconds)
+
+
+def malformed() -> Fault:
+    """200 whose body is not JSON at all."""
+    return Fault("malformed")
+
+
+def truncated() -> Fault:
+    """200 with the normal JSON reply cut in half (Content-Type still application/json)."""
+    return Fault("truncated")
+
+
+def missing_fields() -> Fault:
+    """200 with valid JSON lacking choices / content / candidates."""
+    return Fault("missing_fields")
+
+
+@dataclass
+class Usage:
+    prompt: int = 12
+    completion: int = 3
+    thoughts: int = 0  # Gemini thoughtsTokenCount; sent only when non-zero
+
+
+# --- the server ---
+
+
+class _Server(ThreadingHTTPServer):
+    # Handler threads are tracked and joined by server_close() (block_on_close), so none leaks.
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, provider: FakeProvider):
+        self.provider = provider
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request, client_address) -> None:
+        # A client that disconnected first (it timed out) is expected: stay quiet. Anything else
+        # is a bug in the fake and is reported the standard way.
+        import sys
+
+        if isinstance(sys.exc_info()[1], _DISCONNECTED):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    timeout = 10  # a client that connects and never sends cannot pin a handler thread forever
+
+    def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's signature
+        pass
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except _DISCONNECTED:
+            pass
+
+    def do_POST(self) -> None:
+        self.server.provider._serve(self)
+
+    def do_GET(self) -> None:
+        self.server.provider._serve(self)
+
+
+class FakeProvider:
+    def __init__(self) -> None:
+        self.reply_text = "TRUE"
+        self.usage = Usage()
+        self.extra_headers: dict[str, str] = {}  # added to every 200 reply (e.g. the latency header)
+        self._lock = threading.Lock()
+        self._requests: list[dict] = []
+        self._faults: deque[Fault] = deque()
+        self._closing = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --
+
+    def start(self) -> FakeProvider:
+        if self._server is not None:
+            raise RuntimeError("FakeProvider already started")
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.005}, name="fakeprovider", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._server is None:
+            return
+        self._closing.set()  # wake handlers sleeping in a `slow` fault
+        self._server.shutdown()
+        self._server.server_close()  # joins the handler threads
+        assert self._thread is not None
+        self._thread.join()
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- addresses --
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeProvider is not running")
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def gemini_base(self) -> str:
+        return self.url + "/v1beta"
+
+    # -- scripting and inspection --
+
+    def script(self, *faults: Fault) -> None:
+        """Queue faults for the next requests, one per request, in order."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    @property
+    def pending_faults(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    @property
+    def requests(self) -> list[dict]:
+        """A snapshot of the requests received so far, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._faults.clear()
+
+    # -- request handling (runs in handler threads) --
+
+    def _serve(self, handler: _Handler) -> None:
+        split = urlsplit(handler.path)
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length).decode("utf-8", "replace") if length else ""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw
+        route = self._route(handler.command, split.path)
+        with self._lock:
+            self._requests.append(
+                {
+                    "method": handler.command,
+                    "path": split.path,
+                    "query": parse_qs(split.query),
+                    "headers": {k.lower(): v for k, v in handler.headers.items()},
+                    "body": body,
+                }
+            )
+            fault = self._faults.popleft() if route and self._faults else None
+        if route is None:
+            self._send(handler, 404, json.dumps({"error": f"no route for {handler.command} {split.path}"}))
+            return
+        fmt, model = route
+        if model is None:
+            model = body.get("model", "") if isinstance(body, dict) else ""
+        if fault is not None and fault.kind == "status":
+            headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            self._send(handler, fault.code, fault.body or "", headers)
+            return
+        if fault is not None and fault.kind == "slow":
+            if self._closing.wait(fault.seconds):
+                return  # shutting down: the client has long given up
+        reply = self._reply(fmt, model)
+        if fault is not None and fault.kind == "missing_fields":
+            reply = {k: v for k, v in reply.items() if k not in ("choices", "content", "candidates")}
+        text = json.dumps(reply)
+        if fault is not None and fault.kind == "malformed":
+            self._send(handler, 200, "<html><body>502 Bad Gateway (not JSON)</body></html>", ctype="text/html")
+            return
+        if fault is not None and fault.kind == "truncated":
+            text = text[: len(text) // 2]
+        self._send(handler, 200, text, dict(self.extra_headers))
+
+    @staticmethod
+    def _route(method: str, path: str) -> tuple[str, str | None] | None:
+        if method != "POST":
+            return None
+        if path == OPENAI_PATH:
+            return "openai", None
+        if path == ANTHROPIC_PATH:
+            return "anthropic", None
+        if path.startswith(GEMINI_PREFIX) and path.endswith(GEMINI_SUFFIX):
+            model = path[len(GEMINI_PREFIX) : -len(GEMINI_SUFFIX)]
+            if model and "/" not in model:
+                return "gemini", model
+        return None
+
+    def _reply(self, fmt: str, model: str) -> dict:
+        p, c, t = self.usage.prompt, self.usage.completion, self.usage.thoughts
+        if fmt == "openai":
+            return {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": self.reply_text}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+            }
+        if fmt == "anthropic":
+            return {
+                "id": f"msg_{uuid.uuid4().hex[:12]}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": self.reply_text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": p, "output_tokens": c},
+            }
+        usage = {"promptTokenCount": p, "candidatesTokenCount": c}
+        if t:
+            usage["thoughtsTokenCount"] = t
+        usage["totalTokenCount"] = p + c + t
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": self.reply_text}]}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": usage,
+            "modelVersion": model,
+        }
+
+    @staticmethod
+    def _send(
+        handler: _Handler, code: int, text: str, headers: dict | None = None, ctype: str = "application/json"
+    ) -> None:
+        data = text.encode("utf-8")
+        try:
+            handler.send_response(code)
+            handler.send_header("Content-Type", ctype)
+            handler.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.write(data)
+        except _DISCONNECTED:
+            pass  # the client gave up (timeout) before we answered
