@@ -15,7 +15,7 @@ DEFAULT_CASES = PROJECT_ROOT / "cases" / "chaosbench"
 DEFAULT_PROMPTS = DEFAULT_CASES / "prompts"
 DEFAULT_CASSETTES = PROJECT_ROOT / "cassettes"
 RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
-DEFAULT_MODEL = "always-true"
+DEFAULT_MODEL = "smollm2-135m"
 
 
 def add_options(parser: pytest.Parser) -> None:

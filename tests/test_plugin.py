@@ -215,7 +215,7 @@ def scripted_model(pytester: pytest.Pytester, replies: dict) -> None:
 def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytest.Pytester) -> None:
     scripted_model(evals, {"q-true-1": "It depends on the parameters.", "q-true-2": "**TRUE**",
                            "q-false-1": "Final answer: FALSE", "q-false-2": "yes"})
-    result = evals.runpytest("--cases", small_bank(evals), "-v", "-rA")
+    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals), "-v", "-rA")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*q-true-1*UNKNOWN*", "*1 failed, 2 passed*1 unknown*"])
     summary = read_summary(evals, "always-true")
@@ -230,7 +230,7 @@ def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytes
 def test_a_harness_error_fails_the_session(evals: pytest.Pytester) -> None:
     scripted_model(evals, {"q-true-1": "TRUE", "q-true-2": RuntimeError("boom"),
                            "q-false-1": "FALSE", "q-false-2": "FALSE"})
-    result = evals.runpytest("--cases", small_bank(evals))
+    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert read_summary(evals, "always-true")["total_questions"] == 3
 
