@@ -275,3 +275,21 @@ def test_main_scans_the_default_paths_that_exist(
         f"{Path('results', 'run', 'items.jsonl')}:2: bearer: Bear…",
         "scan-secrets: 1 finding in 1 file scanned",
     ]
+
+
+def test_command_line_fails_on_a_planted_key(tmp_path) -> None:
+    """`python -m plugin scan-secrets` as CI runs it: exit 1 and a masked finding."""
+    import subprocess
+    import sys
+
+    key = "sk-ant-" + "Zq9x" * 8
+    (tmp_path / "cassettes").mkdir()
+    (tmp_path / "cassettes" / "item.yaml").write_text(f"headers:\n  x-api-key:\n  - {key}\n")
+    result = subprocess.run([sys.executable, "-m", "plugin", "scan-secrets", "cassettes"],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "cassettes/item.yaml:3: anthropic: sk-a…" in result.stdout
+    assert key not in result.stdout
+    clean = subprocess.run([sys.executable, "-m", "plugin", "scan-secrets", "cassettes"],
+                           cwd=tmp_path / "cassettes", capture_output=True, text=True)
+    assert clean.returncode == 2, "an explicit path that does not exist is an error"

@@ -65,7 +65,7 @@ class HttpModel:
         self.spec = spec
         self.policy = policy or RetryPolicy()
         self._build, self._parse = WIRE_FORMATS[spec.provider]
-        self._http = requests.Session()
+        self.http = requests.Session()  # the cassette client may mount a replay transport on it
 
     def api_key(self) -> str | None:
         var = self.spec.api_key_env
@@ -83,7 +83,7 @@ class HttpModel:
         for attempt in range(attempts):
             started = time.perf_counter()
             try:
-                response = self._http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
+                response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
             except requests.Timeout:
                 error = f"timeout after {self.policy.timeout:g}s"
                 retry_after = None

@@ -1,0 +1,117 @@
+"""Replay throughput: eval items replayed from per-item cassettes vs bare pytest items.
+
+    python benchmarks/replay_throughput.py [--sizes 2000 40000] [--workers 0 2] [--profile]
+
+For each size N it writes, in a temporary folder, N synthetic questions, N one-interaction
+cassettes for an OpenAI-compatible model, and a bare module of N parametrized no-op tests;
+then it times, in the same run, `pytest` over the bare module and over the real ChaosBench
+eval module replaying the cassettes, for each worker count. It reports ms per item and the
+ratio eval / bare (the baseline measured in the same run). Nothing is asserted: run it by hand
+and read the table. --profile also writes a cProfile of the serial replay of the first size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+EVAL_MODULE = PROJECT_ROOT / "evals" / "test_chaosbench.py"
+sys.path.insert(0, str(PROJECT_ROOT))
+
+from plugin.chaosbench.prompts import MAX_TOKENS, PromptTemplate, suite_name  # noqa: E402
+from plugin.chaosbench.questions import FAMILIES, SPLITS, Question  # noqa: E402
+from plugin.options import DEFAULT_PROMPTS  # noqa: E402
+
+BASE_URL = "http://127.0.0.1:8080/v1"
+MODELS = f"models:\n  bench:\n    provider: openai_compatible\n    model_id: bench-model\n    api_key_env: null\n    base_url: {BASE_URL}\n"
+BARE = "import pytest\n\n@pytest.mark.parametrize('i', range({n}))\ndef test_bare(i):\n    pass\n"
+
+
+def question(i: int) -> Question:
+    return Question(id=f"syn-{i:06d}", question=f"Is synthetic system {i} chaotic?",
+                    ground_truth="TRUE" if i % 2 else "FALSE", family=FAMILIES[i % 10],
+                    split=SPLITS[i % 5], system_id=f"sys{i % 97}", template="synthetic.v1")
+
+
+def cassette(prompt: PromptTemplate, q: Question) -> dict:
+    body = {"model": "bench-model", "messages": [{"role": "user", "content": prompt.render(q.question)}],
+            "temperature": 0.0, "max_tokens": MAX_TOKENS["zeroshot"], "seed": 0}
+    reply = {"id": "x", "object": "chat.completion", "model": "bench-model",
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": "TRUE"}, "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 40, "completion_tokens": 1, "total_tokens": 41}}
+    return {"version": 1, "interactions": [{
+        "request": {"method": "POST", "uri": f"{BASE_URL}/chat/completions", "body": json.dumps(body),
+                    "headers": {"Content-Type": ["application/json"]}},
+        "response": {"status": {"code": 200, "message": "OK"}, "body": {"string": json.dumps(reply)},
+                     "headers": {"content-type": ["application/json"], "x-eval-latency-ms": ["1.0"]}},
+    }]}
+
+
+def write_fixture(root: Path, n: int) -> None:
+    prompt = PromptTemplate.load(DEFAULT_PROMPTS, "zeroshot")
+    folder = root / "cassettes" / "bench" / suite_name("zeroshot")
+    folder.mkdir(parents=True)
+    with (root / "bank.jsonl").open("w") as bank:
+        for i in range(n):
+            q = question(i)
+            record = {k: v for k, v in q.to_dict().items() if k in
+                      ("id", "question", "ground_truth", "family", "split", "system_id", "template")}
+            bank.write(json.dumps(record) + "\n")
+            (folder / f"{q.id}.yaml").write_text(yaml.safe_dump(cassette(prompt, q), sort_keys=False))
+    (root / "models.yaml").write_text(MODELS)
+    (root / "test_bare.py").write_text(BARE.format(n=n))
+    (root / "test_chaosbench.py").write_text(EVAL_MODULE.read_text())
+
+
+def timed(args: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        sys.exit(f"pytest {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}")
+    return elapsed
+
+
+def eval_args(root: Path) -> list[str]:
+    return ["test_chaosbench.py", "--model", "bench", "--models-file", str(root / "models.yaml"),
+            "--cases", str(root / "bank.jsonl"), "--cassette-dir", str(root / "cassettes"),
+            "--record-mode", "none", "--out-dir", str(root / "results")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 40000])
+    parser.add_argument("--workers", nargs="+", default=["0", "2"])
+    parser.add_argument("--profile", action="store_true")
+    options = parser.parse_args()
+    common = ["-q", "--tb=no", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    print(f"{'items':>7} {'-n':>3} {'bare s':>8} {'eval s':>8} {'bare ms/item':>13} {'eval ms/item':>13} {'ratio':>6}")
+    for index, n in enumerate(options.sizes):
+        with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
+            root = Path(tmp)
+            write_fixture(root, n)
+            for workers in options.workers:
+                xdist = ["-n", workers]
+                bare = timed(["test_bare.py", *common, *xdist], root)
+                evals = timed([*eval_args(root), *common, *xdist], root)
+                print(f"{n:>7} {workers:>3} {bare:>8.2f} {evals:>8.2f} {bare / n * 1000:>13.3f} "
+                      f"{evals / n * 1000:>13.3f} {evals / bare:>6.2f}", flush=True)
+            if options.profile and index == 0:
+                out = PROJECT_ROOT / "benchmarks" / f"replay_{n}.prof"
+                subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "pytest",
+                                *eval_args(root), *common, "-n", "0"], cwd=root, capture_output=True)
+                print(f"profile of the serial replay: {out} (python -m pstats {out})")
+
+
+if __name__ == "__main__":
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    main()
