@@ -16,9 +16,8 @@ and connection set-up that made vcrpy's replay cost ~4 ms per item (benchmarks/)
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
-
 import io
+from pathlib import Path
 
 import requests
 import urllib3
@@ -93,10 +92,7 @@ class ReplayAdapter(requests.adapters.HTTPAdapter):
         except UnhandledHTTPRequestError:
             raise CannotOverwriteExistingCassetteException(cassette=self.cassette, failed_request=wanted) from None
         body = recorded["body"]["string"]
-        headers = urllib3.HTTPHeaderDict()
-        for name, values in recorded["headers"].items():
-            for value in values if isinstance(values, list) else [values]:
-                headers.add(name, value)
+        headers = {name: ", ".join(v) if isinstance(v, list) else v for name, v in recorded["headers"].items()}
         raw = urllib3.HTTPResponse(
             body=io.BytesIO(body.encode("utf-8") if isinstance(body, str) else body),
             headers=headers,
@@ -133,15 +129,14 @@ class CassetteClient:
 
     def complete(self, request: Request) -> Completion:
         path = self.path_for(request)
-        # Replays need no key: the request is never sent, and keys are not matched on.
-        key = "replay" if self._replay is not None else None
         if self.record_mode == "rewrite" and path not in self._rewritten:
             path.unlink(missing_ok=True)
             self._rewritten.add(path)
         try:
             if self._replay is not None:
                 self._replay.cassette = self._load(path)
-                completion = self.model.complete(request, key=key)
+                # Replays need no key: nothing is sent, and keys are not matched on.
+                completion = self.model.complete(request, key="replay")
             else:
                 completion = self._record(path, request)
         except CannotOverwriteExistingCassetteException as exc:
