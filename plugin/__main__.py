@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
 
 
 def serve_local(args: argparse.Namespace) -> int:
@@ -32,17 +33,61 @@ def scan_secrets(args: argparse.Namespace) -> int:
     return main(args.paths)
 
 
+def build_bank(args: argparse.Namespace) -> int:
+    from plugin.chaosbench.bank import CASES_DIR, write_bank
+
+    out = Path(args.out) if args.out else (CASES_DIR if args.scale == "default" else CASES_DIR.with_name("chaosbench-full"))
+    manifest = write_bank(out, seed=args.seed, scale=args.scale)
+    print(f"build-bank: {manifest['total_questions']} questions and {manifest['dialogues']} dialogues "
+          f"({manifest['dialogue_turns']} turns) written to {out}")
+    return 0
+
+
+def validate_cases(args: argparse.Namespace) -> int:
+    from plugin.chaosbench.validate import main
+
+    return main([args.path] if args.path else [])
+
+
+def compute_indicators(args: argparse.Namespace) -> int:
+    from plugin.chaosbench.compute_indicators import main
+
+    return main(args.rest)  # its own parser reads the options
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m plugin", description="evaluation harness commands")
     commands = parser.add_subparsers(dest="command", required=True)
+
     serve = commands.add_parser("serve-local", help="run the local SmolLM2 model behind llama.cpp's OpenAI-compatible server")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--ready-timeout", type=float, default=120.0, help="seconds to wait for the server (default 120)")
     serve.set_defaults(run=serve_local)
+
     scan = commands.add_parser("scan-secrets", help="fail on API-key shapes in cassettes, snapshots and results")
     scan.add_argument("paths", nargs="*", help="files or directories (default: cassettes snapshots results)")
     scan.set_defaults(run=scan_secrets)
-    args = parser.parse_args(argv)
+
+    bank = commands.add_parser("build-bank", help="generate the ChaosBench-Logic question bank (deterministic)")
+    bank.add_argument("--seed", type=int, default=42)
+    bank.add_argument("--scale", choices=("default", "full"), default="default",
+                      help="default: ~1,000 questions into cases/chaosbench; full: 40,000+ into cases/chaosbench-full")
+    bank.add_argument("--out", default=None, help="output folder (default by scale)")
+    bank.set_defaults(run=build_bank)
+
+    validate = commands.add_parser("validate-cases", help="check a question bank; file:line for every bad record")
+    validate.add_argument("path", nargs="?", default=None, help="a .jsonl file or a folder (default cases/chaosbench)")
+    validate.set_defaults(run=validate_cases)
+
+    indicators = commands.add_parser("compute-indicators", help="simulate the catalog systems and sweeps; --verify checks the cache and the curated labels")
+    indicators.add_argument("rest", nargs=argparse.REMAINDER, help="options of the indicator command (--verify, --only ID ...)")
+    indicators.set_defaults(run=compute_indicators)
+
+    args, unknown = parser.parse_known_args(argv)
+    if args.command == "compute-indicators":
+        args.rest = unknown + args.rest
+    elif unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args.run(args)
 
 

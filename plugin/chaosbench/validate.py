@@ -1,0 +1,158 @@
+"""`python -m plugin validate-cases [PATH]`: checks a question bank and reports file:line for
+every bad record (schema, axioms, label balance, duplicates, text quality); exit 1 on any."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from plugin.chaosbench import ontology
+from plugin.chaosbench.questions import CaseFileError, case_files, parse_record
+
+BALANCE = (0.45, 0.55)
+# Families whose single predicate is a direct claim about the system at fixed parameters:
+# their golds (with polarity) imply a truth assignment that must satisfy the axioms.
+DIRECT_CLAIM_FAMILIES = ("atomic", "extended_systems", "consistency_paraphrase", "perturbation_robustness")
+# Raw predicate names that are not English words ("PosLyap", "strangeattr", "weakmixing").
+RAW_TOKEN = re.compile(
+    r"\b(" + "|".join(sorted({n for n in ontology.PREDICATES if sum(c.isupper() for c in n) > 1}
+                               | {n.lower() for n in ontology.PREDICATES if sum(c.isupper() for c in n) > 1}
+                               | {"weakmixing"})) + r")\b"
+)
+DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str  # file:line, or file for whole-file checks
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def _normalized(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+
+
+def _text_problems(question: str) -> list[str]:
+    found = []
+    if raw := RAW_TOKEN.search(question):
+        found.append(f"raw predicate token {raw.group(1)!r} in the question text")
+    if doubled := DOUBLED.search(question):
+        found.append(f"doubled word {doubled.group(0)!r}")
+    if not question.rstrip().endswith("?"):
+        found.append("question does not end with '?'")
+    return found
+
+
+def validate(path: Path, catalog: dict[str, dict[str, bool]] | None = None) -> list[Problem]:
+    problems: list[Problem] = []
+    seen_ids: dict[str, str] = {}
+    seen_text: dict[str, tuple[str, str]] = {}  # normalized -> (where, raw)
+    claims: dict[str, dict[str, list[tuple[bool, str]]]] = defaultdict(lambda: defaultdict(list))
+    golds: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    try:
+        files = case_files(path)
+    except CaseFileError as exc:
+        return [Problem(str(path), str(exc).split(": ", 1)[-1])]
+    for file in files:
+        with file.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{file}:{number}"
+                try:
+                    q = parse_record(json.loads(line), where)
+                except json.JSONDecodeError as exc:
+                    problems.append(Problem(where, f"invalid JSON: {exc.msg}"))
+                    continue
+                except CaseFileError as exc:
+                    problems.append(Problem(where, str(exc).removeprefix(f"{where}: ")))
+                    continue
+                if q.id in seen_ids:
+                    problems.append(Problem(where, f"duplicate id {q.id!r} (first at {seen_ids[q.id]})"))
+                seen_ids.setdefault(q.id, where)
+                problems.extend(Problem(where, m) for m in _text_problems(q.question))
+                key = _normalized(q.question)
+                if key in seen_text and q.dialogue_id is None:
+                    first_where, first_raw = seen_text[key]
+                    kind = "duplicate" if first_raw == q.question else "near-duplicate"
+                    problems.append(Problem(where, f"{kind} question of {first_where}"))
+                elif q.dialogue_id is None:
+                    seen_text[key] = (where, q.question)
+                if q.dialogue_id is None and q.ground_truth:
+                    golds[str(file)][q.family].append(q.ground_truth == "TRUE")
+                direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
+                if direct and len(q.predicates) == 1 and q.ground_truth and q.system_id != "generic":
+                    p = q.predicates[0]
+                    value = (q.ground_truth == "TRUE") == (p["polarity"] == "positive")
+                    claims[q.system_id][p["name"]].append((value, where))
+    problems.extend(_balance_problems(golds))
+    problems.extend(_axiom_problems(claims, catalog))
+    return problems
+
+
+def _balance_problems(golds: dict[str, dict[str, list[bool]]]) -> list[Problem]:
+    problems = []
+    for file, families in golds.items():
+        for family, values in sorted(families.items()):
+            share = sum(values) / len(values)
+            if not BALANCE[0] <= share <= BALANCE[1]:
+                problems.append(Problem(file, f"family {family}: {share:.1%} TRUE of {len(values)} "
+                                              f"(allowed {BALANCE[0]:.0%}-{BALANCE[1]:.0%})"))
+    return problems
+
+
+def _axiom_problems(claims: dict, catalog: dict[str, dict[str, bool]] | None) -> list[Problem]:
+    problems = []
+    for system_id, by_predicate in sorted(claims.items()):
+        assignment = {}
+        for name, values in sorted(by_predicate.items()):
+            first_value, first_where = values[0]
+            for value, where in values[1:]:
+                if value != first_value:
+                    problems.append(Problem(where, f"{system_id}: {name}={value} contradicts {first_where} ({name}={first_value})"))
+            assignment[name] = first_value
+            truth = (catalog or {}).get(system_id, {})
+            if name in truth and truth[name] != first_value:
+                problems.append(Problem(first_where, f"{system_id}: the gold implies {name}={first_value}, "
+                                                     f"the systems catalog says {truth[name]}"))
+        for message in ontology.violations(assignment):
+            where = min((w for vs in by_predicate.values() for _, w in vs), key=_line_order)
+            problems.append(Problem(where, f"{system_id}: the golds break an axiom: {message}"))
+    return problems
+
+
+def _line_order(where: str) -> tuple[str, int]:
+    file, _, line = where.rpartition(":")
+    return file, int(line)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m plugin validate-cases")
+    parser.add_argument("path", nargs="?", default=None, help="a .jsonl file or a folder (default cases/chaosbench)")
+    args = parser.parse_args(argv)
+    from plugin.chaosbench.systems import load_all
+    from plugin.options import DEFAULT_CASES
+
+    path = Path(args.path) if args.path else DEFAULT_CASES
+    catalog = {s.id: s.truth for s in load_all()}
+    problems = validate(path, catalog)
+    for problem in problems:
+        print(problem)
+    count = len(case_files(path)) if path.exists() else 0
+    if problems:
+        print(f"validate-cases: {len(problems)} problem(s) in {path} ({count} file(s))")
+        return 1
+    print(f"validate-cases: {path} is valid ({count} file(s))")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,386 @@
+"""Tests of the ChaosBench ontology (predicates, axioms, closures) and the system catalog."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from plugin.chaosbench import ontology
+from plugin.chaosbench.ontology import (
+    EXCLUDES,
+    PREDICATES,
+    REQUIRES,
+    check_consistency,
+    excludes_closure,
+    requires_chains,
+    requires_closure,
+    violations,
+)
+from plugin.chaosbench.systems import CATALOG_DIR, KINDS, CatalogError, load_all, load_catalog
+
+EXPECTED_ORDER = [
+    "Chaotic", "Deterministic", "Stochastic", "PosLyap", "Sensitive", "StrangeAttr", "Periodic",
+    "QuasiPeriodic", "FixedPointAttr", "Dissipative", "Conservative", "Bounded", "Mixing",
+    "Ergodic", "ContinuousTime", "DiscreteTime", "Autonomous", "Invertible", "DelaySystem", "PDE",
+    "Nonlinear", "Hyperchaotic", "PointUnpredictable", "StatPredictable", "Hamiltonian",
+    "Integrable", "FiniteDimensional",
+]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- predicates
+
+
+def test_exactly_27_predicates_in_fixed_order():
+    assert list(PREDICATES) == EXPECTED_ORDER
+    assert len(PREDICATES) == 27
+    for name, pred in PREDICATES.items():
+        assert pred.name == name
+
+
+def _raw_tokens() -> list[str]:
+    # CamelCase names and the acronym are never English; single words are, except when
+    # capitalised mid-sentence ("Hamiltonian" is a proper adjective and stays allowed).
+    return [name for name in PREDICATES if name != "Hamiltonian"]
+
+
+@pytest.mark.parametrize("name", EXPECTED_ORDER)
+def test_phrasing_is_natural(name):
+    pred = PREDICATES[name]
+    for field in ("definition", "claim", "negated", "question"):
+        text = getattr(pred, field)
+        assert isinstance(text, str) and text.strip(), (name, field)
+    for field in ("claim", "negated", "question"):
+        text = getattr(pred, field)
+        for token in _raw_tokens():
+            assert not re.search(rf"\b{token}\b", text), (name, field, token)
+        for token in ("PosLyap", "StrangeAttr", "FixedPointAttr", "QuasiPeriodic",
+                      "ContinuousTime", "DiscreteTime", "DelaySystem", "PointUnpredictable",
+                      "StatPredictable", "FiniteDimensional", "PDE"):  # fmt: skip
+            assert token not in text, (name, field, token)
+    assert pred.claim != pred.negated
+    assert pred.question.count("{system}") == 1
+    assert pred.question.endswith("?")
+    assert pred.question[0].isupper()
+    rendered = pred.question.format(system="the Lorenz-63 system")
+    assert "the Lorenz-63 system" in rendered and "{" not in rendered
+
+
+# ----------------------------------------------------------------------------- axioms
+
+
+def test_axioms_name_only_known_predicates():
+    assert set(REQUIRES) == set(PREDICATES)
+    for a, bs in REQUIRES.items():
+        assert set(bs) <= set(PREDICATES), a
+        assert a not in bs
+    pairs = [frozenset(pair) for pair in EXCLUDES]
+    assert len(pairs) == len(set(pairs)), "each exclusion pair is listed once"
+    for a, b in EXCLUDES:
+        assert a in PREDICATES and b in PREDICATES and a != b
+
+
+def test_core_axioms_present():
+    for b in ("Deterministic", "PosLyap", "Sensitive", "Bounded", "Nonlinear",
+              "PointUnpredictable", "StatPredictable"):  # fmt: skip
+        assert b in REQUIRES["Chaotic"]
+    assert "Chaotic" in REQUIRES["Hyperchaotic"]
+    assert {"Dissipative", "Bounded"} <= set(REQUIRES["StrangeAttr"])
+    assert "Conservative" in REQUIRES["Hamiltonian"]
+    assert "Ergodic" in REQUIRES["Mixing"]
+    pairs = {frozenset(p) for p in EXCLUDES}
+    for pair in [("Chaotic", "Periodic"), ("Chaotic", "Stochastic"),
+                 ("Stochastic", "Deterministic"), ("Conservative", "Dissipative"),
+                 ("ContinuousTime", "DiscreteTime"), ("PDE", "FiniteDimensional"),
+                 ("Integrable", "Mixing")]:  # fmt: skip
+        assert frozenset(pair) in pairs
+
+
+def test_axioms_are_consistent():
+    assert check_consistency() == []
+
+
+def test_requires_closure_is_transitive():
+    closure = requires_closure()
+    assert set(closure) >= set(PREDICATES)
+    assert "Sensitive" in closure["Hyperchaotic"]  # Hyperchaotic -> Chaotic -> Sensitive
+    assert "PointUnpredictable" in closure["Hyperchaotic"]
+    assert "Conservative" in closure["Integrable"]
+    for a, reach in closure.items():
+        for b in reach:
+            assert closure[b] <= reach | {b}, (a, b)
+
+
+def test_excludes_closure_derived_and_symmetric():
+    excl = excludes_closure()
+    # derived: Hyperchaotic requires Chaotic, Chaotic excludes Periodic
+    assert "Periodic" in excl["Hyperchaotic"]
+    assert frozenset(("Hyperchaotic", "Periodic")) not in {frozenset(p) for p in EXCLUDES}
+    assert "Stochastic" in excl["Hyperchaotic"]  # through Deterministic
+    for a, others in excl.items():
+        assert a not in others
+        for b in others:
+            assert a in excl[b], (a, b)
+    for a, b in EXCLUDES:
+        assert b in excl[a] and a in excl[b]
+
+
+# ----------------------------------------------------------------------------- violations
+
+
+def _clean_assignment() -> dict[str, bool]:
+    truth = {p: False for p in PREDICATES}
+    truth.update({p: True for p in ("Chaotic", "Deterministic", "PosLyap", "Sensitive",
+                                    "StrangeAttr", "Dissipative", "Bounded", "Mixing", "Ergodic",
+                                    "ContinuousTime", "Autonomous", "Invertible", "Nonlinear",
+                                    "PointUnpredictable", "StatPredictable",
+                                    "FiniteDimensional")})  # fmt: skip
+    return truth
+
+
+def test_violations_clean_assignment():
+    assert violations(_clean_assignment()) == []
+    assert violations({}) == []
+
+
+def test_violation_chaotic_not_deterministic():
+    truth = _clean_assignment()
+    truth["Deterministic"] = False
+    assert violations(truth) == ["Chaotic=True requires Deterministic, but Deterministic=False"]
+
+
+def test_violation_chaotic_and_periodic():
+    truth = _clean_assignment()
+    truth["Periodic"] = True
+    found = violations(truth)
+    assert "Chaotic and Periodic are exclusive, both True" in found
+    assert all("Periodic" in message for message in found)
+
+
+def test_violations_partial_assignment_with_unknowns():
+    # unknown predicates are ignored ...
+    assert violations({"Chaotic": True}) == []
+    assert violations({"Chaotic": True, "Deterministic": None, "Periodic": False}) == []
+    # ... but a chain through unknown predicates still binds
+    assert violations({"Hyperchaotic": True, "Sensitive": False}) == [
+        "Hyperchaotic=True requires Sensitive, but Sensitive=False"
+    ]
+    # pairs are named in predicate order
+    assert violations({"Hyperchaotic": True, "Periodic": True}) == [
+        "Periodic and Hyperchaotic are exclusive, both True"
+    ]
+    # false antecedents constrain nothing
+    assert violations({"Chaotic": False, "Deterministic": False, "Periodic": True}) == []
+
+
+# ----------------------------------------------------------------------------- broken axiom sets
+
+
+def test_planted_inconsistent_axioms_detected():
+    broken = dict(REQUIRES)
+    broken["Periodic"] = REQUIRES["Periodic"] + ("Chaotic",)
+    problems = check_consistency(requires=broken)
+    assert any("Periodic requires Chaotic but also excludes it" in p for p in problems)
+
+    broken = dict(REQUIRES)
+    broken["Ergodic"] = ("Mixing", "Integrable")
+    problems = check_consistency(requires=broken)
+    assert any(p.startswith("Ergodic can never be true") for p in problems), problems
+
+    problems = check_consistency(excludes=EXCLUDES + (("Chaotic", "Nonlinear"),))
+    assert any("Chaotic requires Nonlinear but also excludes it" in p for p in problems)
+    # a derived conflict two steps away: Hyperchaotic -> Chaotic -> Bounded
+    problems = check_consistency(excludes=EXCLUDES + (("Hyperchaotic", "Bounded"),))
+    assert any(p.startswith("Hyperchaotic requires Bounded") for p in problems), problems
+
+    problems = check_consistency(requires={"Chaotic": ("Random",)})
+    assert any("unknown predicate" in p for p in problems)
+    # the module's own axioms are untouched by the planted sets
+    assert check_consistency() == []
+
+
+# ----------------------------------------------------------------------------- chains
+
+
+def test_requires_chains_follow_direct_edges():
+    chains = requires_chains()
+    assert chains, "there are multi-hop chains"
+    assert chains == sorted(chains)
+    assert chains == requires_chains()
+    for chain in chains:
+        assert 2 <= len(chain) <= 4
+        assert len(set(chain)) == len(chain)
+        for a, b in zip(chain, chain[1:]):
+            assert b in REQUIRES[a], chain
+    assert ("Hyperchaotic", "Chaotic", "PosLyap", "Sensitive") in chains
+    edges = {(a, b) for a, bs in REQUIRES.items() for b in bs}
+    assert set(requires_chains(2, 2)) == edges
+    long_chains = requires_chains(3, 4)
+    assert long_chains and all(len(c) >= 3 for c in long_chains)
+
+
+# ----------------------------------------------------------------------------- catalog
+
+
+@pytest.fixture(scope="module")
+def systems():
+    return load_all()
+
+
+@pytest.fixture(scope="module")
+def by_id(systems):
+    return {s.id: s for s in systems}
+
+
+def test_core_catalog_loads(systems):
+    core = [s for s in systems if s.origin == "core"]
+    assert len(core) >= 32
+    ids = [s.id for s in systems]
+    assert len(ids) == len(set(ids))
+    assert {s.kind for s in core} == set(KINDS)
+    for s in systems:
+        assert re.match(r"^[a-z][a-z0-9_]*$", s.id)
+        assert list(s.truth) == EXPECTED_ORDER
+        assert all(isinstance(v, bool) for v in s.truth.values())
+        assert violations(s.truth) == [], s.id
+        assert s.name.strip() and s.source.strip() and s.equations.strip()
+
+
+def test_core_names_read_as_noun_phrases(systems):
+    for s in systems:
+        if s.origin != "core":
+            continue
+        question = PREDICATES["Chaotic"].question.format(system=s.name)
+        assert question.startswith("Is ") and question.endswith(" chaotic?")
+        for token in ("PosLyap", "StrangeAttr", "FixedPointAttr", "QuasiPeriodic", "Hyperchaotic"):
+            assert token not in s.name
+
+
+@pytest.mark.parametrize(
+    "system_id, expected",
+    [
+        ("lorenz63", {"Chaotic": True, "Dissipative": True, "StrangeAttr": True, "Mixing": True}),
+        ("logistic_r3_2", {"Periodic": True, "Chaotic": False}),
+        ("logistic_r2_8", {"FixedPointAttr": True, "Chaotic": False}),
+        ("logistic_r4", {"Chaotic": True, "StrangeAttr": False, "Invertible": False}),
+        ("standard_map", {"Conservative": True, "StrangeAttr": False, "Hamiltonian": True,
+                          "Invertible": True}),
+        ("cat_map", {"Conservative": True, "Invertible": True, "Mixing": True, "Ergodic": True,
+                     "Chaotic": True}),
+        ("ornstein_uhlenbeck", {"Stochastic": True, "Deterministic": False, "Chaotic": False}),
+        ("random_walk", {"Stochastic": True, "Bounded": False, "StatPredictable": False}),
+        ("kuramoto_sivashinsky", {"PDE": True, "FiniteDimensional": False, "Chaotic": True}),
+        ("mackey_glass", {"DelaySystem": True, "FiniteDimensional": False, "Chaotic": True}),
+        ("tent", {"Invertible": False, "Chaotic": True}),
+        ("rossler_hyperchaos", {"Hyperchaotic": True}),
+        ("double_pendulum", {"Chaotic": True, "Conservative": True, "StrangeAttr": False,
+                             "Dissipative": False}),
+        ("simple_pendulum", {"Periodic": True, "Integrable": True, "Chaotic": False}),
+        ("duffing_forced", {"Autonomous": False, "Chaotic": True}),
+        ("van_der_pol", {"Periodic": True, "Dissipative": True}),
+        ("damped_oscillator", {"FixedPointAttr": True, "Nonlinear": False}),
+    ],
+)  # fmt: skip
+def test_science_spot_checks(by_id, system_id, expected):
+    truth = by_id[system_id].truth
+    for predicate, value in expected.items():
+        assert truth[predicate] is value, (system_id, predicate)
+
+
+# ----------------------------------------------------------------------------- bad catalogs
+
+
+def _valid_entry(by_id) -> dict:
+    s = by_id["lorenz63"]
+    return {
+        "id": "planted",
+        "name": s.name,
+        "kind": s.kind,
+        "equations": s.equations,
+        "parameters": dict(s.parameters),
+        "source": s.source,
+        "simulate": s.simulate,
+        "truth": dict(s.truth),
+    }
+
+
+def _write(path: Path, entries: list[dict]) -> Path:
+    path.write_text(yaml.safe_dump({"systems": entries}, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_planted_valid_catalog_loads(tmp_path, by_id):
+    loaded = load_catalog(_write(tmp_path / "core.yaml", [_valid_entry(by_id)]))
+    assert [s.id for s in loaded] == ["planted"] and loaded[0].origin == "core"
+
+
+def _mutations(by_id):
+    violating = _valid_entry(by_id)
+    violating["truth"]["Periodic"] = True
+    missing = _valid_entry(by_id)
+    del missing["truth"]["Ergodic"]
+    kind = _valid_entry(by_id)
+    kind["kind"] = "chaotic_flow"
+    nonbool = _valid_entry(by_id)
+    nonbool["truth"]["Bounded"] = "yes"
+    badid = _valid_entry(by_id)
+    badid["id"] = "Planted-1"
+    nokey = _valid_entry(by_id)
+    del nokey["source"]
+    return {
+        "violating truth": ([violating], "planted", "Chaotic and Periodic are exclusive"),
+        "missing predicate": ([missing], "planted", "Ergodic"),
+        "unknown kind": ([kind], "planted", "chaotic_flow"),
+        "non-boolean": ([nonbool], "planted", "Bounded"),
+        "bad id": ([badid], "Planted-1", "does not match"),
+        "missing key": ([nokey], "planted", "source"),
+        "duplicate id": ([_valid_entry(by_id), _valid_entry(by_id)], "planted", "duplicate"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["violating truth", "missing predicate", "unknown kind", "non-boolean", "bad id",
+     "missing key", "duplicate id"],
+)  # fmt: skip
+def test_planted_bad_catalog_rejected(tmp_path, by_id, case):
+    entries, sid, fragment = _mutations(by_id)[case]
+    path = _write(tmp_path / "core.yaml", entries)
+    with pytest.raises(CatalogError) as info:
+        load_catalog(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert f"system {sid}:" in message
+    assert fragment in message
+    with pytest.raises(CatalogError):
+        load_all(tmp_path)
+
+
+def test_duplicate_id_across_files(tmp_path, by_id):
+    _write(tmp_path / "core.yaml", [_valid_entry(by_id)])
+    dysts = _write(tmp_path / "dysts.yaml", [_valid_entry(by_id)])
+    with pytest.raises(CatalogError) as info:
+        load_all(tmp_path)
+    assert str(dysts) in str(info.value) and "system planted:" in str(info.value)
+    assert "duplicate" in str(info.value)
+
+
+def test_origins_and_missing_dysts(tmp_path, by_id):
+    _write(tmp_path / "core.yaml", [_valid_entry(by_id)])
+    assert [s.origin for s in load_all(tmp_path)] == ["core"]
+    other = _valid_entry(by_id)
+    other["id"] = "planted_dysts"
+    other["simulate"] = {"dysts": "Lorenz"}
+    _write(tmp_path / "dysts.yaml", [other])
+    assert [(s.id, s.origin) for s in load_all(tmp_path)] == [
+        ("planted", "core"),
+        ("planted_dysts", "dysts"),
+    ]
+
+
+def test_catalog_dir_points_into_cases():
+    assert CATALOG_DIR.parts[-3:] == ("cases", "chaosbench", "systems")
+    assert (CATALOG_DIR / "core.yaml").exists()
+    assert ontology.PREDICATES is PREDICATES
