@@ -11,8 +11,8 @@ from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir,
 from plugin.chaosbench.questions import FAMILIES, SPLITS, load_questions
 from plugin.options import DEFAULT_CASES
 
-BANK = load_questions(DEFAULT_CASES)
-BANK_SIZE = len([q for q in BANK if q.dialogue_id is None])
+BANK = [q for q in load_questions(DEFAULT_CASES) if q.dialogue_id is None]  # dialogues are not single items
+BANK_SIZE = len(BANK)
 
 
 @pytest.fixture

@@ -243,7 +243,7 @@ def indicator_diagnostics(inputs: Inputs) -> list[Draft]:
 
 def cross_indicator(inputs: Inputs) -> list[Draft]:
     drafts = []
-    for s in (*inputs.core, *inputs.extended):
+    for s in inputs.core:  # curated systems; the imported ones stay in heldout_systems
         values = inputs.indicators.get(s.id)
         if not values or s.truth["Stochastic"]:
             continue
@@ -266,19 +266,11 @@ def cross_indicator(inputs: Inputs) -> list[Draft]:
     return drafts
 
 
-SWEEP_PHRASES = {
-    "logistic_r": ("the logistic map x(n+1) = r x(n) (1 - x(n))", "r"),
-    "rossler_c": ("the Rössler system with a = b = 0.2", "c"),
-    "duffing_gamma": ("the forced Duffing oscillator x'' + 0.3x' - x + x^3 = gamma cos(1.2t)", "gamma"),
-    "henon_a": ("the Hénon map with b = 0.3", "a"),
-}
-
-
 def regime_transition(inputs: Inputs) -> list[Draft]:
     drafts = []
     for name in sorted(inputs.sweeps):
         sweep = inputs.sweeps[name]
-        label, symbol = SWEEP_PHRASES.get(name, (f"the {sweep['system']} system", sweep["parameter"]))
+        label, symbol = sweep["label"], sweep["parameter"]  # the sweep names its system and fixed parameters
         system_id = sweep["system"]
         points = [p for p in sweep["points"] if p["regime"] != "ambiguous"]
         for point in points:
@@ -310,7 +302,7 @@ def fol_inference(inputs: Inputs) -> list[Draft]:
     requires = ontology.requires_closure()
     excludes = ontology.excludes_closure()
     names = list(ontology.PREDICATES)
-    witnesses = {(a, b) for s in (*inputs.core, *inputs.extended) for a in names for b in names
+    witnesses = {(a, b) for s in inputs.core for a in names for b in names
                  if s.truth[a] and s.truth[b]}
     drafts = []
     for a in names:
@@ -352,7 +344,7 @@ def _assignment_consistency(inputs: Inputs) -> list[Draft]:
     question = "A system is described as follows: {}. Is this description logically consistent?"
     requires = ontology.requires_closure()
     drafts = []
-    for s in (*inputs.core, *inputs.extended):
+    for s in inputs.core:
         true_preds = sorted(p for p in ontology.PREDICATES if s.truth[p])
         for a, b, c in itertools.combinations(true_preds, 3):
             text = f"it {claim(a)}, it {claim(b)}, and it {claim(c)}"
@@ -421,7 +413,7 @@ BIAS_TEMPLATES = (
 
 def adversarial(inputs: Inputs) -> list[Draft]:
     drafts = []
-    for s in (*inputs.core, *inputs.extended):
+    for s in inputs.core:
         for index, (bias, text, applies, truth, preds) in enumerate(BIAS_TEMPLATES):
             if applies(s.truth):
                 drafts.append(Draft(text.format(s=s.name, S=cap(s.name)), truth(s.truth), "adversarial", s.id,
@@ -453,6 +445,39 @@ def perturbation_robustness(inputs: Inputs) -> list[Draft]:
                                     {"perturbation": "entity_swap", "swapped_from": s.id}))
     return drafts
 
+
+FULL_DISTRACTORS = (
+    "The system has been studied for several decades.",
+    "Its equations can be integrated on an ordinary laptop.",
+    "Different authors use slightly different notation for its variables.",
+    "It is sometimes shown in popular-science lectures.",
+)
+
+
+def _more_phrasings(family: str, systems) -> list[Draft]:
+    drafts = []
+    for s in systems:
+        for p in ontology.PREDICATES:
+            value = s.truth[p]
+            drafts.append(Draft(f"Is it correct that {s.name} {claim(p)}?", value, family, s.id,
+                                f"{family}.is_it_correct.v1", [pred(p)]))
+            drafts.append(Draft(f"Can one say that {s.name} {claim(p, False)}?", not value, family, s.id,
+                                f"{family}.can_one_say_not.v1", [pred(p, "negative")]))
+    return drafts
+
+
+def _more_distractors(inputs: Inputs) -> list[Draft]:
+    return [Draft(f"{distractor} {ask(p, s.name)}", s.truth[p], "perturbation_robustness", s.id,
+                  "perturb.distractor.v1", [pred(p)], {"perturbation": "distractor"})
+            for s in inputs.core for p in ontology.PREDICATES for distractor in FULL_DISTRACTORS]
+
+
+# Extra shapes used only at full scale, so that the committed default suite stays as it is.
+FULL_SCALE_EXTRAS = {
+    "atomic": lambda inputs: _more_phrasings("atomic", inputs.core),
+    "extended_systems": lambda inputs: _more_phrasings("extended_systems", inputs.extended),
+    "perturbation_robustness": _more_distractors,
+}
 
 GENERATORS = {
     "atomic": atomic,
@@ -555,13 +580,16 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random) -> list[dict]:
 def build(seed: int = 42, scale: str = "default", inputs: Inputs | None = None) -> tuple[dict[str, list[dict]], list[dict]]:
     """-> (records per family, dialogue records)."""
     inputs = inputs or load_inputs()
-    rng = random.Random(seed)
     extended_ids = {s.id for s in inputs.extended}
     per_family = SCALES[scale]
     families: dict[str, list[dict]] = {}
     for family in FAMILIES:
-        drafts = dedupe(GENERATORS[family](inputs))
-        chosen = sample_family(drafts, per_family, rng)
+        drafts = GENERATORS[family](inputs)
+        if scale == "full" and family in FULL_SCALE_EXTRAS:
+            drafts += FULL_SCALE_EXTRAS[family](inputs)
+        drafts = dedupe(drafts)
+        # one generator per family: a change to one family's pool leaves the others as they were
+        chosen = sample_family(drafts, per_family, random.Random(f"{seed}:{family}"))
         chosen.sort(key=lambda d: (split_of(d, extended_ids), d.template, d.system_id, d.key()))
         families[family] = [
             {
@@ -577,7 +605,7 @@ def build(seed: int = 42, scale: str = "default", inputs: Inputs | None = None) 
             }
             for index, d in enumerate(chosen, start=1)
         ]
-    return families, dialogues(inputs, DIALOGUES[scale], rng)
+    return families, dialogues(inputs, DIALOGUES[scale], random.Random(f"{seed}:dialogues"))
 
 
 def jsonl(records: list[dict]) -> str:
@@ -614,3 +642,18 @@ def write_bank(out_dir: Path, seed: int = 42, scale: str = "default") -> dict:
     data = manifest(files, families, dialogue_records, seed, scale)
     (out_dir / "manifest.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return data
+
+
+def counts_table(data: dict) -> str:
+    """The family x split table of a manifest, as Markdown (the dataset card embeds it; a test
+    keeps the two in step)."""
+    header = "| family | " + " | ".join(SPLITS) + " | total | TRUE share |"
+    rule = "|---|" + "---:|" * (len(SPLITS) + 2)
+    rows = [header, rule]
+    for family in FAMILIES:
+        counts = data["counts"].get(family, {})
+        cells = [str(counts.get(split, 0)) for split in SPLITS]
+        rows.append(f"| {family} | " + " | ".join(cells) + f" | {sum(counts.values())} | {data['true_share'][family]:.1%} |")
+    totals = [str(data["split_totals"][split]) for split in SPLITS]
+    rows.append("| **all** | " + " | ".join(totals) + f" | {data['total_questions']} | |")
+    return "\n".join(rows)

@@ -12,7 +12,7 @@ from plugin.providers.base import Request
 
 MODES = ("zeroshot", "cot")
 # Generation budget per mode: a label needs few tokens, a chain of thought many.
-MAX_TOKENS = {"zeroshot": 128, "cot": 512}
+MAX_TOKENS = {"zeroshot": 64, "cot": 512}
 
 
 def suite_name(mode: str) -> str:

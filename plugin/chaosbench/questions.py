@@ -164,10 +164,12 @@ def _upstream_record(record: dict, where: str) -> Question:
 
 
 def parse_record(record: object, where: str) -> Question:
-    """One JSON object -> Question; project format has `family`, upstream has `type`."""
+    """One JSON object -> Question; upstream records have `type` and no `family`, anything else
+    is read (and reported on) as the project's format."""
     if not isinstance(record, dict):
         raise CaseFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
-    question = _project_record(record, where) if "family" in record else _upstream_record(record, where)
+    upstream = "type" in record and "family" not in record
+    question = _upstream_record(record, where) if upstream else _project_record(record, where)
     if not ID_PATTERN.match(question.id):
         raise CaseFileError(f"{where}: id {question.id!r} is not filesystem-safe (letters, digits, _ . -)")
     return question

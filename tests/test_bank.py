@@ -1,0 +1,195 @@
+"""The generated ChaosBench-Logic bank: reproducible, complete, balanced, valid."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+from helpers import add_eval_module, read_summary
+
+from plugin.chaosbench.bank import CASES_DIR, HELDOUT_TEMPLATES, build, counts_table, write_bank
+from plugin.chaosbench.questions import FAMILIES, SPLITS, load_questions
+from plugin.chaosbench.systems import load_all
+from plugin.chaosbench.validate import validate
+
+MANIFEST = json.loads((CASES_DIR / "manifest.json").read_text())
+QUESTIONS = [q for q in load_questions(CASES_DIR) if q.dialogue_id is None]
+TURNS = [q for q in load_questions(CASES_DIR) if q.dialogue_id is not None]
+CATALOG = {s.id: s for s in load_all()}
+
+
+def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "plugin", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_build_bank_reproduces_the_committed_files_byte_for_byte(tmp_path) -> None:
+    result = run_cli("build-bank", "--seed", "42", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "manifest.json").read_text()) == MANIFEST
+    for name in MANIFEST["files"]:
+        assert (tmp_path / name).read_bytes() == (CASES_DIR / name).read_bytes(), name
+    assert (tmp_path / "manifest.json").read_bytes() == (CASES_DIR / "manifest.json").read_bytes()
+
+
+def test_dataset_card_shows_the_manifest_counts() -> None:
+    card = (CASES_DIR / "README.md").read_text()
+    assert counts_table(MANIFEST) in card
+    assert f"{MANIFEST['dialogues']} dialogues ({MANIFEST['dialogue_turns']} turns)" in card
+
+
+def test_another_seed_gives_another_bank(tmp_path) -> None:
+    assert write_bank(tmp_path, seed=43)["files"] != MANIFEST["files"]
+
+
+def test_every_family_and_split_is_non_empty() -> None:
+    assert {q.family for q in QUESTIONS} == set(FAMILIES)
+    assert {q.split for q in QUESTIONS} == set(SPLITS)
+    assert all(MANIFEST["split_totals"][split] > 0 for split in SPLITS)
+
+
+def test_about_a_thousand_questions_balanced_per_family() -> None:
+    assert 900 <= len(QUESTIONS) <= 1100
+    for family in FAMILIES:
+        golds = [q.ground_truth == "TRUE" for q in QUESTIONS if q.family == family]
+        assert 0.45 <= sum(golds) / len(golds) <= 0.55, family
+
+
+def test_heldout_templates_appear_in_no_other_split() -> None:
+    by_template = defaultdict(set)
+    for q in QUESTIONS:
+        by_template[q.template].add(q.split)
+    heldout = {t for t, splits in by_template.items() if "heldout_templates" in splits}
+    assert heldout and heldout <= set(HELDOUT_TEMPLATES.values())
+    assert all(by_template[t] == {"heldout_templates"} for t in heldout)
+
+
+def test_heldout_systems_are_imported_systems_never_seen_elsewhere() -> None:
+    heldout = {q.system_id for q in QUESTIONS if q.split == "heldout_systems"}
+    elsewhere = {q.system_id for q in QUESTIONS if q.split != "heldout_systems"}
+    assert heldout and all(CATALOG[s].origin == "dysts" for s in heldout)
+    assert not heldout & elsewhere
+
+
+def test_records_carry_predicates_with_polarity_and_templates() -> None:
+    for q in QUESTIONS:
+        assert q.template and q.system_id
+        for p in q.predicates:
+            assert p["polarity"] in ("positive", "negative")
+    adversarial = [q for q in QUESTIONS if q.family == "adversarial"]
+    assert adversarial and all(q.bias for q in adversarial)
+    groups = defaultdict(set)
+    for q in QUESTIONS:
+        if q.family == "consistency_paraphrase":
+            groups[q.extra["group"]].add(q.ground_truth)
+    assert groups and all(len(golds) == 1 for golds in groups.values())
+    kinds = {q.extra["perturbation"] for q in QUESTIONS if q.family == "perturbation_robustness"}
+    assert kinds == {"negation", "distractor", "entity_swap", "paraphrase"}
+
+
+def test_atomic_golds_agree_with_the_catalog() -> None:
+    for q in QUESTIONS:
+        if q.family in ("atomic", "extended_systems") and len(q.predicates) == 1:
+            p = q.predicates[0]
+            value = (q.ground_truth == "TRUE") == (p["polarity"] == "positive")
+            assert CATALOG[q.system_id].truth[p["name"]] == value, q.id
+
+
+def test_at_least_fifty_dialogues_that_refer_back() -> None:
+    dialogues = defaultdict(list)
+    for turn in TURNS:
+        dialogues[turn.dialogue_id].append(turn)
+    assert len(dialogues) >= 50
+    for turns in dialogues.values():
+        assert 3 <= len(turns) <= 6
+        assert [t.turn for t in turns] == list(range(1, len(turns) + 1))
+        assert all(len(t.predicates) == 1 for t in turns)
+        assert len({t.system_id for t in turns}) == 1
+        for later in turns[1:]:
+            assert any(ref in later.question for ref in (" it ", "previous", "first answer", "same system")), later.question
+
+
+def test_full_scale_has_at_least_40000_balanced_questions() -> None:
+    families, dialogue_records = build(seed=42, scale="full")
+    total = sum(len(records) for records in families.values())
+    assert total >= 40_000
+    for family, records in families.items():
+        share = sum(r["ground_truth"] == "TRUE" for r in records) / len(records)
+        assert 0.45 <= share <= 0.55, family
+    assert len({r["dialogue_id"] for r in dialogue_records}) >= 500
+
+
+# --- validate-cases ---
+
+
+def test_validate_passes_on_the_committed_bank() -> None:
+    assert validate(CASES_DIR, {s.id: s.truth for s in CATALOG.values()}) == []
+    result = run_cli("validate-cases")
+    assert result.returncode == 0, result.stdout
+    assert "is valid" in result.stdout
+
+
+def _planted(tmp_path, line_number: int, replace) -> tuple:
+    bank = tmp_path / "bank"
+    shutil.copytree(CASES_DIR, bank, ignore=shutil.ignore_patterns("prompts", "systems", "*.json"))
+    target = bank / "atomic.jsonl"
+    lines = target.read_text().splitlines()
+    record = json.loads(lines[line_number - 1])
+    lines[line_number - 1] = replace(record)
+    target.write_text("\n".join(lines) + "\n")
+    return bank, target
+
+
+def _flip(record: dict) -> str:
+    record["ground_truth"] = "FALSE" if record["ground_truth"] == "TRUE" else "TRUE"
+    return json.dumps(record)
+
+
+@pytest.mark.parametrize(
+    ("replace", "message"),
+    [
+        (lambda r: json.dumps({k: v for k, v in r.items() if k != "family"}), "missing field(s) family"),
+        (lambda r: "{broken", "invalid JSON"),
+        (lambda r: json.dumps({**r, "question": "Is the Lorenz-63 system PosLyap?"}), "raw predicate token 'PosLyap'"),
+        (lambda r: json.dumps({**r, "question": "Is the the logistic map chaotic?"}), "doubled word 'the the'"),
+        (_flip, "the systems catalog says"),
+    ],
+    ids=["schema", "json", "raw-token", "doubled-word", "contradicts-catalog"],
+)
+def test_validate_names_file_and_line_of_a_planted_bad_record(tmp_path, replace, message) -> None:
+    bank, target = _planted(tmp_path, 7, replace)
+    result = run_cli("validate-cases", str(bank))
+    assert result.returncode == 1
+    assert f"{target}:7: " in result.stdout and message in result.stdout, result.stdout
+
+
+def test_validate_reports_duplicates_and_balance(tmp_path) -> None:
+    bank, target = _planted(tmp_path, 9, lambda r: json.dumps(r))
+    lines = target.read_text().splitlines()
+    duplicate = json.loads(lines[2])
+    duplicate["id"] = "atomic-99999"
+    duplicate["question"] = duplicate["question"].upper()
+    target.write_text("\n".join(lines) + "\n" + json.dumps(duplicate) + "\n")
+    result = run_cli("validate-cases", str(bank))
+    assert result.returncode == 1
+    assert f"{target}:{len(lines) + 1}: near-duplicate question of {target}:3" in result.stdout
+    only_true = tmp_path / "skewed.jsonl"
+    records = [json.loads(line) for line in lines if json.loads(line)["ground_truth"] == "TRUE"][:10]
+    only_true.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert "family atomic: 100.0% TRUE of 10 (allowed 45%-55%)" in run_cli("validate-cases", str(only_true)).stdout
+
+
+# --- the oracle over the whole bank ---
+
+
+def test_oracle_scores_one_on_every_family_and_split(pytester) -> None:
+    add_eval_module(pytester)
+    result = pytester.runpytest_subprocess("--model", "oracle", "-n", "2")
+    assert result.ret == 0
+    summary = read_summary(pytester, "oracle")
+    assert summary["total_questions"] == len(QUESTIONS)
+    assert set(summary["task_accuracy"].values()) == {1.0}
+    assert set(summary["split_accuracy"].values()) == {1.0}
