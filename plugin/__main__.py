@@ -11,7 +11,7 @@ from pathlib import Path
 def serve_local(args: argparse.Namespace) -> int:
     from plugin.local_server import LocalServer, LocalServerError
 
-    server = LocalServer(port=args.port, ready_timeout=args.ready_timeout)
+    server = LocalServer(port=args.port, ready_timeout=args.ready_timeout, n_threads=args.n_threads)
     try:
         server.start()
     except LocalServerError as exc:
@@ -34,10 +34,14 @@ def scan_secrets(args: argparse.Namespace) -> int:
 
 
 def build_bank(args: argparse.Namespace) -> int:
-    from plugin.chaosbench.bank import CASES_DIR, write_bank
+    from plugin.chaosbench.bank import CASES_DIR, BankError, write_bank
 
     out = Path(args.out) if args.out else (CASES_DIR if args.scale == "default" else CASES_DIR.with_name("chaosbench-full"))
-    manifest = write_bank(out, seed=args.seed, scale=args.scale)
+    try:
+        manifest = write_bank(out, seed=args.seed, scale=args.scale)
+    except BankError as exc:
+        print(f"build-bank: {exc}", file=sys.stderr)
+        return 1
     print(f"build-bank: {manifest['total_questions']} questions and {manifest['dialogues']} dialogues "
           f"({manifest['dialogue_turns']} turns) written to {out}")
     return 0
@@ -62,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve-local", help="run the local SmolLM2 model behind llama.cpp's OpenAI-compatible server")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--ready-timeout", type=float, default=120.0, help="seconds to wait for the server (default 120)")
+    serve.add_argument("--n-threads", type=int, default=None,
+                       help="CPU threads for llama.cpp (default: all; use 1 when other processes share the machine)")
     serve.set_defaults(run=serve_local)
 
     scan = commands.add_parser("scan-secrets", help="fail on API-key shapes in cassettes, snapshots and results")

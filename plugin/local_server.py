@@ -35,8 +35,11 @@ class LocalServer:
     """Start/stop llama.cpp's server on 127.0.0.1; usable as a context manager."""
 
     def __init__(self, port: int = DEFAULT_PORT, host: str = "127.0.0.1", n_ctx: int = 2048,
-                 ready_timeout: float = 120.0, log: Path | None = None):
+                 ready_timeout: float = 120.0, log: Path | None = None, n_threads: int | None = None):
         self.host, self.port, self.n_ctx = host, port, n_ctx
+        # llama.cpp's default (every core) slows ~15x when another process holds one; tests and
+        # recordings that share the machine pass n_threads=1
+        self.n_threads = n_threads
         self.ready_timeout = ready_timeout
         self.log = log
         self.process: subprocess.Popen | None = None
@@ -48,7 +51,8 @@ class LocalServer:
     def command(self) -> list[str]:
         return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()),
                 "--model_alias", MODEL_ALIAS, "--host", self.host, "--port", str(self.port),
-                "--n_ctx", str(self.n_ctx), "--seed", "0"]
+                "--n_ctx", str(self.n_ctx), "--seed", "0",
+                *(["--n_threads", str(self.n_threads)] if self.n_threads else [])]
 
     def start(self) -> "LocalServer":
         if importlib.util.find_spec("llama_cpp") is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from collections import defaultdict
 import pytest
 from helpers import add_eval_module, read_summary
 
-from plugin.chaosbench.bank import CASES_DIR, HELDOUT_TEMPLATES, build, counts_table, write_bank
+from plugin.chaosbench.bank import CASES_DIR, HELDOUT_TEMPLATES, BankError, build, counts_table, load_inputs, write_bank
 from plugin.chaosbench.questions import FAMILIES, SPLITS, load_questions
 from plugin.chaosbench.systems import load_all
 from plugin.chaosbench.validate import validate
@@ -33,6 +34,21 @@ def test_build_bank_reproduces_the_committed_files_byte_for_byte(tmp_path) -> No
     for name in MANIFEST["files"]:
         assert (tmp_path / name).read_bytes() == (CASES_DIR / name).read_bytes(), name
     assert (tmp_path / "manifest.json").read_bytes() == (CASES_DIR / "manifest.json").read_bytes()
+
+
+def test_build_fails_naming_the_system_whose_indicators_contradict_its_label() -> None:
+    inputs = load_inputs()
+    indicators = {sid: dict(values) for sid, values in inputs.indicators.items()}
+    indicators["lorenz63"]["lle"] = -0.5      # as if simulation found a stable equilibrium
+    with pytest.raises(BankError, match=r"lorenz63: curated Chaotic=True but computed lle=-0\.5"):
+        build(inputs=dataclasses.replace(inputs, indicators=indicators))
+
+
+def test_build_fails_on_a_simulated_system_with_no_cached_indicators() -> None:
+    inputs = load_inputs()
+    indicators = {sid: values for sid, values in inputs.indicators.items() if sid != "henon"}
+    with pytest.raises(BankError, match=r"henon: no cached indicators \(run `python -m plugin compute-indicators --only henon`\)"):
+        build(inputs=dataclasses.replace(inputs, indicators=indicators))
 
 
 def test_dataset_card_shows_the_manifest_counts() -> None:

@@ -30,7 +30,7 @@ def completions(pytester) -> list[dict]:
 def test_record_from_the_live_server_then_replay_offline(pytester, tmp_path) -> None:
     add_eval_module(pytester)
     cassettes = tmp_path / "cassettes"
-    server = LocalServer(port=free_port(), log=tmp_path / "server.log")
+    server = LocalServer(port=free_port(), log=tmp_path / "server.log", n_threads=1)  # the other xdist worker holds a core
     args = ["--model", "smollm2-135m", "--base-url", server.base_url, "--cassette-dir", str(cassettes),
             "--max-items", "3", "-p", "no:randomly"]
     with server:

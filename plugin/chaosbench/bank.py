@@ -577,9 +577,35 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random) -> list[dict]:
 # --- build --------------------------------------------------------------------------------
 
 
+class BankError(Exception):
+    """The inputs of the bank contradict each other; the message names what and where."""
+
+
+def label_problems(inputs: Inputs) -> list[str]:
+    """Catalog labels that the cached indicators contradict (same rule as `compute-indicators
+    --verify`), and simulated systems with no cached indicators."""
+    from plugin.chaosbench.compute_indicators import COMMAND, Entry
+    from plugin.chaosbench.compute_indicators import label_problems as entry_problems
+
+    problems: list[str] = []
+    for s in inputs.core + inputs.extended:
+        if s.simulate is None:
+            continue
+        values = inputs.indicators.get(s.id)
+        if values is None:
+            problems.append(f"system {s.id}: no cached indicators (run `{COMMAND} --only {s.id}`)")
+            continue
+        problems += entry_problems(Entry(s.id, s.name, s.simulate, dict(s.parameters), dict(s.truth), s.origin), values)
+    return problems
+
+
 def build(seed: int = 42, scale: str = "default", inputs: Inputs | None = None) -> tuple[dict[str, list[dict]], list[dict]]:
-    """-> (records per family, dialogue records)."""
+    """-> (records per family, dialogue records). Raises BankError when a computed indicator
+    contradicts a catalog label: truth must not depend on which of the two one believes."""
     inputs = inputs or load_inputs()
+    problems = label_problems(inputs)
+    if problems:
+        raise BankError("computed indicators disagree with the catalog:\n  " + "\n  ".join(problems))
     extended_ids = {s.id for s in inputs.extended}
     per_family = SCALES[scale]
     families: dict[str, list[dict]] = {}

@@ -93,7 +93,7 @@ def sig6(x: float) -> float | None:
     x = float(x)
     if not math.isfinite(x):
         return None
-    return float(f"{x:.6g}")
+    return float(f"{x:.6g}") + 0.0     # + 0.0 turns -0.0 into 0.0
 
 
 def rounded(obj: Any) -> Any:
@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None, catalog_dir: Path | None = None, indicat
 
 
 # dysts continuous flows considered for cases/chaosbench/systems/dysts.yaml, with the noun phrase
-# used in questions.  Left out on purpose: systems already curated in core.yaml (Lorenz, Rossler,
+# used in questions (names never state a predicate: no "chaotic", "hyperchaotic", "strange").  Left out on purpose: systems already curated in core.yaml (Lorenz, Rossler,
 # Chen, Chua, Duffing, double pendulum, van der Pol variants, Lorenz-96, Mackey-Glass,
 # Kuramoto-Sivashinsky, Henon-Heiles, Brusselator variants, hyperchaotic Rossler), delay
 # equations, kinematic fluid-advection models with unbounded angle or time coordinates (ArnoldWeb,
@@ -438,7 +438,7 @@ DYSTS_NAMES = {
     "Coullet": "the Coullet system",
     "Dadras": "the Dadras system",
     "DequanLi": "the Dequan Li system",
-    "Finance": "the chaotic finance system",
+    "Finance": "the interest-rate finance model",
     "FluidTrampoline": "the bouncing droplet on a vibrating fluid bath",
     "ForcedFitzHughNagumo": "the periodically forced FitzHugh-Nagumo neuron",
     "GenesioTesi": "the Genesio-Tesi system",
@@ -448,17 +448,17 @@ DYSTS_NAMES = {
     "Halvorsen": "the Halvorsen attractor",
     "HastingsPowell": "the Hastings-Powell food chain",
     "HindmarshRose": "the Hindmarsh-Rose neuron model",
-    "HyperBao": "the hyperchaotic Bao system",
-    "HyperCai": "the hyperchaotic Cai system",
-    "HyperJha": "the hyperchaotic Jha system",
-    "HyperLorenz": "the hyperchaotic Lorenz system",
-    "HyperLu": "the hyperchaotic Lu system",
-    "HyperPang": "the hyperchaotic Pang system",
-    "HyperQi": "the hyperchaotic Qi system",
-    "HyperWang": "the hyperchaotic Wang system",
-    "HyperXu": "the hyperchaotic Xu system",
-    "HyperYan": "the hyperchaotic Yan system",
-    "HyperYangChen": "the hyperchaotic Yang-Chen system",
+    "HyperBao": "the four-dimensional Bao system",
+    "HyperCai": "the four-dimensional Cai system",
+    "HyperJha": "the four-dimensional Jha system",
+    "HyperLorenz": "the four-dimensional Lorenz-type system",
+    "HyperLu": "the four-dimensional Lu system",
+    "HyperPang": "the four-dimensional Pang system",
+    "HyperQi": "the four-dimensional Qi system",
+    "HyperWang": "the four-dimensional Wang system",
+    "HyperXu": "the four-dimensional Xu system",
+    "HyperYan": "the four-dimensional Yan system",
+    "HyperYangChen": "the four-dimensional Yang-Chen system",
     "IsothermalChemical": "the isothermal autocatalytic chemical reactor",
     "ItikBanksTumor": "the Itik-Banks tumour growth model",
     "JerkCircuit": "the diode jerk circuit",
@@ -476,7 +476,7 @@ DYSTS_NAMES = {
     "NuclearQuadrupole": "the nuclear quadrupole resonance model",
     "PanXuZhou": "the Pan-Xu-Zhou system",
     "PehlivanWei": "the Pehlivan-Wei system",
-    "Qi": "the four-wing Qi system",
+    "Qi": "the Qi four-wing attractor",
     "QiChen": "the Qi-Chen system",
     "RabinovichFabrikant": "the Rabinovich-Fabrikant system",
     "RayleighBenard": "the Rayleigh-Benard convection model",
@@ -507,10 +507,10 @@ DYSTS_NAMES = {
     "SprottQ": "the Sprott Q system",
     "SprottR": "the Sprott R system",
     "SprottS": "the Sprott S system",
-    "SprottTorus": "the Sprott torus-and-strange-attractor system",
+    "SprottTorus": "the Sprott 2014 system",
     "Thomas": "the Thomas cyclically symmetric attractor",
-    "ThomasLabyrinth": "the Thomas labyrinth chaos system",
-    "Tsucs2": "the three-scroll unified chaotic system",
+    "ThomasLabyrinth": "the Thomas labyrinth system",
+    "Tsucs2": "the three-scroll unified system",
     "TurchinHanski": "the seasonally forced Turchin-Hanski vole model",
     "VallisElNino": "the Vallis El Nino model",
     "WangSun": "the Wang-Sun four-scroll system",
@@ -525,6 +525,11 @@ DYSTS_EQUATIONS = {
     "AnishchenkoAstakhov": "dx/dt = mu*x + y - x*z, dy/dt = -x, dz/dt = -eta*z + eta*H(x)*x^2 (H: Heaviside step)",
     "Colpitts": "dx/dt = y - a*F(z), dy/dt = c - x - b*y - z, dz/dt = y - d*z, "
                 "with F(z) = -u*(1 - H(u)), u = z - (e - 1) (H: Heaviside step)",
+    "FluidTrampoline": "dx/dt = y, dy/dt = -1 - H(-x)*(x + psi*y*|y|) + gamma*cos(th), dth/dt = w "
+                       "(H: Heaviside step; th: forcing phase)",
+    # dysts writes b2 * p ** 1 / 2, i.e. b2*p/2
+    "WindmiReduced": "di/dt = a1*(vsw - v), dv/dt = b1*i - b2*p/2 - b3*v, "
+                     "dp/dt = vsw^2 - p^(5/4)*vsw^(1/2)*(1 + tanh(d1*(i - 1)))/2",
 }
 LONG_TRANSIENT = 600.0       # characteristic times, generator check for late settling
 DYSTS_MARGIN = 2.0           # accept a chaotic / regular label only beyond 2 eps
@@ -533,7 +538,7 @@ K_ACCEPT_CHAOTIC, K_ACCEPT_REGULAR = 0.85, 0.5
 
 def _expr(node) -> str:
     text = ast.unparse(node)
-    for a, b in (("np.", ""), ("**", "^"), (" * ", "*"), (" / ", "/")):
+    for a, b in (("np.", ""), (" ** ", "^"), ("**", "^"), (" * ", "*"), (" / ", "/")):
         text = text.replace(a, b)
     return text
 
@@ -664,7 +669,8 @@ def derive_dysts_entry(class_name: str, facts: dict) -> tuple[dict | None, str]:
     elif regime in ("periodic", "fixed_point"):
         if k > K_ACCEPT_REGULAR:
             return None, f"exponents say {regime} but the 0-1 test says otherwise ({summary})"
-        if regime == "fixed_point" and lle >= -DYSTS_MARGIN * eps:
+        # a fixed point is also confirmed by the orbit's convergence (regime), so eps suffices
+        if regime == "fixed_point" and lle >= -eps:
             return None, f"weakly negative exponent ({summary})"
         if regime == "periodic" and lle2 >= -DYSTS_MARGIN * eps:
             return None, f"second exponent too close to zero for a limit cycle ({summary})"
@@ -720,13 +726,18 @@ def derive_dysts_entry(class_name: str, facts: dict) -> tuple[dict | None, str]:
         "kind": kind,
         "equations": dysts_equations(class_name),
         "parameters": params,
-        "source": f"{system.citation.strip()} Equations, parameters and initial condition from dysts (Gilpin 2021).",
+        "source": f"{_sentence(system.citation)} Equations, parameters and initial condition from dysts (Gilpin 2021).",
         "simulate": simulate,
         "truth": truth,
     }
     note = (f"computed {summary}, regime {regime}, mean divergence {_fmt(divergence)}; dysts spectrum "
             f"{[round(v, 3) for v in spectrum]}")
     return entry, note
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(str(text).split()).rstrip(".")
+    return text + "."
 
 
 def _yaml_scalar(value: Any) -> str:
@@ -761,7 +772,7 @@ DYSTS_HEADER = """\
 #   long-term behaviour.
 # - Chaotic / PosLyap / Sensitive / PointUnpredictable: the computed largest exponent is > 2 eps
 #   (eps = 0.05 per dysts period) AND the 0-1 test gives K >= 0.85.  Non-chaotic: a stable
-#   equilibrium (largest exponent < -2 eps, orbit converged; FixedPointAttr) or a limit cycle
+#   equilibrium (largest exponent < -eps, orbit converged to a point; FixedPointAttr) or a limit cycle
 #   (largest exponent 0, second < -2 eps; Periodic), with K <= 0.5.  Anything else is left out.
 # - Dissipative: mean divergence of the vector field along the computed orbit < -eps and dysts'
 #   estimated spectrum sums to a negative number.  Conservative (and Hamiltonian, when dysts marks
@@ -813,6 +824,7 @@ def write_dysts_catalog(workers: int = 2, candidates: Iterable[str] | None = Non
     for key, value, _ in run_parallel([(_settle_job, name, f"settle {name}") for name in settle], workers, report):
         facts[key]["settled"] = value
     save()
+    facts = json.loads(json.dumps(rounded(facts)))   # derive from the same 6-digit values as a cached run
     accepted, notes, rejected = [], {}, []
     for name in sorted(names):
         entry, note = derive_dysts_entry(name, facts[name])

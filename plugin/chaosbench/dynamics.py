@@ -17,8 +17,7 @@ Conventions
   Sci. Comput. 26:1214) on a Fourier grid.
 * Sampling rule for the observed series (0-1 test, permutation entropy): a flow with
   characteristic time P (its dominant oscillation period, `timescale`) is sampled every P/2
-  time units -- two samples per oscillation, never the integration
-  step.  Oversampling makes successive samples almost equal, the 0-1 test's translation
+  time units -- two samples per oscillation, never the integration step.  Oversampling makes successive samples almost equal, the 0-1 test's translation
   variables then move ballistically and K comes out near 0 even for Lorenz-63 (upstream's
   defect).  P/10 is not enough either for phase-coherent oscillators: the dominant frequency
   of the samples is then 2 pi / 10 and its harmonics fall inside the test's frequency range
@@ -30,6 +29,11 @@ Conventions
   section; at P/2 the Ueda oscillator gives K = 0.39, stroboscopically 1.00).  Maps are sampled
   every iteration.
 * Lyapunov renormalisation happens every P/10 (flows) or every iteration (maps).
+* dysts flows: the observed series comes from dysts' own `make_trajectory` (scipy LSODA,
+  rtol = atol = 1e-8, P = dysts' `period` metadata, 2 points per period, 10 P transient or the
+  catalog's `simulate.transient`); the exponents use dysts' right-hand side with our RK4, whose
+  step is the largest P/50 / 2^j with RK4 local error <= 1e-4 on those states
+  (`choose_rk4_step`), started from the last dysts state.
 * `transient` and `horizon` are given in units of P (flows) or iterations (maps): the first
   `transient` is discarded, the next `horizon` is used for the exponents and the series.
 """

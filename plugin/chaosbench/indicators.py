@@ -57,9 +57,17 @@ EPS_PER_PERIOD = 0.05        # flows: eps = EPS_PER_PERIOD / P (per unit time)
 D0 = 1e-8                    # relative size of the Benettin perturbation
 FIXED_POINT_SPREAD = 1e-5    # relative spread of the final states below which the orbit is a point
 N_C = 100                    # number of random frequencies c in the 0-1 test
+CONSTANT_RTOL = 1e-4         # series flatter than this (relative) count as constant
 
 
 # ---------------------------------------------------------------------- 0-1 test, permutation entropy
+
+
+def _constant(x: np.ndarray) -> bool:
+    """A series varying by less than 1e-4 of its magnitude (an orbit resting on a fixed point, up
+    to integrator round-off) is treated as constant: K = 0 and permutation entropy 0, instead of
+    values computed from round-off noise."""
+    return bool(np.ptp(x) <= CONSTANT_RTOL * (1.0 + np.abs(x).max()))
 
 
 def zero_one_k(series: np.ndarray, seed: int = 0, n_c: int = N_C) -> float:
@@ -67,7 +75,7 @@ def zero_one_k(series: np.ndarray, seed: int = 0, n_c: int = N_C) -> float:
     phi = np.asarray(series, dtype=float).reshape(-1)
     phi = phi[np.isfinite(phi)]
     N = phi.size
-    if N < 100 or np.ptp(phi) <= 1e-12 * (1.0 + np.abs(phi).max()):
+    if N < 100 or _constant(phi):
         return 0.0
     ncut = max(2, N // 10)
     rng = np.random.default_rng(seed)
@@ -98,7 +106,7 @@ def permutation_entropy(series: np.ndarray, order: int = 5, delay: int = 1) -> f
     """Normalised Bandt-Pompe permutation entropy in [0, 1]."""
     x = np.asarray(series, dtype=float).reshape(-1)
     span = (order - 1) * delay + 1
-    if x.size < span + 1:
+    if x.size < span + 1 or _constant(x):
         return 0.0
     windows = np.lib.stride_tricks.sliding_window_view(x, span)[:, ::delay]
     ranks = np.argsort(windows, axis=1, kind="stable")
