@@ -26,18 +26,22 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "eval-session")
 
 
+def _marks(item) -> list[pytest.MarkDecorator]:
+    return [getattr(pytest.mark, item.family), getattr(pytest.mark, item.split)]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "chaosbench_question" not in metafunc.fixturenames:
+    wanted = [name for name in ("chaosbench_question", "chaosbench_dialogue") if name in metafunc.fixturenames]
+    if not wanted:
         return
     try:
-        questions = metafunc.config.stash[EVAL_SESSION].questions()
+        questions, dialogues = metafunc.config.stash[EVAL_SESSION].items()
     except CaseFileError as exc:
         # CollectError prints just the message (file:line: what is wrong), not a traceback.
         raise pytest.Collector.CollectError(str(exc)) from None
-    metafunc.parametrize(
-        "chaosbench_question",
-        [pytest.param(q, id=q.id, marks=[getattr(pytest.mark, q.family), getattr(pytest.mark, q.split)]) for q in questions],
-    )
+    for name in wanted:
+        items = questions if name == "chaosbench_question" else dialogues
+        metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=_marks(i)) for i in items])
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):

@@ -53,6 +53,23 @@ def validate_cases(args: argparse.Namespace) -> int:
     return main([args.path] if args.path else [])
 
 
+def merge(args: argparse.Namespace) -> int:
+    from plugin.merge import MergeError
+    from plugin.merge import merge as merge_shards
+    from plugin.report import summary_lines
+
+    try:
+        target, summary = merge_shards([Path(d) for d in args.dirs], Path(args.out) if args.out else None)
+    except MergeError as exc:
+        print(f"merge: {exc}", file=sys.stderr)
+        return 2
+    print(f"merge: {len(args.dirs)} shards, {summary['total_questions']} questions and "
+          f"{summary['dialogue_details']['total_dialogues']} dialogues")
+    for line in summary_lines(summary, [], target):
+        print(line)
+    return 0
+
+
 def compute_indicators(args: argparse.Namespace) -> int:
     from plugin.chaosbench.compute_indicators import main
 
@@ -84,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     validate = commands.add_parser("validate-cases", help="check a question bank; file:line for every bad record")
     validate.add_argument("path", nargs="?", default=None, help="a .jsonl file or a folder (default cases/chaosbench)")
     validate.set_defaults(run=validate_cases)
+
+    merging = commands.add_parser("merge", help="merge the directories of a sharded run into one run directory")
+    merging.add_argument("dirs", nargs="+", metavar="DIR", help="shard run directories (<model>_<mode>_shard<i>of<K>)")
+    merging.add_argument("--out", default=None, help="merged run directory (default: <model>_<mode> beside the first shard)")
+    merging.set_defaults(run=merge)
 
     indicators = commands.add_parser("compute-indicators", help="simulate the catalog systems and sweeps; --verify checks the cache and the curated labels")
     indicators.add_argument("rest", nargs=argparse.REMAINDER, help="options of the indicator command (--verify, --only ID ...)")

@@ -15,8 +15,10 @@ and connection set-up that made vcrpy's replay cost ~4 ms per item (benchmarks/)
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 import requests
@@ -109,7 +111,8 @@ def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Pat
 
 
 class CassetteClient:
-    """Wraps an HttpModel: each `complete` runs inside the item's cassette."""
+    """Wraps an HttpModel: each `complete` runs inside the item's cassette; inside
+    `conversation(suite, item_id)` every call shares that item's one cassette."""
 
     def __init__(self, model: HttpModel, root: Path, record_mode: str):
         self.model = model
@@ -119,6 +122,7 @@ class CassetteClient:
         self._rewritten: set[Path] = set()  # rewrite deletes a cassette once per run, not per call
         self._replay = ReplayAdapter() if record_mode == "none" else None
         self._cassette_config: dict | None = None
+        self._open: tuple[Path, Cassette] | None = None  # the conversation's cassette
         if self._replay is not None:
             for prefix in ("http://", "https://"):
                 model.http.mount(prefix, self._replay)
@@ -127,21 +131,69 @@ class CassetteClient:
     def path_for(self, request: Request) -> Path:
         return cassette_path(self.root, self.model.spec.alias, request.suite, request.item_id)
 
+    @contextlib.contextmanager
+    def conversation(self, suite: str, item_id: str) -> Iterator[None]:
+        path = cassette_path(self.root, self.model.spec.alias, suite, item_id)
+        stopped: BaseException | None = None
+        # A dialogue's cassette grows turn by turn and is saved after each one; "once" would
+        # refuse the turns after a crash, so a conversation records missing turns into it.
+        grow = {"record_mode": "new_episodes"} if self.record_mode == "once" else {}
+        with self._cassette(path, **grow) as cassette:
+            self._open = (path, cassette)
+            try:
+                yield
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                # A stop mid-dialogue (budget, refused key, crash of a later turn) still saves
+                # the turns already answered: a resumed run replays them instead of paying again.
+                stopped = exc
+            finally:
+                self._open = None
+        if stopped is not None:
+            raise stopped
+
     def complete(self, request: Request) -> Completion:
         path = self.path_for(request)
-        if self.record_mode == "rewrite" and path not in self._rewritten:
-            path.unlink(missing_ok=True)
-            self._rewritten.add(path)
         try:
-            if self._replay is not None:
-                self._replay.cassette = self._load(path)
-                # Replays need no key: nothing is sent, and keys are not matched on.
-                completion = self.model.complete(request, key="replay")
+            if self._open is not None and self._open[0] == path:
+                completion = self._call(self._open[1], request)
             else:
-                completion = self._record(path, request)
+                with self._cassette(path) as cassette:
+                    completion = self._call(cassette, request)
         except CannotOverwriteExistingCassetteException as exc:
             raise CassetteMiss(self._miss_message(request, path, exc)) from None
         completion.extra["cassette"] = path.relative_to(self.root).as_posix()
+        return completion
+
+    @contextlib.contextmanager
+    def _cassette(self, path: Path, **overrides) -> Iterator[Cassette]:
+        """Replay: the loaded file. Recording: vcrpy's patched context, saved on exit."""
+        if self.record_mode == "rewrite" and path not in self._rewritten:
+            path.unlink(missing_ok=True)
+            self._rewritten.add(path)
+        if self._replay is not None:
+            yield self._load(path)
+        else:
+            with self._vcr.use_cassette(str(path), **overrides) as cassette:
+                yield cassette
+
+    def _call(self, cassette: Cassette, request: Request) -> Completion:
+        if self._replay is not None:
+            self._replay.cassette = cassette
+            # Replays need no key: nothing is sent, and keys are not matched on.
+            completion = self.model.complete(request, key="replay")
+            completion.extra["cassette_hit"] = True
+            return completion
+        recorded_before, played_before = len(cassette.data), cassette.play_count
+        completion = self.model.complete(request)
+        if len(cassette.data) > recorded_before:
+            # Keep the live latency so replays report what was measured.
+            cassette.data[-1][1]["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]
+            if self._open is not None:
+                # Within a conversation, save every paid turn at once: a killed run must not
+                # lose (and pay again for) the turns before the kill. vcrpy has no public
+                # save-now call; _save is what its own context exit calls.
+                cassette._save(force=True)
+        completion.extra["cassette_hit"] = cassette.play_count > played_before
         return completion
 
     def _load(self, path: Path) -> Cassette:
@@ -150,15 +202,6 @@ class CassetteClient:
             config = self._vcr.get_merged_config()
             self._cassette_config = {k: v for k, v in config.items() if k in accepted and k != "path"}
         return Cassette.load(path=str(path), **self._cassette_config)
-
-    def _record(self, path: Path, request: Request) -> Completion:
-        with self._vcr.use_cassette(str(path)) as cassette:
-            recorded_before = len(cassette.data)
-            completion = self.model.complete(request)
-            if len(cassette.data) > recorded_before:
-                # Keep the live latency so replays report what was measured.
-                cassette.data[-1][1]["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]
-        return completion
 
     def _miss_message(self, request: Request, path: Path, exc: Exception) -> str:
         alias = self.model.spec.alias

@@ -6,8 +6,7 @@ import pytest
 
 from plugin.chaosbench.prompts import PromptTemplate
 from plugin.chaosbench.scoring import failure_reason
-from plugin.providers import AuthError, Model
-from plugin.providers.base import Completion, Request
+from plugin.guard import GuardedModel
 from plugin.session import EVAL_SESSION, RECORD_KEY, EvalSession
 
 
@@ -16,30 +15,10 @@ def eval_session(pytestconfig: pytest.Config) -> EvalSession:
     return pytestconfig.stash[EVAL_SESSION]
 
 
-class StopOnAuthError:
-    """A refused key stops the whole session after the first item that sees it (also under
-    xdist: the worker's shouldstop reaches the controller), and this process sends no more
-    requests; no thousands of items failing one by one."""
-
-    def __init__(self, model: Model, session: pytest.Session):
-        self.model = model
-        self.session = session
-        self.refused: str | None = None
-
-    def complete(self, request: Request) -> Completion:
-        if self.refused is None:
-            try:
-                return self.model.complete(request)
-            except AuthError as exc:
-                self.refused = str(exc)
-                self.session.shouldstop = f"model key refused: {exc}"
-        pytest.fail(self.refused, pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def model(eval_session: EvalSession, request: pytest.FixtureRequest) -> Model:
-    """The model chosen with --model (built once per process)."""
-    return StopOnAuthError(eval_session.model, request.session)
+@pytest.fixture
+def model(eval_session: EvalSession, request: pytest.FixtureRequest) -> GuardedModel:
+    """The model chosen with --model (built once per process), behind the key and budget checks."""
+    return eval_session.guard.for_item(request.node)
 
 
 @pytest.fixture(scope="session")

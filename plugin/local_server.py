@@ -34,7 +34,7 @@ def gguf_path() -> Path:
 class LocalServer:
     """Start/stop llama.cpp's server on 127.0.0.1; usable as a context manager."""
 
-    def __init__(self, port: int = DEFAULT_PORT, host: str = "127.0.0.1", n_ctx: int = 2048,
+    def __init__(self, port: int = DEFAULT_PORT, host: str = "127.0.0.1", n_ctx: int = 8192,
                  ready_timeout: float = 120.0, log: Path | None = None, n_threads: int | None = None):
         self.host, self.port, self.n_ctx = host, port, n_ctx
         # llama.cpp's default (every core) slows ~15x when another process holds one; tests and

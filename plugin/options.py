@@ -36,6 +36,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=int, default=42, help="seed for the random baseline (default 42)")
     group.addoption("--strict-items", action="store_true", default=False, help="any wrong or UNKNOWN answer fails the session")
     group.addoption("--min-accuracy", type=float, default=None, metavar="X", help="gate: fail the session when overall accuracy < X (0..1)")
+    group.addoption("--num-shards", type=int, default=None, metavar="K", help="split the items into K disjoint shards by id (with --shard-index)")
+    group.addoption("--shard-index", type=int, default=None, metavar="I", help="run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/")
+    group.addoption("--resume", action="store_true", default=False,
+                    help="do not ask again the items already answered in the run directory's completions.jsonl")
+    group.addoption("--max-cost", type=float, default=None, metavar="USD",
+                    help="stop asking once live calls of this run have cost USD; the rest is listed as not asked (resume later)")
     parser.addini("eval_model", "default model alias for eval runs", default=DEFAULT_MODEL)
     parser.addini("eval_min_accuracy", "gate: minimum overall accuracy (0..1); --min-accuracy wins", default="")
 
@@ -57,10 +63,22 @@ class Settings:
     seed: int
     strict_items: bool
     min_accuracy: float | None
+    num_shards: int | None = None
+    shard_index: int | None = None
+    resume: bool = False
+    max_cost: float | None = None
+
+    @property
+    def shard(self) -> tuple[int, int] | None:
+        """(index, count) of a sharded run, else None."""
+        return None if self.num_shards is None else (self.shard_index, self.num_shards)
 
     @property
     def run_dir(self) -> Path:
-        return self.out_dir / f"{self.model}_{self.mode}"
+        name = f"{self.model}_{self.mode}"
+        if self.shard is not None:
+            name += f"_shard{self.shard_index}of{self.num_shards}"
+        return self.out_dir / name
 
     def to_dict(self) -> dict:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
@@ -86,11 +104,26 @@ def _min_accuracy(config: pytest.Config) -> float | None:
     return raw
 
 
+def _shards(config: pytest.Config) -> tuple[int | None, int | None]:
+    count, index = config.getoption("num_shards"), config.getoption("shard_index")
+    if count is None and index is None:
+        return None, None
+    if count is None or index is None:
+        raise pytest.UsageError("--num-shards and --shard-index go together")
+    if count < 1 or not 0 <= index < count:
+        raise pytest.UsageError(f"--shard-index must be in 0..{count - 1} for --num-shards {count}, got {index}")
+    return count, index
+
+
 def settings_from(config: pytest.Config) -> Settings:
     here = config.invocation_params.dir
     max_items = config.getoption("max_items")
     if max_items is not None and max_items < 1:
         raise pytest.UsageError(f"--max-items must be at least 1, got {max_items}")
+    max_cost = config.getoption("max_cost")
+    if max_cost is not None and max_cost < 0:
+        raise pytest.UsageError(f"--max-cost must be a number of USD >= 0, got {max_cost}")
+    num_shards, shard_index = _shards(config)
     return Settings(
         model=config.getoption("model") or config.getini("eval_model") or DEFAULT_MODEL,
         mode=config.getoption("mode"),
@@ -107,4 +140,8 @@ def settings_from(config: pytest.Config) -> Settings:
         seed=config.getoption("seed"),
         strict_items=config.getoption("strict_items"),
         min_accuracy=_min_accuracy(config),
+        num_shards=num_shards,
+        shard_index=shard_index,
+        resume=config.getoption("resume"),
+        max_cost=max_cost,
     )

@@ -1,4 +1,4 @@
-"""The terminal summary printed at the end of an eval run."""
+"""The terminal summary printed at the end of an eval run (and of a merge)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ def _ci(ci: list[float] | None) -> str:
     return "" if ci is None else f"[{ci[0]:.1%}, {ci[1]:.1%}]"
 
 
-def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path) -> list[str]:
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: dict | None = None,
+                  resumed: int = 0) -> list[str]:
     lines = [
         f"overall accuracy {_pct(summary['overall_accuracy']).strip()} {_ci(summary['overall_accuracy_ci95'])} "
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), "
@@ -29,6 +34,23 @@ def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path) -> list
         lines.append(f"  {title:<25} {'n':>5} {'acc':>7}  95% CI")
         for name, d in rows:
             lines.append(f"  {name:<25} {d['total']:>5} {_pct(d['accuracy'])}  {_ci(d['accuracy_ci95'])}")
+    dd = summary["dialogue_details"]
+    if dd["total_dialogues"]:
+        lines.append(
+            f"dialogues {dd['total_dialogues']} ({dd['total_turns']} turns): accuracy "
+            f"{_pct(summary['dialogue_accuracy']).strip()} {_ci(dd['accuracy_ci95'])}, turn accuracy "
+            f"{_pct(dd['turn_accuracy']).strip()}, FOL violation rate {_rate(summary['fol_violation_rate'])} "
+            f"({dd['dialogues_with_violations']} dialogues), contradiction rate {_rate(summary['contradiction_rate'])}"
+        )
+    tokens = summary["tokens"]
+    lines.append(
+        f"tokens in {tokens['input']:,} / out {tokens['output']:,}, cost ${summary['cost_usd']:.4f}"
+        + (f"; calls {calls['total']:,}: {calls['cassette_hits']:,} cassette hits, {calls['live']:,} live" if calls else "")
+        + (f"; {resumed:,} items resumed from an earlier run" if resumed else "")
+    )
+    if summary["not_asked"]["count"]:
+        lines.append(f"NOT ASKED: {summary['not_asked']['count']} items (--max-cost budget spent); "
+                     "run again with --resume to ask them")
     for gate in gates:
         lines.append(f"gate {gate.name}: {'passed' if gate.passed else 'FAILED'} ({gate.detail})")
     lines.append(f"results: {run_dir}")

@@ -35,22 +35,47 @@ class CompletionsLog:
         self.path = path
         self._handle = None
 
+    def start(self, kept: list[dict]) -> None:
+        """Begin the file with `kept` (resumed records; none for a fresh run)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._write_sorted(kept)
+        self._handle = self.path.open("a", encoding="utf-8")
+
     def append(self, record: dict) -> None:
         if self._handle is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
+            self.start([])
         self._handle.write(json.dumps(record, sort_keys=True) + "\n")
         self._handle.flush()
+
+    def sync(self) -> None:
+        if self._handle is not None:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
 
     def finalize(self, records: list[dict]) -> None:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+        self._write_sorted(records)
+
+    def _write_sorted(self, records: list[dict]) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
         with tmp.open("w", encoding="utf-8") as handle:
             for record in sorted(records, key=lambda r: r["id"]):
                 handle.write(json.dumps(record, sort_keys=True) + "\n")
         os.replace(tmp, self.path)
+
+
+def write_run_outputs(run_dir: Path, records: list[dict], summary: dict, run_meta: dict, manifest: dict,
+                      completions: CompletionsLog | None = None) -> None:
+    """Every output file of a run (SPEC 5.5): the same writer for a run and for merged shards."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (completions or CompletionsLog(run_dir / "completions.jsonl")).finalize(records)
+    write_json(run_dir / "summary.json", summary)
+    write_json(run_dir / "run_meta.json", run_meta)
+    write_json(run_dir / "run_manifest.json", manifest)
+    write_csv(run_dir / "accuracy_by_task.csv", *accuracy_table(summary["task_details"]))
+    write_csv(run_dir / "metrics_overview.csv", *overview_table(summary))
 
 
 def _cell(value):

@@ -1,8 +1,8 @@
 """EvalSession: the per-pytest-session state behind the plugin's hooks.
 
-Workers and the controller each hold one. Workers load questions and call the model; the
+Workers and the controller each hold one. Workers load the items and call the model; the
 controller receives every item's record through pytest's reports (with or without xdist),
-and alone writes the run outputs and applies the gates.
+and alone streams completions, writes checkpoints and the run outputs, and applies the gates.
 """
 
 from __future__ import annotations
@@ -13,23 +13,27 @@ import platform
 import time
 from datetime import datetime, timezone
 from importlib import metadata
-from pathlib import Path
 
 import pytest
 
-from plugin.chaosbench.metrics import summarize
+from plugin.chaosbench.metrics import call_counts, summarize
 from plugin.chaosbench.prompts import PromptTemplate, suite_name
-from plugin.chaosbench.questions import Question, files_digest, load_questions, select
+from plugin.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues, load_questions,
+                                         select, select_dialogues, shard_of)
+from plugin.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError, answered, read_completions
 from plugin.gates import GateResult, check_gates
+from plugin.guard import NOT_ASKED_KEY, Budget, CallGuard, live_cost
 from plugin.options import Settings, settings_from
-from plugin.providers import AuthError, Model, build_model, check_can_run, default_record_mode
+from plugin.providers import AuthError, build_model, check_can_run, default_record_mode
 from plugin.registry import ModelSpec, RegistryError, load_registry, resolve
 from plugin.report import summary_lines
-from plugin.results import CompletionsLog, accuracy_table, overview_table, write_csv, write_json
+from plugin.results import CompletionsLog, write_run_outputs
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 RECORD_KEY = "eval_record"  # the user_properties key that carries an item's record
+ANSWERED_KEY = "eval_answered"  # workerinput key: ids a resumed run does not ask again
 PACKAGES = ("pytest", "pytest-xdist", "vcrpy", "syrupy", "pytest-regressions", "requests", "PyYAML")
+ITEM_PARAMS = ("chaosbench_question", "chaosbench_dialogue")
 
 
 def record_of(report: pytest.TestReport) -> dict | None:
@@ -37,6 +41,10 @@ def record_of(report: pytest.TestReport) -> dict | None:
         if key == RECORD_KEY:
             return value
     return None
+
+
+def _property(report: pytest.TestReport, wanted: str):
+    return next((value for key, value in report.user_properties if key == wanted), None)
 
 
 def _now() -> str:
@@ -66,41 +74,106 @@ class EvalSession:
             self.prompt = PromptTemplate.load(s.prompts_dir, s.mode)
         except (RegistryError, AuthError, OSError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
-        self._model: Model | None = None
-        self._questions: list[Question] | None = None
+        self.checkpoints = Checkpoints(s.run_dir)
+        self._guard: CallGuard | None = None
+        self._loaded: list[Question] | None = None
         self.records: list[dict] = []
+        self.not_asked: list[str] = []
         self.harness_failures = 0
+        self.spent = 0.0  # controller: live cost of every item reported this run
         self.started = time.monotonic()
         self.started_at = _now()
         self.gates: list[GateResult] = []
         self.summary: dict | None = None
-        self.completions = CompletionsLog(self.settings.run_dir / "completions.jsonl")
+        self.completions = CompletionsLog(s.run_dir / "completions.jsonl")
+        self.answered_ids = self._answered_ids()
+        self._begun = False
 
-    # --- collection and items (every process) ---
+    # --- items (every process) ---
+
+    def _all_loaded(self) -> list[Question]:
+        if self._loaded is None:
+            self._loaded = load_questions(self.settings.cases)
+        return self._loaded
+
+    def _in_shard(self, item_id: str) -> bool:
+        shard = self.settings.shard
+        return shard is None or shard_of(item_id, shard[1]) == shard[0]
+
+    def items(self) -> tuple[list[Question], list[Dialogue]]:
+        """The selected questions and dialogues (--split, --family, --max-items, then the shard);
+        CaseFileError propagates."""
+        s = self.settings
+        loaded = self._all_loaded()
+        questions = select(loaded, splits=list(s.splits), families=list(s.families))
+        dialogues = select_dialogues(group_dialogues(loaded), splits=list(s.splits), families=list(s.families))
+        if s.max_items is not None:
+            questions = questions[: s.max_items]
+            dialogues = dialogues[: max(0, s.max_items - len(questions))]
+        return [q for q in questions if self._in_shard(q.id)], [d for d in dialogues if self._in_shard(d.id)]
 
     def questions(self) -> list[Question]:
-        """The selected questions, loaded once per process (CaseFileError propagates)."""
-        if self._questions is None:
-            s = self.settings
-            loaded = load_questions(s.cases)
-            self._questions = select(loaded, splits=list(s.splits), families=list(s.families), max_items=s.max_items)
-        return self._questions
+        return self.items()[0]
+
+    def dialogues(self) -> list[Dialogue]:
+        return self.items()[1]
 
     @property
-    def model(self) -> Model:
-        if self._model is None:
+    def guard(self) -> CallGuard:
+        """The model (built once per process) behind the key and budget checks."""
+        if self._guard is None:
             s = self.settings
-            self._model = build_model(self.spec, seed=s.seed, cassette_dir=s.cassette_dir,
-                                      record_mode=self.record_mode, base_url=s.base_url)
-        return self._model
+            model = build_model(self.spec, seed=s.seed, cassette_dir=s.cassette_dir,
+                                record_mode=self.record_mode, base_url=s.base_url)
+            self._guard = CallGuard(model, Budget(s.max_cost, self.checkpoints.budget_marker))
+        return self._guard
+
+    # --- resume ---
+
+    def _answered_ids(self) -> frozenset[str]:
+        """Controller: load what an earlier run answered (--resume); workers get the ids from it."""
+        if self.is_worker:
+            return frozenset(self.config.workerinput.get(ANSWERED_KEY, ()))
+        if not self.settings.resume:
+            return frozenset()
+        if self.checkpoints.config_file.exists() or self.completions.path.exists():
+            try:
+                self.checkpoints.check_config(self.run_config())
+            except ResumeError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        self.records = [r for r in read_completions(self.completions.path) if answered(r)]
+        return frozenset(r["id"] for r in self.records)
 
     # --- hooks (registered as a plugin object; each delegates) ---
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        """xdist controller -> worker: the ids a resumed run must not ask again."""
+        node.workerinput[ANSWERED_KEY] = sorted(self.answered_ids)
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Deselect the items a resumed run already has, and the placeholder pytest makes for an
+        empty parameter set (a bank with no dialogues, say), which would show as skipped."""
+        keep, drop = [], []
+        for item in items:
+            params = getattr(item, "callspec", None)
+            params = params.params if params else {}
+            wanted = [name for name in ITEM_PARAMS if name in getattr(item, "fixturenames", ())]
+            ids = [params[name].id for name in wanted if hasattr(params.get(name), "id")]
+            empty = bool(wanted) and not ids
+            (drop if empty or (ids and ids[0] in self.answered_ids) else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.is_worker:
+            return
         # vcrpy creates missing folders without exist_ok: two xdist workers recording their
         # first cassettes at once would race, so the controller creates them up front.
-        if not self.is_worker and self.spec.provider != "baseline" and self.record_mode != "none":
+        if self.spec.provider != "baseline" and self.record_mode != "none":
             (self.settings.cassette_dir / self.spec.alias / suite_name(self.settings.mode)).mkdir(parents=True, exist_ok=True)
+        self.checkpoints.budget_marker.unlink(missing_ok=True)  # a new run has a new budget
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.add_report(report)
@@ -110,8 +183,11 @@ class EvalSession:
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.summary is not None:
-            terminalreporter.write_sep("=", f"eval summary: {self.settings.model} ({self.settings.mode})")
-            for line in summary_lines(self.summary, self.gates, self.settings.run_dir):
+            s = self.settings
+            title = f"eval summary: {s.model} ({s.mode})" + (f", shard {s.shard_index} of {s.num_shards}" if s.shard else "")
+            terminalreporter.write_sep("=", title)
+            for line in summary_lines(self.summary, self.gates, s.run_dir, calls=call_counts(self.records),
+                                      resumed=len(self.answered_ids)):
                 terminalreporter.write_line(line)
 
     # --- controller side ---
@@ -120,39 +196,57 @@ class EvalSession:
         if self.is_worker:
             return
         record = record_of(report) if report.when == "call" else None
+        not_asked = _property(report, NOT_ASKED_KEY) if report.when == "call" else None
+        if (record is not None or not_asked is not None) and not self._begun:
+            self._begin()
         if record is not None:
             self.records.append(record)
             self.completions.append(record)
+            self._spend(live_cost(record))
+            if len(self.records) % CHECKPOINT_EVERY == 0:
+                self.completions.sync()
+                self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
+        elif not_asked is not None:
+            self.not_asked.append(not_asked)
         elif report.failed:
             self.harness_failures += 1
 
+    def _begin(self) -> None:
+        """At the first eval item (sessions without one write nothing): the configuration the
+        answers belong to, and the completions stream (starting with the resumed records)."""
+        self._begun = True
+        self.checkpoints.write_config(self.run_config())
+        self.completions.start(self.records)
+
+    def _spend(self, cost: float) -> None:
+        self.spent += cost
+        max_cost = self.settings.max_cost
+        if max_cost is not None and self.spent >= max_cost and not self.checkpoints.budget_marker.exists():
+            Budget(max_cost, self.checkpoints.budget_marker).mark_exhausted()
+
     def finish(self, session: pytest.Session) -> None:
-        if self.is_worker or not self.records:
+        if self.is_worker or not (self.records or self.not_asked):
             return
+        if not self._begun:
+            self._begin()  # a resumed run with nothing left to ask
         s = self.settings
-        self.summary = summarize(self.records, model=s.model, mode=s.mode)
+        self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked)
         self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items)
-        self._write_outputs()
+        dataset = self._dataset()
+        write_run_outputs(s.run_dir, self.records, self.summary, self._run_meta(dataset), self._manifest(dataset),
+                          completions=self.completions)
+        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
         self._decide_exit_status(session)
 
     def _decide_exit_status(self, session: pytest.Session) -> None:
-        """Wrong answers fail their items but not the session: gates and harness errors decide."""
-        if session.exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        """Wrong answers fail their items but not the session: gates and harness errors decide.
+        A resumed run with nothing left to ask (every item deselected) is judged the same way."""
+        settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if session.exitstatus not in settled or (session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+                                                 and not self.answered_ids):
             return  # interrupted, internal or usage error: leave pytest's verdict
         failed = self.harness_failures > 0 or not all(g.passed for g in self.gates)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
-
-    def _write_outputs(self) -> None:
-        run_dir = self.settings.run_dir
-        run_dir.mkdir(parents=True, exist_ok=True)
-        self.completions.finalize(self.records)
-        write_json(run_dir / "summary.json", self.summary)
-        dataset = self._dataset()
-        config_hash = self._config_hash(dataset)
-        write_json(run_dir / "run_meta.json", self._run_meta(dataset, config_hash))
-        write_json(run_dir / "run_manifest.json", self._manifest(dataset, config_hash))
-        write_csv(run_dir / "accuracy_by_task.csv", *accuracy_table(self.summary["task_details"]))
-        write_csv(run_dir / "metrics_overview.csv", *overview_table(self.summary))
 
     def _num_workers(self) -> int:
         return int(self.config.getoption("numprocesses", None) or 0) or 1
@@ -164,40 +258,52 @@ class EvalSession:
             "manifest_hash": digest["sha256"],
             "path": str(self.settings.cases),
             "files": digest["files"],
-            "total_questions": len(self.records),
+            "total_questions": self.summary["total_questions"],
+            "total_dialogues": self.summary["dialogue_details"]["total_dialogues"],
         }
 
-    def _config_hash(self, dataset: dict) -> str:
-        """What decides the answers: model, prompt, data, selection, seed."""
+    def answers_config(self) -> dict:
+        """What decides the answers: model, prompt, data, selection, seed (not the shard)."""
         s = self.settings
-        config = {
+        return {
             "model": self.spec.to_dict(),
             "mode": s.mode,
             "prompt_sha256": self.prompt.sha256,
-            "dataset_sha256": dataset["manifest_hash"],
-            "splits": s.splits,
-            "families": s.families,
+            "dataset_sha256": files_digest(s.cases)["sha256"],
+            "splits": list(s.splits),
+            "families": list(s.families),
             "max_items": s.max_items,
             "seed": s.seed,
         }
-        return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 
-    def _run_meta(self, dataset: dict, config_hash: str) -> dict:
-        calls = len(self.records)
+    def config_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.answers_config(), sort_keys=True).encode()).hexdigest()
+
+    def run_config(self) -> dict:
+        """checkpoints/config.json: a resumed run must match it."""
+        return {**self.answers_config(), "config_hash": self.config_hash(), "shard": list(self.settings.shard or ()) or None}
+
+    def _run_meta(self, dataset: dict) -> dict:
+        calls = call_counts(self.records)
         return {
             "model": self.settings.model,
             "mode": self.settings.mode,
             "timestamp": self.started_at,
             "num_workers": self._num_workers(),
             "total_questions": self.summary["total_questions"],
+            "total_dialogues": self.summary["dialogue_details"]["total_dialogues"],
             "num_items_no_gold": self.summary["num_items_no_gold"],
             "dataset_version": dataset["version"],
-            "config_hash": config_hash,
+            "config_hash": self.config_hash(),
             "execution_time_seconds": round(time.monotonic() - self.started, 3),
-            "api_success_rate": (calls - self.summary["num_errors"]) / calls,
+            "api_success_rate": (calls["total"] - self.summary["num_errors"]) / calls["total"] if calls["total"] else None,
+            "calls": calls,
+            "resumed_items": len(self.answered_ids),
+            "max_cost_usd": self.settings.max_cost,
+            "spent_usd": self.spent,
         }
 
-    def _manifest(self, dataset: dict, config_hash: str) -> dict:
+    def _manifest(self, dataset: dict) -> dict:
         s = self.settings
         stamp = datetime.fromisoformat(self.started_at).strftime("%Y%m%d_%H%M%S")
         return {
@@ -215,9 +321,12 @@ class EvalSession:
             },
             "execution": {
                 "num_workers": self._num_workers(),
-                "sharded": False,
+                "sharded": s.shard is not None,
+                "shard_index": s.shard_index,
+                "num_shards": s.num_shards,
+                "resumed_items": len(self.answered_ids),
                 "start_time": self.started_at,
                 "end_time": _now(),
-                "config_hash": config_hash,
+                "config_hash": self.config_hash(),
             },
         }

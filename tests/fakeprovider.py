@@ -10,7 +10,11 @@ Routes (POST): /v1/chat/completions (OpenAI), /v1/messages (Anthropic),
 does not consume a scripted fault).
 
 Each scripted fault applies to one request, in order; once the script is used up every
-request gets a normal 200 reply carrying `reply_text` and `usage`. Recorded requests are dicts
+request gets a normal 200 reply carrying `reply_text` (or, when `responder` is set, what it
+returns for the request's parsed body) and `usage`.
+
+`hold_after = n` parks every request after the first n answered ones: it is neither recorded
+nor answered (a kill of the client then leaves nothing paid for), and `held` counts them. Recorded requests are dicts
 with method, path, query (dict of lists, as urllib.parse.parse_qs returns), headers (keys
 lower-cased) and body (parsed JSON, or the raw text when it is not JSON).
 
@@ -131,6 +135,9 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeProvider:
     def __init__(self) -> None:
         self.reply_text = "TRUE"
+        self.responder = None  # callable(parsed body) -> reply text, instead of reply_text
+        self.hold_after: int | None = None
+        self.held = 0
         self.usage = Usage()
         self.extra_headers: dict[str, str] = {}  # added to every 200 reply (e.g. the latency header)
         self._lock = threading.Lock()
@@ -228,6 +235,13 @@ class FakeProvider:
             body = raw
         route = self._route(handler.command, split.path)
         with self._lock:
+            parked = self.hold_after is not None and len(self._requests) >= self.hold_after
+            if parked:
+                self.held += 1
+        if parked:
+            self._closing.wait()
+            return
+        with self._lock:
             self._requests.append(
                 {
                     "method": handler.command,
@@ -251,7 +265,8 @@ class FakeProvider:
         if fault is not None and fault.kind == "slow":
             if self._closing.wait(fault.seconds):
                 return  # shutting down: the client has long given up
-        reply = self._reply(fmt, model)
+        text = self.responder(body) if self.responder else self.reply_text
+        reply = self._reply(fmt, model, text)
         if fault is not None and fault.kind == "missing_fields":
             reply = {k: v for k, v in reply.items() if k not in ("choices", "content", "candidates")}
         text = json.dumps(reply)
@@ -276,7 +291,7 @@ class FakeProvider:
                 return "gemini", model
         return None
 
-    def _reply(self, fmt: str, model: str) -> dict:
+    def _reply(self, fmt: str, model: str, reply_text: str) -> dict:
         p, c, t = self.usage.prompt, self.usage.completion, self.usage.thoughts
         if fmt == "openai":
             return {
@@ -284,7 +299,7 @@ class FakeProvider:
                 "object": "chat.completion",
                 "model": model,
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": self.reply_text}, "finish_reason": "stop"}
+                    {"index": 0, "message": {"role": "assistant", "content": reply_text}, "finish_reason": "stop"}
                 ],
                 "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
             }
@@ -294,7 +309,7 @@ class FakeProvider:
                 "type": "message",
                 "role": "assistant",
                 "model": model,
-                "content": [{"type": "text", "text": self.reply_text}],
+                "content": [{"type": "text", "text": reply_text}],
                 "stop_reason": "end_turn",
                 "usage": {"input_tokens": p, "output_tokens": c},
             }
@@ -304,7 +319,7 @@ class FakeProvider:
         usage["totalTokenCount"] = p + c + t
         return {
             "candidates": [
-                {"content": {"role": "model", "parts": [{"text": self.reply_text}]}, "finishReason": "STOP", "index": 0}
+                {"content": {"role": "model", "parts": [{"text": reply_text}]}, "finishReason": "STOP", "index": 0}
             ],
             "usageMetadata": usage,
             "modelVersion": model,

@@ -45,5 +45,8 @@ def test_record_from_the_live_server_then_replay_offline(pytester, tmp_path) -> 
 
     replayed = pytester.runpytest_subprocess(*args)  # cassettes exist: replay only
     assert replayed.ret == 0, replayed.stdout.str()
-    assert completions(pytester) == live
+    replay = completions(pytester)
+    assert [c["cassette_hit"] for c in live] == [False] * 3 and [c["cassette_hit"] for c in replay] == [True] * 3
+    drop_hit = lambda records: [{k: v for k, v in c.items() if k != "cassette_hit"} for c in records]  # noqa: E731
+    assert drop_hit(replay) == drop_hit(live)
     assert (run_dir(pytester, "smollm2-135m") / "summary.json").read_text() == live_summary

@@ -8,11 +8,13 @@ import json
 import pytest
 from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, write_jsonl
 
-from plugin.chaosbench.questions import FAMILIES, SPLITS, load_questions
+from plugin.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
 from plugin.options import DEFAULT_CASES
 
-BANK = [q for q in load_questions(DEFAULT_CASES) if q.dialogue_id is None]  # dialogues are not single items
+LOADED = load_questions(DEFAULT_CASES)
+BANK = [q for q in LOADED if q.dialogue_id is None]  # single questions; dialogues are one item each
 BANK_SIZE = len(BANK)
+DIALOGUES = group_dialogues(LOADED)
 
 
 @pytest.fixture
@@ -47,9 +49,11 @@ def test_every_family_and_split_marker_is_registered(pytester: pytest.Pytester) 
         result.stdout.fnmatch_lines([f"@pytest.mark.{name}:*"])
 
 
-def test_default_bank_collects_one_item_per_question(evals: pytest.Pytester) -> None:
+def test_default_bank_collects_one_item_per_question_and_per_dialogue(evals: pytest.Pytester) -> None:
     result = evals.runpytest("--collect-only", "-q")
-    result.stdout.fnmatch_lines([f"{BANK_SIZE} tests collected*"])
+    assert len(DIALOGUES) >= 50
+    result.stdout.fnmatch_lines([f"{BANK_SIZE + len(DIALOGUES)} tests collected*"])
+    result.stdout.fnmatch_lines([f"test_chaosbench.py::test_dialogue[{DIALOGUES[0].id}]"])
     assert result.ret == 0
 
 
@@ -62,13 +66,15 @@ def test_default_bank_collects_one_item_per_question(evals: pytest.Pytester) -> 
         (["--family", "atomic", "--family", "adversarial"], [q for q in BANK if q.family in ("atomic", "adversarial")]),
         (["--split", "robustness"], [q for q in BANK if q.split == "robustness"]),
         (["--max-items", "7"], BANK[:7]),
+        (["--max-items", str(BANK_SIZE + 2)], BANK + DIALOGUES[:2]),
     ],
-    ids=["marker-family", "marker-split", "keyword", "family-option", "split-option", "max-items"],
+    ids=["marker-family", "marker-split", "keyword", "family-option", "split-option", "max-items", "max-items-dialogues"],
 )
 def test_selection(evals: pytest.Pytester, args: list[str], expected: list) -> None:
     assert expected, "the bank must hold items for this selection"
     result = evals.runpytest("--collect-only", "-q", *args)
-    collected = [line.split("[", 1)[1].rstrip("]") for line in result.stdout.lines if "::test_question[" in line]
+    items = ("::test_question[", "::test_dialogue[")
+    collected = [line.split("[", 1)[1].rstrip("]") for line in result.stdout.lines if any(i in line for i in items)]
     assert collected == [q.id for q in expected]
 
 
@@ -147,7 +153,9 @@ def test_oracle_scores_everything_and_exits_zero(evals: pytest.Pytester) -> None
     assert summary["total_questions"] == BANK_SIZE
     assert all(summary["task_accuracy"][q.family] == 1.0 for q in BANK)
     assert all(summary["split_accuracy"][q.split] == 1.0 for q in BANK)
-    result.stdout.fnmatch_lines([f"*{BANK_SIZE} passed*"])
+    assert (summary["dialogue_accuracy"], summary["fol_violation_rate"], summary["contradiction_rate"]) == (1.0, 0.0, 0.0)
+    assert summary["dialogue_details"]["total_dialogues"] == len(DIALOGUES)
+    result.stdout.fnmatch_lines([f"*{BANK_SIZE + len(DIALOGUES)} passed*"])
 
 
 def test_wrong_answers_fail_items_with_one_line_reasons_but_not_the_session(evals: pytest.Pytester) -> None:
@@ -255,8 +263,9 @@ def test_run_writes_every_output_file(evals: pytest.Pytester) -> None:
         assert key in summary
     assert summary["dialogue_accuracy"] is None and summary["fol_violation_rate"] is None
     meta = json.loads((directory / "run_meta.json").read_text())
-    assert set(meta) == {"model", "mode", "timestamp", "num_workers", "total_questions", "num_items_no_gold",
+    assert set(meta) >= {"model", "mode", "timestamp", "num_workers", "total_questions", "num_items_no_gold",
                          "dataset_version", "config_hash", "execution_time_seconds", "api_success_rate"}
+    assert meta["calls"] == {"total": 4, "cassette_hits": 0, "live": 0}  # a baseline: no HTTP, no cassette
     assert (meta["model"], meta["mode"], meta["num_workers"], meta["total_questions"]) == ("random", "cot", 1, 4)
     manifest = json.loads((directory / "run_manifest.json").read_text())
     assert set(manifest) >= {"run_id", "model_config", "dataset_config", "environment", "execution"}
@@ -279,8 +288,12 @@ def test_random_baseline_is_seeded(evals: pytest.Pytester) -> None:
     first = (run_dir(evals, "random") / "completions.jsonl").read_text()
     evals.runpytest("--model", "random", "--seed", "7")
     assert (run_dir(evals, "random") / "completions.jsonl").read_text() == first
-    labels = [json.loads(line)["label"] for line in first.splitlines()]
+    records = [json.loads(line) for line in first.splitlines()]
+    labels = [r["label"] for r in records if "turns" not in r]
     assert {"TRUE", "FALSE"} == set(labels)
+    # dialogue turns are drawn apart: not one draw repeated over a whole dialogue
+    turn_labels = [{t["label"] for t in r["turns"]} for r in records if "turns" in r]
+    assert any(len(labels) == 2 for labels in turn_labels)
 
 
 def test_terminal_summary(evals: pytest.Pytester) -> None:

@@ -11,7 +11,8 @@ from plugin.options import DEFAULT_MODEL
 
 SNAPSHOTS = PROJECT_ROOT / "snapshots"
 # (mode, selection): the default suite zero-shot, and the chain-of-thought subset that has cassettes
-COT_SUBSET = "00001 or 00002 or 00003 or 00004 or 00005"  # the first five questions of each family
+COT_SUBSET = ("00001 or 00002 or 00003 or 00004 or 00005"  # the first five questions of each family
+              " or dlg-0001 or dlg-0002 or dlg-0003 or dlg-0004 or dlg-0005")  # and the first five dialogues
 RUNS = {"zeroshot": [], "cot": ["-k", COT_SUBSET]}
 
 

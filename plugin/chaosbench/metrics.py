@@ -1,13 +1,33 @@
 """ChaosBench-Logic metrics over item records -> summary.json (SPEC 5.4; protocol keys first).
 
-Records are sorted by id before anything is summed, so the summary does not depend on the
-order in which workers finished.
+Question records and dialogue records (kind "dialogue") are scored apart: overall, split and
+task accuracy are over single questions; dialogue_accuracy, fol_violation_rate and
+contradiction_rate over dialogues. Records are sorted by id before anything is summed, so the
+summary does not depend on the order in which workers finished, on sharding or on resuming.
 """
 
 from __future__ import annotations
 
+from plugin.chaosbench.dialogues import claims, contradictions, fol_violations
 from plugin.chaosbench.questions import FAMILIES, SPLITS
 from plugin.stats import balanced_accuracy, confusion, mcc, ratio, wilson_interval
+
+
+def _calls(record: dict) -> list[dict]:
+    """The model calls behind a record: its turns for a dialogue, itself for a question."""
+    return record.get("turns") or [record]
+
+
+def _spend(records: list[dict]) -> dict:
+    calls = [c for r in records for c in _calls(r)]
+    return {
+        "tokens": {
+            "input": sum(c["input_tokens"] for c in calls),
+            "output": sum(c["output_tokens"] for c in calls),
+            "thinking": sum(c["thinking_tokens"] for c in calls),
+        },
+        "cost_usd": sum(c["cost_usd"] for c in calls),
+    }
 
 
 def _group_details(records: list[dict]) -> dict:
@@ -20,6 +40,7 @@ def _group_details(records: list[dict]) -> dict:
         "unknown": sum(r["label"] is None for r in records),
         "accuracy": ratio(correct, len(evaluated)),
         "accuracy_ci95": wilson_interval(correct, len(evaluated)),
+        **_spend(records),
     }
 
 
@@ -27,15 +48,68 @@ def _by(records: list[dict], key: str, names: tuple[str, ...]) -> dict[str, dict
     return {name: _group_details([r for r in records if r[key] == name]) for name in names}
 
 
-def summarize(records: list[dict], *, model: str, mode: str) -> dict:
+def _breakdown(counts: list[int]) -> dict[str, int]:
+    return {"0": counts.count(0), "1": counts.count(1), "2": counts.count(2), "3+": sum(c >= 3 for c in counts)}
+
+
+def dialogue_metrics(dialogues: list[dict]) -> dict:
+    """SPEC 5.4: a dialogue is correct when every turn is; FOL violations and contradictions
+    come from the claims the answers make about the turns' own predicates."""
+    total = len(dialogues)
+    with_gold = [d for d in dialogues if d["correct"] is not None]
+    correct = sum(d["correct"] for d in with_gold)
+    turns = [t for d in dialogues for t in d["turns"]]
+    turns_evaluated = [t for t in turns if t["correct"] is not None]
+    turns_correct = sum(t["correct"] for t in turns_evaluated)
+    violations = [len(fol_violations(claims(d))) for d in dialogues]
+    contradicted = [bool(contradictions(claims(d))) for d in dialogues]
+    return {
+        "dialogue_accuracy": ratio(correct, len(with_gold)),
+        "fol_violation_rate": ratio(sum(violations), total),
+        "contradiction_rate": ratio(sum(contradicted), total),
+        "dialogue_details": {
+            "total_dialogues": total,
+            "evaluated": len(with_gold),
+            "correct": correct,
+            "accuracy_ci95": wilson_interval(correct, len(with_gold)),
+            "total_turns": len(turns),
+            "turns_with_predicates": sum(bool(t["predicates"]) for t in turns),
+            "turn_accuracy": ratio(turns_correct, len(turns_evaluated)),
+            "turn_accuracy_ci95": wilson_interval(turns_correct, len(turns_evaluated)),
+            "unknown_turns": sum(t["label"] is None for t in turns),
+            "total_violations": sum(violations),
+            "dialogues_with_violations": sum(v > 0 for v in violations),
+            "violation_breakdown": _breakdown(violations),
+            "dialogues_with_contradictions": sum(contradicted),
+            **_spend(dialogues),
+        },
+    }
+
+
+def call_counts(records: list[dict]) -> dict:
+    """Model calls made for the records, and how many a cassette answered. A fact about the run,
+    not the evaluation: it goes to run_meta.json, so a replay's summary equals the recording's."""
+    calls = [c for r in records for c in _calls(r) if c["provider"]]
+    return {
+        "total": len(calls),
+        "cassette_hits": sum(c.get("cassette_hit") is True for c in calls),
+        "live": sum(c.get("cassette_hit") is False for c in calls),
+    }
+
+
+def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str] = ()) -> dict:
     records = sorted(records, key=lambda r: r["id"])
-    overall = _group_details(records)
+    questions = [r for r in records if r.get("kind", "question") == "question"]
+    dialogues = [r for r in records if r.get("kind") == "dialogue"]
+    overall = _group_details(questions)
     total = overall["total"]
-    evaluated_pairs = [(r["gold"], r["label"]) for r in records if r["correct"] is not None]
+    evaluated_pairs = [(r["gold"], r["label"]) for r in questions if r["correct"] is not None]
     counts = confusion(evaluated_pairs)
-    task_details = _by(records, "family", FAMILIES)
-    split_details = _by(records, "split", SPLITS)
-    biased = [r for r in records if r.get("bias") and r["correct"] is not None]
+    task_details = _by(questions, "family", FAMILIES)
+    split_details = _by(questions, "split", SPLITS)
+    biased = [r for r in questions if r.get("bias") and r["correct"] is not None]
+    bias_errors = sum(not r["correct"] for r in biased)
+    dialogue = dialogue_metrics(dialogues)
     return {
         # --- the protocol's schema ---
         "overall_accuracy": overall["accuracy"],
@@ -45,26 +119,24 @@ def summarize(records: list[dict], *, model: str, mode: str) -> dict:
         "num_unknown": overall["unknown"],
         "split_accuracy": {name: d["accuracy"] for name, d in split_details.items()},
         "task_accuracy": {name: d["accuracy"] for name, d in task_details.items()},
-        "fol_violation_rate": None,  # dialogue metrics: no dialogues are evaluated yet
-        "contradiction_rate": None,
-        "dialogue_accuracy": None,
+        "fol_violation_rate": dialogue["fol_violation_rate"],
+        "contradiction_rate": dialogue["contradiction_rate"],
+        "dialogue_accuracy": dialogue["dialogue_accuracy"],
         # --- extras ---
         "model": model,
         "mode": mode,
         "num_correct": overall["correct"],
-        "num_items_no_gold": sum(r["gold"] is None for r in records),
+        "num_items_no_gold": sum(r["gold"] is None for r in questions),
         "overall_accuracy_ci95": overall["accuracy_ci95"],
         "balanced_accuracy": balanced_accuracy(counts),
         "mcc": mcc(counts),
         "confusion": counts,
-        "bias_error_rate": ratio(sum(not r["correct"] for r in biased), len(biased)),
+        "bias_error_rate": ratio(bias_errors, len(biased)),
+        "bias_error_rate_ci95": wilson_interval(bias_errors, len(biased)),
         "split_details": split_details,
         "task_details": task_details,
-        "tokens": {
-            "input": sum(r["input_tokens"] for r in records),
-            "output": sum(r["output_tokens"] for r in records),
-            "thinking": sum(r["thinking_tokens"] for r in records),
-        },
-        "cost_usd": sum(r["cost_usd"] for r in records),
+        "dialogue_details": dialogue["dialogue_details"],
+        **_spend(records),
         "num_errors": sum(r["error"] is not None for r in records),
+        "not_asked": {"count": len(not_asked), "ids": sorted(not_asked)},
     }

@@ -45,12 +45,17 @@ class PromptTemplate:
         # str.replace, not str.format: questions may contain braces.
         return self.text.replace("{question}", question)
 
-    def request(self, question: Question) -> Request:
-        """The model call for one question: a single user turn, temperature 0."""
+    @property
+    def suite(self) -> str:
+        return suite_name(self.mode)
+
+    def request(self, question: Question, *, item_id: str | None = None, history: tuple[dict, ...] = ()) -> Request:
+        """The model call for one question, temperature 0: a single user turn, or (dialogues)
+        the next user turn after `history`, under the dialogue's id."""
         return Request(
-            item_id=question.id,
-            suite=suite_name(self.mode),
-            messages=({"role": "user", "content": self.render(question.question)},),
+            item_id=item_id or question.id,
+            suite=self.suite,
+            messages=(*history, {"role": "user", "content": self.render(question.question)}),
             gold=question.ground_truth,
             max_tokens=MAX_TOKENS[self.mode],
         )

@@ -227,6 +227,65 @@ def select(
     return chosen[:max_items] if max_items is not None else chosen
 
 
+@dataclass(frozen=True)
+class Dialogue:
+    """A multi-turn dialogue: its turns (Questions with dialogue_id and turn), in turn order."""
+
+    id: str
+    turns: tuple[Question, ...]
+
+    @property
+    def family(self) -> str:
+        return self.turns[0].family
+
+    @property
+    def split(self) -> str:
+        return self.turns[0].split
+
+
+def group_dialogues(questions: list[Question]) -> list[Dialogue]:
+    """The dialogue turns among `questions`, grouped by dialogue_id (first-seen order) and
+    ordered by turn; turn numbers must be 1..n without gaps or repeats."""
+    grouped: dict[str, list[Question]] = {}
+    for q in questions:
+        if q.dialogue_id is not None:
+            grouped.setdefault(str(q.dialogue_id), []).append(q)
+    dialogues = []
+    for dialogue_id, turns in grouped.items():
+        if not ID_PATTERN.match(dialogue_id):
+            raise CaseFileError(f"{turns[0].source}: dialogue_id {dialogue_id!r} is not filesystem-safe (letters, digits, _ . -)")
+        numbers = [t.turn for t in turns]
+        if any(not isinstance(n, int) or isinstance(n, bool) for n in numbers):
+            bad = next(t for t in turns if not isinstance(t.turn, int) or isinstance(t.turn, bool))
+            raise CaseFileError(f"{bad.source}: dialogue turn must be an integer, got {bad.turn!r}")
+        if sorted(numbers) != list(range(1, len(turns) + 1)):
+            raise CaseFileError(
+                f"{turns[0].source}: dialogue {dialogue_id!r} has turns {sorted(numbers)}; expected 1..{len(turns)}"
+            )
+        dialogues.append(Dialogue(dialogue_id, tuple(sorted(turns, key=lambda t: t.turn))))
+    return dialogues
+
+
+def select_dialogues(
+    dialogues: list[Dialogue],
+    *,
+    splits: list[str] | None = None,
+    families: list[str] | None = None,
+) -> list[Dialogue]:
+    """Dialogues whose turns all lie in the selected splits and families."""
+    return [
+        d
+        for d in dialogues
+        if all((not splits or t.split in splits) and (not families or t.family in families) for t in d.turns)
+    ]
+
+
+def shard_of(item_id: str, num_shards: int) -> int:
+    """The shard an item belongs to: a hash of its id, so shards are disjoint, cover every
+    item, and do not depend on file order or on which other items exist."""
+    return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big") % num_shards
+
+
 def files_digest(path: Path) -> dict:
     """sha256 of each case file and of them all, for the run manifest."""
     overall = hashlib.sha256()

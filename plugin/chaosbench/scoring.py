@@ -36,6 +36,7 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
         "system_id": question.system_id,
         "template": question.template,
         "bias": question.bias,
+        "predicates": [dict(pred) for pred in question.predicates],
         "prompt_sha256": prompt_sha256,
         "provider": completion.provider,
         "model": completion.model,
@@ -52,11 +53,19 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
         "finish_reason": completion.finish_reason,
         "error": completion.error,
         "cassette": completion.extra.get("cassette"),
+        "cassette_hit": completion.extra.get("cassette_hit"),
     }
 
 
 def failure_reason(record: dict) -> str | None:
     """One line saying why the item did not pass, or None when it did."""
+    if "turns" in record:  # a dialogue: the first turn that did not pass, and how many did not
+        failing = [t for t in record["turns"] if t["status"] in ("wrong", "unknown")]
+        if not failing:
+            return None
+        first = failing[0]
+        more = f" ({len(failing)} of {len(record['turns'])} turns did not pass)" if len(failing) > 1 else ""
+        return f"turn {first['turn']}: {failure_reason(first)}{more}"
     if record["status"] == "wrong":
         return f"expected {record['gold']}, got {record['label']}: {excerpt(record['raw_text'])!r}"
     if record["status"] == "unknown":

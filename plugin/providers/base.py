@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
@@ -40,3 +41,7 @@ class Completion:
 
 class Model(Protocol):
     def complete(self, request: Request) -> Completion: ...
+
+    def conversation(self, suite: str, item_id: str) -> AbstractContextManager[None]:
+        """The calls made inside belong to one item (a dialogue): one cassette for all of them."""
+        ...

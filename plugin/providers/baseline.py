@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 from plugin.providers.base import Completion, Request
@@ -21,8 +22,12 @@ class BaselineModel:
             return "FALSE"
         if kind == "oracle":
             return request.gold or ""  # no gold: nothing to say, scored UNKNOWN
-        # Seeded by item id, not by call order, so any worker split gives the same answers.
-        return random.Random(f"{self.seed}:{request.item_id}").choice(["TRUE", "FALSE"])
+        # Seeded by item id (and turn), not by call order, so any worker split gives the same answers.
+        turn = f":{len(request.messages)}" if len(request.messages) > 1 else ""
+        return random.Random(f"{self.seed}:{request.item_id}{turn}").choice(["TRUE", "FALSE"])
+
+    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
     def complete(self, request: Request) -> Completion:
         return Completion(

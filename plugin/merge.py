@@ -1,0 +1,109 @@
+"""`python -m plugin merge DIR...`: one run from the shard directories of a sharded run.
+
+Each shard directory holds what a `--num-shards K --shard-index i` run wrote. The merge checks
+that the shards belong together (same configuration hash, same K, every index 0..K-1 exactly
+once, no item twice), then recomputes the summary from all the records with the same code as a
+run, so the merged summary.json equals the unsharded run's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from plugin.chaosbench.metrics import call_counts, summarize
+from plugin.checkpoints import read_completions
+from plugin.results import write_run_outputs
+
+
+class MergeError(Exception):
+    pass
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MergeError(f"{path.parent}: no {path.name}; is this a finished shard run directory?") from None
+    except json.JSONDecodeError as exc:
+        raise MergeError(f"{path}: not valid JSON ({exc.msg})") from None
+
+
+class Shard:
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.manifest = _read_json(directory / "run_manifest.json")
+        self.meta = _read_json(directory / "run_meta.json")
+        self.summary = _read_json(directory / "summary.json")
+        self.records = read_completions(directory / "completions.jsonl")
+        execution = self.manifest["execution"]
+        if not execution.get("sharded"):
+            raise MergeError(f"{directory}: not a shard (run without --num-shards/--shard-index)")
+        self.index, self.count = execution["shard_index"], execution["num_shards"]
+        self.config_hash = execution["config_hash"]
+
+
+def _check(shards: list[Shard]) -> None:
+    first = shards[0]
+    for shard in shards[1:]:
+        if shard.config_hash != first.config_hash:
+            raise MergeError(f"{shard.directory} and {first.directory} were run with different configurations "
+                             "(model, prompt, data or selection): they are not shards of one run")
+        if shard.count != first.count:
+            raise MergeError(f"{shard.directory} is shard {shard.index} of {shard.count}, "
+                             f"{first.directory} shard {first.index} of {first.count}")
+    indices = sorted(s.index for s in shards)
+    missing = sorted(set(range(first.count)) - set(indices))
+    if missing:
+        raise MergeError(f"shard(s) {', '.join(map(str, missing))} of {first.count} missing")
+    if len(indices) != len(set(indices)):
+        twice = sorted({i for i in indices if indices.count(i) > 1})
+        raise MergeError(f"shard(s) {', '.join(map(str, twice))} given twice")
+    seen: dict[str, Path] = {}
+    for shard in shards:
+        for record in shard.records:
+            if record["id"] in seen:
+                raise MergeError(f"item {record['id']!r} is in both {seen[record['id']]} and {shard.directory}")
+            seen[record["id"]] = shard.directory
+
+
+def merge(directories: list[Path], out: Path | None = None) -> tuple[Path, dict]:
+    """-> (merged run directory, merged summary)."""
+    if not directories:
+        raise MergeError("no shard directories given")
+    shards = sorted((Shard(Path(d)) for d in directories), key=lambda s: s.index)
+    _check(shards)
+    first = shards[0]
+    model, mode = first.meta["model"], first.meta["mode"]
+    records = [r for s in shards for r in s.records]
+    not_asked = [i for s in shards for i in s.summary["not_asked"]["ids"]]
+    summary = summarize(records, model=model, mode=mode, not_asked=not_asked)
+    calls = call_counts(records)
+    meta = {
+        **first.meta,
+        "timestamp": min(s.meta["timestamp"] for s in shards),
+        "num_workers": sum(s.meta["num_workers"] for s in shards),
+        "total_questions": summary["total_questions"],
+        "total_dialogues": summary["dialogue_details"]["total_dialogues"],
+        "num_items_no_gold": summary["num_items_no_gold"],
+        "execution_time_seconds": max(s.meta["execution_time_seconds"] for s in shards),  # shards run side by side
+        "api_success_rate": (calls["total"] - summary["num_errors"]) / calls["total"] if calls["total"] else None,
+        "calls": calls,
+        "resumed_items": sum(s.meta.get("resumed_items", 0) for s in shards),
+        "spent_usd": sum(s.meta.get("spent_usd", 0.0) for s in shards),
+    }
+    manifest = dict(first.manifest)
+    manifest["dataset_config"] = {**first.manifest["dataset_config"], "total_questions": summary["total_questions"],
+                                  "total_dialogues": summary["dialogue_details"]["total_dialogues"]}
+    manifest["execution"] = {
+        **first.manifest["execution"],
+        "num_workers": meta["num_workers"],
+        "shard_index": None,
+        "shards": [str(s.directory) for s in shards],
+        "start_time": min(s.manifest["execution"]["start_time"] for s in shards),
+        "end_time": max(s.manifest["execution"]["end_time"] for s in shards),
+        "merged": True,
+    }
+    target = Path(out) if out else first.directory.parent / f"{model}_{mode}"
+    write_run_outputs(target, records, summary, meta, manifest)
+    return target, summary
