@@ -54,20 +54,25 @@ def validate_cases(args: argparse.Namespace) -> int:
 
 
 def merge(args: argparse.Namespace) -> int:
+    from plugin.gates import check_gates
     from plugin.merge import MergeError
     from plugin.merge import merge as merge_shards
     from plugin.report import summary_lines
 
+    if args.min_accuracy is not None and not 0.0 <= args.min_accuracy <= 1.0:
+        print(f"merge: --min-accuracy must be between 0 and 1, got {args.min_accuracy}", file=sys.stderr)
+        return 2
     try:
         target, summary = merge_shards([Path(d) for d in args.dirs], Path(args.out) if args.out else None)
     except MergeError as exc:
         print(f"merge: {exc}", file=sys.stderr)
         return 2
+    gates = check_gates(summary, min_accuracy=args.min_accuracy, strict_items=False)
     print(f"merge: {len(args.dirs)} shards, {summary['total_questions']} questions and "
           f"{summary['dialogue_details']['total_dialogues']} dialogues")
-    for line in summary_lines(summary, [], target):
+    for line in summary_lines(summary, gates, target):
         print(line)
-    return 0
+    return 0 if all(g.passed for g in gates) else 1
 
 
 def compute_indicators(args: argparse.Namespace) -> int:
@@ -105,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     merging = commands.add_parser("merge", help="merge the directories of a sharded run into one run directory")
     merging.add_argument("dirs", nargs="+", metavar="DIR", help="shard run directories (<model>_<mode>_shard<i>of<K>)")
     merging.add_argument("--out", default=None, help="merged run directory (default: <model>_<mode> beside the first shard)")
+    merging.add_argument("--min-accuracy", type=float, default=None, metavar="X",
+                         help="gate: exit 1 when the merged overall accuracy < X (0..1)")
     merging.set_defaults(run=merge)
 
     indicators = commands.add_parser("compute-indicators", help="simulate the catalog systems and sweeps; --verify checks the cache and the curated labels")
