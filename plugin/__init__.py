@@ -21,6 +21,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{family}: ChaosBench-Logic question of the {family} family")
     for split in SPLITS:
         config.addinivalue_line("markers", f"{split}: ChaosBench-Logic question of the {split} split")
+    config.addinivalue_line("markers", "dialectic: dialectical-reasoning evaluation item")
+    # A dialectic case's check items read one generated response: keep a case on one worker.
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
     session = EvalSession(config)
     config.stash[EVAL_SESSION] = session
     config.pluginmanager.register(session, "eval-session")
@@ -31,17 +35,28 @@ def _marks(item) -> list[pytest.MarkDecorator]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    wanted = [name for name in ("chaosbench_question", "chaosbench_dialogue") if name in metafunc.fixturenames]
-    if not wanted:
-        return
+    session = metafunc.config.stash[EVAL_SESSION]
+    names = metafunc.fixturenames
     try:
-        questions, dialogues = metafunc.config.stash[EVAL_SESSION].items()
+        if "chaosbench_question" in names or "chaosbench_dialogue" in names:
+            questions, dialogues = session.items()
+            for name, items in (("chaosbench_question", questions), ("chaosbench_dialogue", dialogues)):
+                if name in names:
+                    metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=_marks(i)) for i in items])
+        if "dialectic_item" in names or "dialectic_case" in names:
+            cases, variants = session.dialectic_items()
+            if "dialectic_item" in names:
+                metafunc.parametrize("dialectic_item", [
+                    pytest.param((c, v), id=f"{c.id}-{v.name}", marks=_dialectic_marks(c)) for c in cases for v in variants])
+            if "dialectic_case" in names:
+                metafunc.parametrize("dialectic_case", [pytest.param(c, id=c.id, marks=_dialectic_marks(c)) for c in cases])
     except CaseFileError as exc:
         # CollectError prints just the message (file:line: what is wrong), not a traceback.
         raise pytest.Collector.CollectError(str(exc)) from None
-    for name in wanted:
-        items = questions if name == "chaosbench_question" else dialogues
-        metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=_marks(i)) for i in items])
+
+
+def _dialectic_marks(case) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.dialectic, pytest.mark.xdist_group(case.id)]
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):

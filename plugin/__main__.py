@@ -75,6 +75,26 @@ def merge(args: argparse.Namespace) -> int:
     return 0 if all(g.passed for g in gates) else 1
 
 
+def spotcheck_import(args: argparse.Namespace) -> int:
+    import json
+
+    from plugin.dialectic.spotcheck import import_reviews
+    from plugin.results import write_json
+
+    results = Path(args.results)
+    try:
+        agreement = import_reviews(Path(args.filled), results / "spotcheck_key.json")
+    except (OSError, ValueError) as exc:
+        print(f"spotcheck-import: {exc}", file=sys.stderr)
+        return 2
+    write_json(results / "spotcheck_agreement.json", agreement)
+    shown = "n/a" if agreement["agreement"] is None else f"{agreement['agreement']:.0%}"
+    print(f"spotcheck-import: {agreement['reviewed']} reviewed, human-judge agreement {shown} "
+          f"(within 2 points per dimension); {results / 'spotcheck_agreement.json'}")
+    print(json.dumps(agreement["per_dimension"], indent=2))
+    return 0
+
+
 def compute_indicators(args: argparse.Namespace) -> int:
     from plugin.chaosbench.compute_indicators import main
 
@@ -113,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     merging.add_argument("--min-accuracy", type=float, default=None, metavar="X",
                          help="gate: exit 1 when the merged overall accuracy < X (0..1)")
     merging.set_defaults(run=merge)
+
+    spot = commands.add_parser("spotcheck-import", help="human-judge agreement from a filled spot-check queue")
+    spot.add_argument("filled", help="the spot-check queue with the rubric scores filled in (JSONL)")
+    spot.add_argument("--results", default="results/dialectic", help="the dialectic results folder with spotcheck_key.json")
+    spot.set_defaults(run=spotcheck_import)
 
     indicators = commands.add_parser("compute-indicators", help="simulate the catalog systems and sweeps; --verify checks the cache and the curated labels")
     indicators.add_argument("rest", nargs=argparse.REMAINDER, help="options of the indicator command (--verify, --only ID ...)")

@@ -39,3 +39,26 @@ def report_outcome(request: pytest.FixtureRequest):
             pytest.fail(reason, pytrace=False)
 
     return report
+
+
+@pytest.fixture
+def dialectic_runner(eval_session: EvalSession):
+    """The dialectic protocol of this process (responses and verdicts generated once, cached)."""
+    return eval_session.dialectic_runner
+
+
+@pytest.fixture
+def dialectic_response(dialectic_item, dialectic_runner) -> dict:
+    """The response to this item's (case, variant) from the model under test."""
+    case, variant = dialectic_item
+    return dialectic_runner.response(case, variant)
+
+
+@pytest.fixture
+def resolution_variant(eval_session: EvalSession):
+    return eval_session.resolution_variant()
+
+
+@pytest.fixture
+def compare_models(eval_session: EvalSession) -> list[str]:
+    return list(eval_session.settings.compare_models)

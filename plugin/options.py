@@ -14,6 +14,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CASES = PROJECT_ROOT / "cases" / "chaosbench"
 DEFAULT_PROMPTS = DEFAULT_CASES / "prompts"
 DEFAULT_CASSETTES = PROJECT_ROOT / "cassettes"
+DEFAULT_DIALECTIC_CASES = PROJECT_ROOT / "cases" / "dialectic"
+DEFAULT_VARIANT_PROMPTS = PROJECT_ROOT / "cases" / "prompts"
 RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
 
@@ -42,6 +44,19 @@ def add_options(parser: pytest.Parser) -> None:
                     help="do not ask again the items already answered in the run directory's completions.jsonl")
     group.addoption("--max-cost", type=float, default=None, metavar="USD",
                     help="stop asking once live calls of this run have cost USD; the rest is listed as not asked (resume later)")
+    dialectic = parser.getgroup("dialectic", "dialectical-reasoning evaluation (evals/test_dialectic.py)")
+    dialectic.addoption("--dialectic-cases", default=None, metavar="PATH", help="dialectic case YAML file or directory (default cases/dialectic)")
+    dialectic.addoption("--variant", action="append", default=None, metavar="NAME",
+                        help="prompt variant: baseline (no system prompt) or a file stem in cases/prompts/ (repeatable; default all)")
+    dialectic.addoption("--judge-model", default=None, metavar="ALIASES",
+                        help="judge model alias(es), comma-separated, used in turn (default: ini eval_judge_model, else the model under test)")
+    dialectic.addoption("--n-judges", type=int, default=3, metavar="N", help="judges per response (default 3)")
+    dialectic.addoption("--compare-models", default=None, metavar="ALIASES",
+                        help="cross-provider comparison: comma-separated aliases (default: the model under test)")
+    dialectic.addoption("--max-hard-fails", type=int, default=None, metavar="N", help="gate: fail the session with more than N PCC hard fails")
+    dialectic.addoption("--require-variant-pass", action="append", default=None, metavar="VARIANT",
+                        help="gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)")
+    parser.addini("eval_judge_model", "default judge model alias(es) for dialectic runs (empty: the model under test)", default="")
     parser.addini("eval_model", "default model alias for eval runs", default=DEFAULT_MODEL)
     parser.addini("eval_min_accuracy", "gate: minimum overall accuracy (0..1); --min-accuracy wins", default="")
 
@@ -67,6 +82,12 @@ class Settings:
     shard_index: int | None = None
     resume: bool = False
     max_cost: float | None = None
+    dialectic_cases: Path = DEFAULT_DIALECTIC_CASES
+    variants: tuple[str, ...] = ()
+    judges: tuple[str, ...] = (DEFAULT_MODEL,) * 3
+    compare_models: tuple[str, ...] = ()
+    max_hard_fails: int | None = None
+    require_variant_pass: tuple[str, ...] = ()
 
     @property
     def shard(self) -> tuple[int, int] | None:
@@ -104,6 +125,13 @@ def _min_accuracy(config: pytest.Config) -> float | None:
     return raw
 
 
+def _aliases(text: str) -> list[str]:
+    aliases = [a.strip() for a in str(text).split(",") if a.strip()]
+    if not aliases:
+        raise pytest.UsageError(f"expected one or more comma-separated model aliases, got {text!r}")
+    return aliases
+
+
 def _shards(config: pytest.Config) -> tuple[int | None, int | None]:
     count, index = config.getoption("num_shards"), config.getoption("shard_index")
     if count is None and index is None:
@@ -124,8 +152,13 @@ def settings_from(config: pytest.Config) -> Settings:
     if max_cost is not None and max_cost < 0:
         raise pytest.UsageError(f"--max-cost must be a number of USD >= 0, got {max_cost}")
     num_shards, shard_index = _shards(config)
+    n_judges = config.getoption("n_judges")
+    if n_judges < 1:
+        raise pytest.UsageError(f"--n-judges must be at least 1, got {n_judges}")
+    model = config.getoption("model") or config.getini("eval_model") or DEFAULT_MODEL
+    judge_aliases = _aliases(config.getoption("judge_model") or config.getini("eval_judge_model") or model)
     return Settings(
-        model=config.getoption("model") or config.getini("eval_model") or DEFAULT_MODEL,
+        model=model,
         mode=config.getoption("mode"),
         cases=_path(config.getoption("cases"), here, DEFAULT_CASES),
         prompts_dir=DEFAULT_PROMPTS,
@@ -144,4 +177,10 @@ def settings_from(config: pytest.Config) -> Settings:
         shard_index=shard_index,
         resume=config.getoption("resume"),
         max_cost=max_cost,
+        dialectic_cases=_path(config.getoption("dialectic_cases"), here, DEFAULT_DIALECTIC_CASES),
+        variants=tuple(config.getoption("variant") or ()),
+        judges=tuple(judge_aliases[k % len(judge_aliases)] for k in range(n_judges)),
+        compare_models=tuple(_aliases(config.getoption("compare_models") or model)),
+        max_hard_fails=config.getoption("max_hard_fails"),
+        require_variant_pass=tuple(config.getoption("require_variant_pass") or ()),
     )

@@ -21,10 +21,12 @@ from plugin.chaosbench.prompts import PromptTemplate, suite_name
 from plugin.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues, load_questions,
                                          select, select_dialogues, shard_of)
 from plugin.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError, answered, read_completions
-from plugin.gates import GateResult, check_gates
+from plugin.dialectic.cases import Case, Variant, load_cases, load_variants
+from plugin.dialectic.summary import PassRule, terminal_lines, write_outputs
+from plugin.gates import GateResult, check_dialectic_gates, check_gates
 from plugin.guard import NOT_ASKED_KEY, Budget, CallGuard, live_cost
-from plugin.options import Settings, settings_from
-from plugin.providers import AuthError, build_model, check_can_run, default_record_mode
+from plugin.options import DEFAULT_VARIANT_PROMPTS, Settings, settings_from
+from plugin.providers import AuthError, Model, build_model, check_can_run, default_record_mode
 from plugin.registry import ModelSpec, RegistryError, load_registry, resolve
 from plugin.report import summary_lines
 from plugin.results import CompletionsLog, write_run_outputs
@@ -33,7 +35,7 @@ EVAL_SESSION = pytest.StashKey["EvalSession"]()
 RECORD_KEY = "eval_record"  # the user_properties key that carries an item's record
 ANSWERED_KEY = "eval_answered"  # workerinput key: ids a resumed run does not ask again
 PACKAGES = ("pytest", "pytest-xdist", "vcrpy", "syrupy", "pytest-regressions", "requests", "PyYAML")
-ITEM_PARAMS = ("chaosbench_question", "chaosbench_dialogue")
+ITEM_PARAMS = ("chaosbench_question", "chaosbench_dialogue", "dialectic_item", "dialectic_case")
 
 
 def record_of(report: pytest.TestReport) -> dict | None:
@@ -72,10 +74,19 @@ class EvalSession:
             self.record_mode = s.record_mode or default_record_mode(self.spec, s.cassette_dir)
             check_can_run(self.spec, s.cassette_dir, self.record_mode)
             self.prompt = PromptTemplate.load(s.prompts_dir, s.mode)
+            self.registry = load_registry(s.models_file)
+            for alias in {*s.judges, *s.compare_models} - {s.model}:
+                spec = resolve(alias, self.registry)
+                check_can_run(spec, s.cassette_dir, s.record_mode or default_record_mode(spec, s.cassette_dir))
         except (RegistryError, AuthError, OSError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.checkpoints = Checkpoints(s.run_dir)
         self._guard: CallGuard | None = None
+        self._models: dict[str, Model] = {}
+        self._dialectic: tuple[list[Case], list[Variant]] | None = None
+        self._dialectic_runner = None
+        self.dialectic_records: list[dict] = []
+        self.dialectic_summaries: dict | None = None
         self._loaded: list[Question] | None = None
         self.records: list[dict] = []
         self.not_asked: list[str] = []
@@ -128,6 +139,39 @@ class EvalSession:
             self._guard = CallGuard(model, Budget(s.max_cost, self.checkpoints.budget_marker))
         return self._guard
 
+    # --- dialectic items (every process) ---
+
+    def dialectic_items(self) -> tuple[list[Case], list[Variant]]:
+        """Cases and variants, loaded once (CaseFileError propagates)."""
+        if self._dialectic is None:
+            s = self.settings
+            self._dialectic = (load_cases(s.dialectic_cases), load_variants(DEFAULT_VARIANT_PROMPTS, list(s.variants)))
+        return self._dialectic
+
+    def resolution_variant(self) -> Variant:
+        """The variant the multi-turn and cross-provider items use: the first prompted one."""
+        variants = self.dialectic_items()[1]
+        return next((v for v in variants if v.system_prompt is not None), variants[0])
+
+    def model_for(self, alias: str) -> Model:
+        """Any model by alias, built once per process; --base-url applies to the model under test."""
+        if alias == self.settings.model:
+            return self.guard.model
+        if alias not in self._models:
+            s = self.settings
+            spec = resolve(alias, self.registry)
+            self._models[alias] = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir,
+                                              record_mode=s.record_mode or default_record_mode(spec, s.cassette_dir))
+        return self._models[alias]
+
+    @property
+    def dialectic_runner(self):
+        if self._dialectic_runner is None:
+            from plugin.dialectic.runner import DialecticRunner
+
+            self._dialectic_runner = DialecticRunner(self.model_for, self.settings.model, list(self.settings.judges))
+        return self._dialectic_runner
+
     # --- resume ---
 
     def _answered_ids(self) -> frozenset[str]:
@@ -158,10 +202,10 @@ class EvalSession:
         for item in items:
             params = getattr(item, "callspec", None)
             params = params.params if params else {}
-            wanted = [name for name in ITEM_PARAMS if name in getattr(item, "fixturenames", ())]
-            ids = [params[name].id for name in wanted if hasattr(params.get(name), "id")]
-            empty = bool(wanted) and not ids
-            (drop if empty or (ids and ids[0] in self.answered_ids) else keep).append(item)
+            ids = [getattr(params.get(name), "id", None) for name in ITEM_PARAMS[:2]]
+            skip = item.get_closest_marker("skip")
+            empty = skip is not None and str(skip.kwargs.get("reason", "")).startswith("got empty parameter set")
+            (drop if empty or any(i in self.answered_ids for i in ids if i) else keep).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
@@ -173,7 +217,18 @@ class EvalSession:
         # first cassettes at once would race, so the controller creates them up front.
         if self.spec.provider != "baseline" and self.record_mode != "none":
             (self.settings.cassette_dir / self.spec.alias / suite_name(self.settings.mode)).mkdir(parents=True, exist_ok=True)
+        self._make_dialectic_cassette_dirs()
         self.checkpoints.budget_marker.unlink(missing_ok=True)  # a new run has a new budget
+
+    def _make_dialectic_cassette_dirs(self) -> None:
+        from plugin.dialectic.runner import JUDGE_SUITE, RESOLUTION_SUITE, SUITE
+
+        s = self.settings
+        wanted = [(a, SUITE) for a in {s.model, *s.compare_models}] + [(a, x) for a in s.judges for x in (JUDGE_SUITE, RESOLUTION_SUITE)]
+        for alias, suite in wanted:
+            spec = resolve(alias, self.registry)
+            if spec.provider != "baseline" and (s.record_mode or default_record_mode(spec, s.cassette_dir)) != "none":
+                (s.cassette_dir / alias / suite).mkdir(parents=True, exist_ok=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.add_report(report)
@@ -182,6 +237,12 @@ class EvalSession:
         self.finish(session)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.dialectic_summaries is not None:
+            terminalreporter.write_sep("=", f"dialectic summary: {self.settings.model}")
+            for line in terminal_lines(self.dialectic_summaries, self.settings.out_dir / "dialectic"):
+                terminalreporter.write_line(line)
+            for gate in self.gates if self.summary is None else []:
+                terminalreporter.write_line(f"gate {gate.name}: {'passed' if gate.passed else 'FAILED'} ({gate.detail})")
         if self.summary is not None:
             s = self.settings
             title = f"eval summary: {s.model} ({s.mode})" + (f", shard {s.shard_index} of {s.num_shards}" if s.shard else "")
@@ -197,6 +258,9 @@ class EvalSession:
             return
         record = record_of(report) if report.when == "call" else None
         not_asked = _property(report, NOT_ASKED_KEY) if report.when == "call" else None
+        if record is not None and record.get("suite") == "dialectic":
+            self.dialectic_records.append(record)
+            return
         if (record is not None or not_asked is not None) and not self._begun:
             self._begin()
         if record is not None:
@@ -225,18 +289,25 @@ class EvalSession:
             Budget(max_cost, self.checkpoints.budget_marker).mark_exhausted()
 
     def finish(self, session: pytest.Session) -> None:
-        if self.is_worker or not (self.records or self.not_asked):
+        if self.is_worker:
             return
-        if not self._begun:
-            self._begin()  # a resumed run with nothing left to ask
         s = self.settings
-        self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked)
-        self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items)
-        dataset = self._dataset()
-        write_run_outputs(s.run_dir, self.records, self.summary, self._run_meta(dataset), self._manifest(dataset),
-                          completions=self.completions)
-        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
-        self._decide_exit_status(session)
+        if self.dialectic_records:
+            rule = PassRule()
+            self.dialectic_summaries = write_outputs(s.out_dir / "dialectic", self.dialectic_records, seed=s.seed, rule=rule)
+            self.gates += check_dialectic_gates(self.dialectic_summaries["variants"], max_hard_fails=s.max_hard_fails,
+                                                required=s.require_variant_pass)
+        if self.records or self.not_asked:
+            if not self._begun:
+                self._begin()  # a resumed run with nothing left to ask
+            self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked)
+            self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items) + self.gates
+            dataset = self._dataset()
+            write_run_outputs(s.run_dir, self.records, self.summary, self._run_meta(dataset), self._manifest(dataset),
+                              completions=self.completions)
+            self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
+        if self.summary is not None or self.dialectic_summaries is not None:
+            self._decide_exit_status(session)
 
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.

@@ -4,6 +4,8 @@ that moves any number fails here; regenerate deliberately with --force-regen."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import PROJECT_ROOT, add_eval_module, read_summary
 
@@ -25,3 +27,25 @@ def test_replay_reproduces_the_committed_summary(pytester, data_regression, mode
     assert "cassette miss" not in result.stdout.str()
     summary = read_summary(pytester, DEFAULT_MODEL, mode)
     data_regression.check(summary, fullpath=SNAPSHOTS / f"{DEFAULT_MODEL}_{mode}.summary.yml")
+
+
+def dialectic_summaries(directory) -> dict:
+    """What the dialectic baseline pins: every per-response result and the three summaries."""
+    per_response = [json.loads(line) for line in (directory / "per_response.jsonl").read_text().splitlines()]
+    return {
+        "per_response": per_response,
+        "variants": json.loads((directory / "variant_summary.json").read_text()),
+        "multiturn": json.loads((directory / "multiturn_summary.json").read_text()),
+        "cross_provider": json.loads((directory / "cross_provider_summary.json").read_text()),
+        "spotcheck_queue": [json.loads(line)["review_id"] for line in (directory / "spotcheck_queue.jsonl").read_text().splitlines()],
+    }
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_dialectic_replay_reproduces_the_committed_summaries(pytester, data_regression, workers: str) -> None:
+    pytester.makepyfile(test_dialectic=(PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8"))
+    result = pytester.runpytest_subprocess("-n", workers, "--base-url", "http://127.0.0.1:9/v1")  # nothing listens there
+    assert result.ret == 0, result.stdout.str()
+    assert "cassette miss" not in result.stdout.str()
+    data_regression.check(dialectic_summaries(pytester.path / "results" / "dialectic"),
+                          fullpath=SNAPSHOTS / f"{DEFAULT_MODEL}_dialectic.summary.yml")

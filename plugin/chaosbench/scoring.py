@@ -59,6 +59,8 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
 
 def failure_reason(record: dict) -> str | None:
     """One line saying why the item did not pass, or None when it did."""
+    if "passed" in record:  # a dialectic check carries its own verdict
+        return None if record["passed"] else record["reason"]
     if "turns" in record:  # a dialogue: the first turn that did not pass, and how many did not
         failing = [t for t in record["turns"] if t["status"] in ("wrong", "unknown")]
         if not failing:

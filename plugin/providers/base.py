@@ -17,6 +17,7 @@ class Request:
     gold: str | None = None  # read only by the oracle baseline; never sent over HTTP
     temperature: float = 0.0
     max_tokens: int = 512
+    json_schema: dict | None = None  # ask for JSON of this shape where the provider can constrain it
 
 
 @dataclass

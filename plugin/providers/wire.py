@@ -44,6 +44,12 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
         "max_tokens": request.max_tokens,
         "seed": 0,
     }
+    if request.json_schema is not None:
+        if spec.provider == "openai":
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "response", "schema": request.json_schema, "strict": True}}
+        else:  # llama.cpp (and vLLM) turn a schema in json_object mode into a grammar
+            body["response_format"] = {"type": "json_object", "schema": request.json_schema}
     return Call(f"{spec.base_url.rstrip('/')}/chat/completions", headers, body)
 
 
@@ -105,6 +111,8 @@ def gemini_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     }
     if system:
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
+    if request.json_schema is not None:
+        body["generationConfig"].update(responseMimeType="application/json", responseSchema=request.json_schema)
     headers = {"Content-Type": "application/json", "x-goog-api-key": key or ""}
     return Call(f"{spec.base_url.rstrip('/')}/models/{spec.model_id}:generateContent", headers, body)
 

@@ -1,0 +1,111 @@
+"""Dialectic test cases (cases/dialectic/*.yaml) and prompt variants (cases/prompts/*.txt).
+
+A case file holds `cases: [{id, category, query, expected_mode, notes}]`; a bad entry raises
+CaseFileError naming file:line. A variant is a system prompt file (its stem names it) or
+`baseline`, which sends no system prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from plugin.chaosbench.questions import ID_PATTERN, CaseFileError
+
+MODES = ("dialectic", "bypass")
+BASELINE = "baseline"
+REQUIRED = ("id", "category", "query", "expected_mode")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    category: str
+    query: str
+    expected_mode: str
+    notes: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    system_prompt: str | None  # None: the baseline, no system prompt
+    path: str | None = None
+
+    @property
+    def sha256(self) -> str | None:
+        return None if self.system_prompt is None else hashlib.sha256(self.system_prompt.encode()).hexdigest()
+
+    def messages(self, query: str) -> tuple[dict, ...]:
+        system = () if self.system_prompt is None else ({"role": "system", "content": self.system_prompt},)
+        return (*system, {"role": "user", "content": query})
+
+
+def _case(entry: object, where: str) -> Case:
+    if not isinstance(entry, dict):
+        raise CaseFileError(f"{where}: a case must be a mapping with {', '.join(REQUIRED)}")
+    missing = [k for k in REQUIRED if not entry.get(k)]
+    if missing:
+        raise CaseFileError(f"{where}: case is missing {', '.join(missing)}")
+    if entry["expected_mode"] not in MODES:
+        raise CaseFileError(f"{where}: expected_mode must be dialectic or bypass, got {entry['expected_mode']!r}")
+    if not ID_PATTERN.match(str(entry["id"])):
+        raise CaseFileError(f"{where}: id {entry['id']!r} is not filesystem-safe (letters, digits, _ . -)")
+    return Case(str(entry["id"]), str(entry["category"]), str(entry["query"]).strip(), entry["expected_mode"],
+                str(entry.get("notes") or ""), where)
+
+
+def load_file(path: Path) -> list[Case]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise CaseFileError(f"{path}{line}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise CaseFileError(f"{path}:1: expected a mapping with a `cases:` list")
+    items = next(v for k, v in root.value if k.value == "cases").value
+    return [_case(entry, f"{path}:{node.start_mark.line + 1}") for entry, node in zip(data["cases"], items)]
+
+
+def load_cases(path: Path) -> list[Case]:
+    """A YAML file, or every *.yaml / *.yml in a directory; ids unique across files."""
+    if path.is_dir():
+        files = sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
+    elif path.is_file():
+        files = [path]
+    else:
+        raise CaseFileError(f"{path}: no such dialectic case file or directory")
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    for file in files:
+        for case in load_file(file):
+            if case.id in seen:
+                raise CaseFileError(f"{case.source}: duplicate case id {case.id!r} (first at {seen[case.id]})")
+            seen[case.id] = case.source
+            cases.append(case)
+    if not cases:
+        raise CaseFileError(f"{path}: no dialectic cases")
+    return cases
+
+
+def load_variants(prompts_dir: Path, names: list[str] | None = None) -> list[Variant]:
+    """`baseline` plus one variant per prompt file, or just the named ones (in that order)."""
+    available = {p.stem: p for p in sorted(prompts_dir.glob("*.txt"))}
+    wanted = names or [BASELINE, *available]
+    variants = []
+    for name in wanted:
+        if name == BASELINE:
+            variants.append(Variant(BASELINE, None))
+        elif name in available:
+            variants.append(Variant(name, available[name].read_text(encoding="utf-8"), str(available[name])))
+        else:
+            known = ", ".join([BASELINE, *available])
+            raise CaseFileError(f"unknown variant {name!r}: no {prompts_dir / (name + '.txt')} (known: {known})")
+    return variants

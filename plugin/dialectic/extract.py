@@ -1,0 +1,328 @@
+"""Regex extraction of dialectical structure from a model's answer (no model involved).
+
+``extract(text)`` returns a dict with these keys:
+
+- ``h_count``: distinct hypothesis numbers in ``**H1:`` / ``**H1 (`` / ``**H1**:``,
+  ``## H1:`` / ``## H1 (`` (heading levels 1-4) and ``Hypothesis 1:``.
+- ``oscillation_table``: a pipe table (header row plus ``|---|`` delimiter row) whose first
+  header cell starts with "Hypothes" or is "H" and with a header cell starting with "Post";
+  or a heading "Oscillation Results".
+- ``stability``: "STABLE" / "UNSTABLE" / None from ``Stability: STABLE`` (bold, check-mark and
+  table-cell variants); the last one wins.
+- ``iteration_limit``: final stability is UNSTABLE, or "instability flag" /
+  "iteration limit reached" appears.
+- ``confidences`` / ``confidence``: every labelled value in order / the last one. Labels:
+  [Framework|Prediction] Confidence [Level|in <X>], any case, bold/italic tolerated; separators
+  ":", "=", " - " (or en/em dash), "is", or a table-cell "|". Decimals in [0, 1], percentages,
+  and fractions (7/10) are accepted, a leading "~" tolerated; bare numbers > 1, words, ranges
+  ("0.6-0.7") and negative values give nothing. On an arithmetic line (a number directly
+  followed by an operator and a number) the value after the last "=" is taken, or nothing if
+  there is no "=". "Impact/effect on confidence" and "confidence interval" are not labels, and a
+  "Confidence" column header is not a label for the cells below it.
+- ``cruxes``: ``{"name", "types"}`` per entry of the first section headed "Cruxes"
+  (optionally one leading word, e.g. "Key Cruxes", and any suffix, e.g. "Cruxes (By Type)").
+- ``signals`` (in ``SIGNALS`` order), ``mode`` ("dialectic" with >= 2 signals, else "bypass")
+  and ``pcc_ceiling`` (table+STABLE 0.85 > iteration limit 0.50 > table 0.70 > 0.45).
+
+Thinking blocks are removed first (``strip_thinking``), then code: fenced blocks and inline
+code never count for any field. A "heading" is an ATX heading (``#``..``######``) or a line
+that is wholly bold (``**Cruxes**``, ``**Oscillation Results:**``); heading titles are
+compared without markdown, a trailing colon or a leading number ("3. Oscillation").
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["extract", "strip_thinking", "CANONICAL_CRUX_TYPES", "SIGNALS"]
+
+CANONICAL_CRUX_TYPES = ("empirical", "value", "definitional", "factual", "normative")
+SIGNALS = ("## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation", "**Confidence**")
+
+_Heads = list[tuple[int, int, str]]  # (line index, level, plain title) per heading
+
+_TAGS = r"(?:extended_thinking|thinking|think|reasoning)\b"
+# A closed block; lazy and tag-matched so the answer between two blocks survives.
+_THINK_BLOCK = re.compile(rf"<({_TAGS})[^>]*>.*?</\1\s*>", re.I | re.S)
+# A closing tag without its opener (opener was in the prompt): everything before it was thinking.
+_THINK_ORPHAN = re.compile(rf"\A.*</{_TAGS}\s*>", re.I | re.S)
+# An opening tag that never closes hides the rest of the text.
+_THINK_OPEN = re.compile(rf"<{_TAGS}[^>]*>.*\Z", re.I | re.S)
+
+# Fenced code (``` or ~~~); an unclosed fence runs to the end. Code is quoted, not asserted.
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+# A wholly bold line stands in for a heading ("**Cruxes**", "**Oscillation Results:**").
+_BOLD_LINE = re.compile(r"^\s*(\*\*|__)\s*([^*\n]+?)\s*\1\s*:?\s*$")
+_HR = re.compile(r"^ {0,3}(?:-{3,}|\*{3,}|_{3,})\s*$")
+_TITLE_NUMBER = re.compile(r"^\d+[.)]\s+")
+
+# "**H1:", "**H1 (", "**H1**:" — the bold label dialectic answers give each hypothesis.
+_HYP_BOLD = re.compile(r"\*\*H(\d+)(?:\s*:|\s*\(|\*\*\s*:)")
+# "## H1:" / "## H1 (" (levels 1-4) and "Hypothesis 1:" (bold tolerated before the colon).
+_HYP_OTHER = re.compile(r"^ {0,3}#{1,4}\s+H(\d+)\s*[:(]|(?i:hypothesis)\s+(\d+)[*_]*\s*:", re.M)
+
+# Pipe-table delimiter row ("|---|:--:|"); at least two columns, so "---" alone is a rule.
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
+_HYPOTHESES_TITLE = re.compile(r"\bhypotheses\b", re.I)
+_OSC_TITLE = re.compile(r"^oscillation\b", re.I)
+_OSC_RESULTS_TITLE = re.compile(r"^oscillation\s+results\b", re.I)
+_CRUX_TITLE = re.compile(r"^(?:[A-Za-z-]+\s+)?cruxes\b", re.I)
+
+_CHECK = r"(?:[\u2713\u2714\u2705\u2611]\ufe0f?[*_\s]*)?"  # ✓ ✔ ✅ ☑ before the value
+# "Stability: STABLE", "**Stability**: ✓ STABLE", "| Stability | UNSTABLE |"; not "Instability".
+_STABILITY = re.compile(
+    rf"(?<![\w-])stability[*_]*\s*(?::|=|\||\s[-\u2013\u2014]\s)[*_\s]*{_CHECK}(UNSTABLE|STABLE)\b",
+    re.I,
+)
+_LIMIT_PHRASE = re.compile(r"instability\s+flag|iteration\s+limit\s+reached", re.I)
+
+# A confidence label and its separator. "on " before it marks an adjustment
+# ("Impact on confidence: -0.10"); "confidence interval" has no separator so never matches.
+_CONF_LABEL = re.compile(
+    r"(?<![\w-])(?<!on )(?:(?:framework|prediction)\s+)?confidence"
+    r"(?:\s+level|\s+in\s+[^:=|\n]{1,60}?)?"
+    r"[*_]*\s*(?::|=|\||\s[-\u2013\u2014]\s|\sis\s)[*_\s~\u2248]*",
+    re.I,
+)
+# A bold confidence label: "**Confidence**", "**Confidence:**", "**Confidence: 0.7**".
+_CONF_BOLD = re.compile(
+    r"(?<!on )\*\*(?:(?:framework|prediction)\s+)?confidence(?:\s+level|\s+in\s+[^*:\n]{1,60})?"
+    r"\s*(?:[:=][^*\n]{0,30})?\*\*",
+    re.I,
+)
+# A value: number, optionally a fraction ("7/10") or a percentage ("75%").
+_VALUE = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(?:\s*/\s*(\d+(?:\.\d+)?)|\s*(%))?")
+# An operator and a number right after the first value make the line arithmetic.
+_ARITH = re.compile(r"\s*[-+\u2212\u00d7]\s*\.?\d")
+
+_NUMBERED = re.compile(r"^ {0,3}\d+[.)]\s+(.*)")
+_BULLET = re.compile(r"^ ?[-*+]\s+(.*)")
+_BOLD_LED = re.compile(r"^(?:\*\*|__)\S")
+# A type label: "(empirical + values)" or "[Value]"; not a markdown link's "[text](url)".
+_LABEL_GROUP = re.compile(r"(?<!\])\(([^()\n]{1,60})\)|\[([^\[\]\n]{1,60})\](?!\()")
+_LABEL_SPLIT = re.compile(r"\s*(?:[+/,&]|\band\b)\s*", re.I)
+_LABEL_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")  # one word; longer bracketed text is prose
+# "**Definitional:** ..." — a canonical label before the first colon.
+_LEAD_LABEL = re.compile(r"^[*_\s]*([A-Za-z][A-Za-z +/,&-]*?)[*_\s]*:[*_]*\s*")
+# Where a label sits: right after the list marker or a bold span, or before "**", ":" or a dash.
+_LABEL_AFTER = re.compile(r"\s*(?:\*\*|__|:|[-\u2013\u2014]\s|$)")
+_MARKUP = re.compile(r"\*\*|__|^[*_\s]+|[*_\s]+$")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[:,.])")
+
+
+def strip_thinking(text: str) -> str:
+    """Remove <thinking>, <extended_thinking>, <think> and <reasoning> blocks (any case).
+
+    An unclosed opening tag strips to the end; an orphan closing tag strips everything before it.
+    """
+    text = _THINK_BLOCK.sub("", text or "")
+    text = _THINK_ORPHAN.sub("", text)
+    return _THINK_OPEN.sub("", text)
+
+
+def _strip_code(text: str) -> str:
+    return _INLINE_CODE.sub("", _FENCE.sub("", text))
+
+
+def _headings(lines: list[str]) -> _Heads:
+    """(line index, level, plain title); wholly bold lines get level 7 (below every ATX level)."""
+    found = []
+    for i, line in enumerate(lines):
+        atx, bold = _ATX.match(line), _BOLD_LINE.match(line)
+        if atx or bold:
+            level, raw = (len(atx[1]), atx[2]) if atx else (7, bold[2])
+            title = _TITLE_NUMBER.sub("", _MARKUP.sub("", raw).rstrip(":").strip())
+            found.append((i, level, title))
+    return found
+
+
+def _h_count(text: str) -> int:
+    numbers = {int(m[1]) for m in _HYP_BOLD.finditer(text)}
+    numbers |= {int(m[1] or m[2]) for m in _HYP_OTHER.finditer(text)}
+    return len(numbers)
+
+
+def _cells(line: str) -> list[str]:
+    return [_MARKUP.sub("", c).strip() for c in line.strip().strip("|").split("|")]
+
+
+def _oscillation_table(lines: list[str], heads: _Heads) -> bool:
+    if any(_OSC_RESULTS_TITLE.match(title) for _, _, title in heads):
+        return True
+    for header, delimiter in zip(lines, lines[1:]):
+        if "|" in header and _TABLE_SEP.match(delimiter):
+            cells = [c.lower() for c in _cells(header)]
+            first_ok = cells[0].startswith("hypothes") or cells[0] == "h"
+            if first_ok and any(c.startswith("post") for c in cells):
+                return True
+    return False
+
+
+def _stability(text: str) -> str | None:
+    found = _STABILITY.findall(text)
+    return found[-1].upper() if found else None
+
+
+def _value(rest: str) -> float | None:
+    """Parse the labelled text: first value, or after the last "=" on an arithmetic line."""
+    rest = rest.split("|", 1)[0]
+    m = _VALUE.match(rest)
+    if m and _ARITH.match(rest, m.end()):
+        tail = rest[m.end():]
+        m = _VALUE.match(tail.rsplit("=", 1)[1].strip(" *_~\u2248")) if "=" in tail else None
+    if not m:
+        return None
+    denominator = 100.0 if m[3] else float(m[2] or 1)
+    if not denominator:
+        return None
+    number = float(m[1]) / denominator
+    return number if 0 <= number <= 1 else None
+
+
+def _confidences(lines: list[str]) -> list[float]:
+    values = []
+    for line in lines:
+        matches = list(_CONF_LABEL.finditer(line))
+        for m, nxt in zip(matches, matches[1:] + [None]):
+            value = _value(line[m.end():nxt.start() if nxt else len(line)])
+            if value is not None:
+                values.append(value)
+    return values
+
+
+def _crux_section(lines: list[str], heads: _Heads) -> tuple[list[str], int] | None:
+    """Lines of the first crux section and its level, or None when there is none."""
+    start = next(((i, lvl) for i, lvl, title in heads if _CRUX_TITLE.match(title)), None)
+    if start is None:
+        return None
+    begin, level = start
+    end = next((i for i, lvl, _ in heads if i > begin and lvl <= min(level, 6)), len(lines))
+    heading_lines = {i for i, _, _ in heads}
+    for j in range(begin + 1, end):  # a horizontal rule followed by a heading also ends it
+        if _HR.match(lines[j]):
+            k = next((k for k in range(j + 1, end) if lines[k].strip()), end)
+            if k in heading_lines:
+                end = j
+                break
+    return lines[begin + 1:end], level
+
+
+def _types(label: str, canonical_only: bool = False) -> list[str] | None:
+    """Normalise "empirical + Values" -> ["empirical", "value"]; None if it is not a label."""
+    parts = [p for p in _LABEL_SPLIT.split(label.strip(" *_")) if p]
+    if not parts or not all(_LABEL_WORD.fullmatch(p) for p in parts):
+        return None
+    types: list[str] = []
+    for part in (p.lower() for p in parts):
+        if part.endswith("s") and part[:-1] in CANONICAL_CRUX_TYPES:  # plurals: values -> value
+            part = part[:-1]
+        if part not in CANONICAL_CRUX_TYPES:
+            if canonical_only:
+                return None
+            part = f"other:{part}"
+        if part not in types:
+            types.append(part)
+    return types
+
+
+def _in_label_position(text: str, m: re.Match) -> bool:
+    before = text[:m.start()].rstrip()
+    return before.strip("*_ ") == "" or before.endswith(("**", "__")) or bool(
+        _LABEL_AFTER.match(text, m.end()))
+
+
+def _crux_entry(text: str) -> dict:
+    """Split an entry line into name and types (empty types when it carries no label).
+
+    The label is the first bracketed one-word-per-part group in a label position; else a
+    canonical label before the first colon; else the first group holding a canonical type.
+    """
+    groups = [(m, _types(m[1] or m[2])) for m in _LABEL_GROUP.finditer(text)]
+    groups = [(m, types) for m, types in groups if types]
+    chosen = next(((m, t) for m, t in groups if _in_label_position(text, m)), None)
+    lead = _LEAD_LABEL.match(text)
+    lead_types = _types(lead[1], canonical_only=True) if lead else None
+    if chosen is None and lead_types:
+        name, types = text[lead.end():], lead_types
+    else:
+        canonical = set(CANONICAL_CRUX_TYPES)
+        chosen = chosen or next(((m, t) for m, t in groups if canonical & set(t)), None)
+        m, types = chosen or (None, [])
+        name = text[:m.start()] + text[m.end():] if m else text
+    name = _TITLE_NUMBER.sub("", _MARKUP.sub("", name))
+    name = _SPACE_BEFORE_PUNCT.sub("", " ".join(name.split()))
+    return {"name": name.strip(" :-\u2013\u2014"), "types": types}
+
+
+def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[dict], bool]:
+    """Entries of the crux section and whether the section exists.
+
+    Entry kinds, by priority: sub-headings, bold-led paragraphs, numbered items, bullets. The
+    first kind with a typed entry is used (only its typed entries); if none is typed, the first
+    kind present. Sub-bullets under bold-led cruxes are thus details, not cruxes.
+    """
+    section = _crux_section(lines, heads)
+    if section is None:
+        return [], False
+    body, level = section
+    tiers: dict[str, list[dict]] = {"heading": [], "bold": [], "numbered": [], "bullet": []}
+    for line in body:
+        atx, numbered, bullet = _ATX.match(line), _NUMBERED.match(line), _BULLET.match(line)
+        if atx and len(atx[1]) > level:
+            tiers["heading"].append(_crux_entry(atx[2]))
+        elif _BOLD_LED.match(line):
+            tiers["bold"].append(_crux_entry(line.strip()))
+        elif numbered or bullet:
+            item = numbered or bullet
+            tiers["numbered" if numbered else "bullet"].append(_crux_entry(item[1]))
+    for entries in tiers.values():
+        if any(e["types"] for e in entries):
+            return [e for e in entries if e["types"]], True
+    return next((entries for entries in tiers.values() if entries), []), True
+
+
+def _signals(text: str, heads: _Heads, has_cruxes: bool) -> list[str]:
+    present = {
+        "## Hypotheses": any(_HYPOTHESES_TITLE.search(t) for _, _, t in heads),
+        "**H<n>:": bool(_HYP_BOLD.search(text)),
+        "## Cruxes": has_cruxes,
+        "## Oscillation": any(_OSC_TITLE.match(t) for _, _, t in heads),
+        "**Confidence**": bool(_CONF_BOLD.search(text)),
+    }
+    return [name for name in SIGNALS if present[name]]
+
+
+def _pcc_ceiling(table: bool, stability: str | None, iteration_limit: bool) -> float:
+    if table and stability == "STABLE":
+        return 0.85
+    if iteration_limit:
+        return 0.50
+    return 0.70 if table else 0.45
+
+
+def extract(text: str) -> dict:
+    """Analyse a response's visible answer; see the module docstring for the rules."""
+    visible = _strip_code(strip_thinking(text or ""))
+    lines = visible.splitlines()
+    heads = _headings(lines)
+    table = _oscillation_table(lines, heads)
+    stability = _stability(visible)
+    iteration_limit = stability == "UNSTABLE" or bool(_LIMIT_PHRASE.search(visible))
+    confidences = _confidences(lines)
+    cruxes, has_cruxes = _cruxes(lines, heads)
+    signals = _signals(visible, heads, has_cruxes)
+    return {
+        "h_count": _h_count(visible),
+        "oscillation_table": table,
+        "stability": stability,
+        "iteration_limit": iteration_limit,
+        "confidence": confidences[-1] if confidences else None,
+        "confidences": confidences,
+        "cruxes": cruxes,
+        "signals": signals,
+        "mode": "dialectic" if len(signals) >= 2 else "bypass",
+        "pcc_ceiling": _pcc_ceiling(table, stability, iteration_limit),
+    }

@@ -1,0 +1,139 @@
+"""The dialectic protocol inside one process: generate each (case, variant, model) response
+once, judge it once, and run the multi-turn and cross-provider protocols on top.
+
+Every check item of a case reads the same cached response; the plugin puts a case's items in
+one xdist group so the cache is shared. Each call has its own cassette:
+  cassettes/<model>/dialectic/<case>__<variant>.yaml                 the response
+  cassettes/<model>/dialectic/<case>__<variant>__followup<k>.yaml    resolution follow-ups
+  cassettes/<judge>/dialectic-judge/<case>__<variant>__<model>__judge<k>.yaml
+  cassettes/<judge>/dialectic-resolution/<case>__<variant>__<model>__turn<k>.yaml
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from plugin.dialectic import compare, judge, multiturn
+from plugin.dialectic.cases import Case, Variant
+from plugin.dialectic.extract import extract
+from plugin.dialectic.pcc import pcc_valid
+from plugin.providers.base import Completion, Model, Request
+
+SUITE, JUDGE_SUITE, RESOLUTION_SUITE = "dialectic", "dialectic-judge", "dialectic-resolution"
+MAX_TOKENS = 512  # per reply; part of every recorded request, so changing it means re-recording
+
+
+def _completion(c: Completion) -> dict:
+    return {"provider": c.provider, "model": c.model, "text": c.text, "input_tokens": c.input_tokens,
+            "output_tokens": c.output_tokens, "latency_ms": c.latency_ms, "cost_usd": c.cost_usd,
+            "finish_reason": c.finish_reason, "error": c.error, "cassette": c.extra.get("cassette")}
+
+
+class DialecticRunner:
+    def __init__(self, models: Callable[[str], Model], model_alias: str, judges: list[str]):
+        self.models = models          # alias -> model (built once per process by the session)
+        self.model_alias = model_alias
+        self.judges = judges          # one alias per judge (n_judges of them; may repeat)
+        self._responses: dict[tuple, dict] = {}
+        self._verdicts: dict[tuple, judge.Verdict] = {}
+
+    # --- one response, once ---
+
+    def response(self, case: Case, variant: Variant, alias: str | None = None) -> dict:
+        """The response record of (case, variant, model): text, usage, extraction, PCC, mode."""
+        alias = alias or self.model_alias
+        key = (case.id, variant.name, alias)
+        if key not in self._responses:
+            request = Request(item_id=f"{case.id}__{variant.name}", suite=SUITE,
+                              messages=variant.messages(case.query), max_tokens=MAX_TOKENS)
+            completion = _completion(self.models(alias).complete(request))
+            extraction = extract(completion["text"])
+            valid = pcc_valid(extraction, case.expected_mode)
+            self._responses[key] = {
+                "query_id": case.id, "variant": variant.name, "model": alias, "category": case.category,
+                "query": case.query, "expected_mode": case.expected_mode, "text": completion["text"],
+                "extraction": extraction,
+                "metrics": {"h_count": extraction["h_count"], "oscillation": extraction["oscillation_table"],
+                            "cruxes": len(extraction["cruxes"]), "confidence": extraction["confidence"],
+                            "pcc_valid": valid, "mode_correct": extraction["mode"] == case.expected_mode},
+                "hard_fail": valid is False,
+                "completion": completion,
+            }
+        return self._responses[key]
+
+    # --- judging, once per response ---
+
+    def verdict(self, case: Case, variant: Variant, alias: str | None = None) -> judge.Verdict:
+        alias = alias or self.model_alias
+        key = (case.id, variant.name, alias)
+        if key not in self._verdicts:
+            text = self.response(case, variant, alias)["text"]
+            judgements, errors = [], []
+            for k, judge_alias in enumerate(self.judges, start=1):
+                request = Request(item_id=f"{case.id}__{variant.name}__{alias}__judge{k}", suite=JUDGE_SUITE,
+                                  messages=judge.prompt(case.query, text), max_tokens=judge.MAX_TOKENS,
+                                  json_schema=judge.SCHEMA)
+                completion = self.models(judge_alias).complete(request)
+                try:
+                    if completion.error:
+                        raise judge.JudgeError(f"judge call failed: {completion.error}")
+                    judgements.append({"judge": judge_alias, **judge.parse(completion.text)})
+                except judge.JudgeError as exc:
+                    errors.append(f"judge {k} ({judge_alias}): {exc}")
+            self._verdicts[key] = judge.Verdict(tuple(judgements), tuple(errors))
+        return self._verdicts[key]
+
+    # --- multi-turn resolution ---
+
+    def resolution(self, case: Case, variant: Variant) -> dict:
+        """Turn 1 is the cached response; later turns follow the methodology's follow-up with
+        the real history. The first judge alias is the resolution judge."""
+        first = self.response(case, variant)
+        model, resolver = self.models(self.model_alias), self.models(self.judges[0])
+        messages = [*variant.messages(case.query), {"role": "assistant", "content": first["text"]}]
+        replies, verdicts, errors = [first["completion"]], [], []
+        turns_to_resolution = None
+        for turn in range(1, multiturn.MAX_TURNS + 1):
+            prompt = multiturn.TEMPLATE.format(query=case.query, conversation_history=multiturn.history_text(messages[:-1]),
+                                               response=messages[-1]["content"])
+            request = Request(item_id=f"{case.id}__{variant.name}__{self.model_alias}__turn{turn}", suite=RESOLUTION_SUITE,
+                              messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
+                              max_tokens=judge.MAX_TOKENS, json_schema=multiturn.SCHEMA)
+            completion = resolver.complete(request)
+            try:
+                if completion.error:
+                    raise ValueError(f"judge call failed: {completion.error}")
+                verdict = multiturn.parse(judge.json_object(completion.text))
+            except ValueError as exc:  # JudgeError is a ValueError
+                errors.append(f"turn {turn}: {exc}")
+                verdict = {"resolved": False, "confidence": None, "reasoning": ""}
+            verdicts.append({"turn": turn, **verdict, "input_tokens": completion.input_tokens,
+                             "output_tokens": completion.output_tokens, "cost_usd": completion.cost_usd})
+            if verdict["resolved"]:
+                turns_to_resolution = turn
+                break
+            if turn == multiturn.MAX_TURNS:
+                break
+            messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
+            reply = _completion(model.complete(Request(item_id=f"{case.id}__{variant.name}__followup{turn + 1}",
+                                                       suite=SUITE, messages=tuple(messages), max_tokens=MAX_TOKENS)))
+            replies.append(reply)
+            messages.append({"role": "assistant", "content": reply["text"]})
+        calls = replies + verdicts
+        return {
+            "query_id": case.id, "variant": variant.name, "model": self.model_alias,
+            "turns": len(replies), "turns_to_resolution": turns_to_resolution, "verdicts": verdicts,
+            "judge_errors": errors, "replies": [r["text"] for r in replies[1:]],
+            "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
+            "cost_usd": sum(c["cost_usd"] for c in calls),
+        }
+
+    # --- cross-provider comparison ---
+
+    def cross_provider(self, case: Case, variant: Variant, aliases: list[str]) -> dict:
+        providers = {}
+        for alias in aliases:
+            response = self.response(case, variant, alias)
+            score = self.verdict(case, variant, alias).score(response["hard_fail"])
+            providers[alias] = compare.provider_entry(alias, response["completion"], score)
+        return compare.comparison(case.id, providers)

@@ -1,0 +1,119 @@
+"""Controller side: the dialectic item records -> the output files of SPEC 6.8 under
+<out>/dialectic/, the variant pass rule, and the terminal lines per variant."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from plugin.dialectic import compare, multiturn, spotcheck
+from plugin.results import write_json
+
+
+@dataclass(frozen=True)
+class PassRule:
+    """A variant passes with no hard fails, mean score >= min_score, mode accuracy >= min_mode_accuracy."""
+
+    min_score: float = 70.0
+    min_mode_accuracy: float = 0.9
+
+
+def _key(response: dict) -> tuple[str, str, str]:
+    return response["query_id"], response["variant"], response["model"]
+
+
+def responses(records: list[dict]) -> list[dict]:
+    """One entry per (query, variant, model), merged from its check items (SPEC 6.8 fields first)."""
+    merged: dict[tuple, dict] = {}
+    for record in records:
+        if "response" not in record:
+            continue
+        r = record["response"]
+        entry = merged.setdefault(_key(r), {"query_id": r["query_id"], "variant": r["variant"], "model": r["model"],
+                                            "hard_fail": r["hard_fail"], "score": None, "metrics": r["metrics"],
+                                            "judge_scores": None, "tokens": r["tokens"], "cost": r["cost_usd"],
+                                            "judge": None, "checks": {}, **{k: r[k] for k in (
+                                                "category", "expected_mode", "mode", "signals", "stability",
+                                                "pcc_ceiling", "confidences", "cruxes", "latency_ms", "error",
+                                                "query", "text")}})
+        entry["checks"][record["check"]] = record["passed"]
+        if record["check"] == "judge":
+            entry["score"] = record["score"]
+            entry["judge_scores"] = record["judge"]["medians"]
+            entry["judge"] = {k: record["judge"][k] for k in ("n_judges", "n_valid", "spread", "agreement",
+                                                               "needs_human_review", "errors")}
+    return [merged[k] for k in sorted(merged)]
+
+
+def variant_summaries(per_response: list[dict], rule: PassRule) -> list[dict]:
+    out = []
+    for variant, model in sorted({(r["variant"], r["model"]) for r in per_response}):
+        rows = [r for r in per_response if (r["variant"], r["model"]) == (variant, model)]
+        scores = [r["score"] for r in rows if r["score"] is not None]
+        applicable = [r for r in rows if r["metrics"]["pcc_valid"] is not None]
+        hard_fails = sum(r["hard_fail"] for r in rows)
+        mean_score = statistics.fmean(scores) if scores else None
+        mode_accuracy = sum(r["metrics"]["mode_correct"] for r in rows) / len(rows)
+        out.append({
+            "variant": variant, "model": model, "test_cases": len(rows), "hard_fails": hard_fails,
+            "mean_score": mean_score, "mode_accuracy": mode_accuracy,
+            "pcc_compliance": (sum(r["metrics"]["pcc_valid"] for r in applicable) / len(applicable)) if applicable else None,
+            "pcc_applicable": len(applicable), "judged": len(scores),
+            "needs_human_review": sum(bool(r["judge"] and r["judge"]["needs_human_review"]) for r in rows),
+            "tokens": sum(r["tokens"]["total"] for r in rows), "cost_usd": sum(r["cost"] for r in rows),
+            "pass": hard_fails == 0 and mean_score is not None and mean_score >= rule.min_score
+                    and mode_accuracy >= rule.min_mode_accuracy,
+        })
+    return out
+
+
+def write_outputs(directory: Path, records: list[dict], *, seed: int, rule: PassRule) -> dict:
+    """Write every dialectic output file; -> the summaries (for gates and the terminal)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    per_response = responses(records)
+    variants = variant_summaries(per_response, rule)
+    conversations = sorted((r["conversation"] for r in records if r["check"] == "resolution"), key=_key)
+    comparisons = [r["comparison"] for r in records if r["check"] == "cross_provider"]
+    summaries = {
+        "variants": variants,
+        "multiturn": multiturn.summarize(conversations) | {"conversations_detail": conversations},
+        "cross_provider": compare.summarize(comparisons),
+    }
+    with (directory / "per_response.jsonl").open("w", encoding="utf-8") as handle:
+        for r in per_response:
+            handle.write(json.dumps({k: v for k, v in r.items() if k not in ("query", "text")}, sort_keys=True) + "\n")
+    write_json(directory / "variant_summary.json", {"pass_rule": rule.__dict__, "variants": variants})
+    write_json(directory / "multiturn_summary.json", summaries["multiturn"])
+    write_json(directory / "cross_provider_summary.json", summaries["cross_provider"])
+    queue, key = spotcheck.queue(per_response, seed)
+    with (directory / "spotcheck_queue.jsonl").open("w", encoding="utf-8") as handle:
+        for entry in queue:
+            handle.write(json.dumps(entry, sort_keys=True) + "\n")
+    write_json(directory / "spotcheck_key.json", key)
+    summaries["spotcheck_queue"] = len(queue)
+    return summaries
+
+
+def _fmt(value, spec: str = ".1f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def terminal_lines(summaries: dict, directory: Path) -> list[str]:
+    lines = []
+    for v in summaries["variants"]:
+        lines.append(f"variant {v['variant']} ({v['model']}): {v['test_cases']} cases, hard fails {v['hard_fails']}, "
+                     f"mean score {_fmt(v['mean_score'])}, mode accuracy {_fmt(v['mode_accuracy'], '.0%')}, "
+                     f"PCC compliance {_fmt(v['pcc_compliance'], '.0%')} ({v['pcc_applicable']} applicable), "
+                     f"{'PASS' if v['pass'] else 'not passing'}")
+    m = summaries["multiturn"]
+    if m["conversations"]:
+        lines.append(f"multi-turn: {m['resolved']}/{m['conversations']} resolved, first-turn rate "
+                     f"{_fmt(m['first_turn_resolution_rate'], '.0%')}, mean turns {_fmt(m['mean_turns_to_resolution'], '.2f')}")
+    c = summaries["cross_provider"]
+    if c["queries"]:
+        lines.append(f"cross-provider: {', '.join(c['providers_compared'])}; by quality {c['rankings']['by_quality']}, "
+                     f"by efficiency {c['rankings']['by_efficiency'] or 'n/a (no cost)'}")
+    lines.append(f"spot-check queue: {summaries['spotcheck_queue']} responses; dialectic results: {directory}")
+    return lines

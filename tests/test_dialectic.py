@@ -1,0 +1,367 @@
+"""The dialectic protocol through pytest against a real HTTP server on 127.0.0.1 (the stdlib
+fake speaking the OpenAI wire format): items, PCC hard fails, judges, multi-turn resolution,
+cross-provider comparison, spot-check queue, outputs and gates."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakeprovider import FakeProvider
+from helpers import PROJECT_ROOT
+
+from plugin.chaosbench.questions import CaseFileError
+from plugin.dialectic import judge, spotcheck
+from plugin.dialectic.cases import load_cases, load_variants
+from plugin.options import DEFAULT_DIALECTIC_CASES, DEFAULT_VARIANT_PROMPTS
+
+KEY_VAR = "FAKE_PROVIDER_KEY"
+EVAL_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
+MODELS = """models:
+  fake:
+    provider: openai_compatible
+    model_id: fake-model
+    api_key_env: {var}
+    base_url: {url}
+    price_in: 1000.0
+    price_out: 2000.0
+  fake-judge:
+    provider: openai_compatible
+    model_id: fake-judge
+    api_key_env: {var}
+    base_url: {url}
+  other:
+    provider: openai_compatible
+    model_id: other-model
+    api_key_env: {var}
+    base_url: {url}
+    price_in: 4000.0
+    price_out: 8000.0
+"""
+PLANTED = "You should do it.\n\n**Confidence**: 0.9"  # a confident answer with no visible process
+STRUCTURED = """## Hypotheses
+**H1: Do it** - the case for.
+**H2: Wait** - the case against.
+
+## Oscillation
+| Hypothesis | Initial | Post-Oscillation |
+|---|---|---|
+| H1 | Strong | Strong |
+| H2 | Moderate | Weakened |
+
+Stability: STABLE
+
+## Cruxes
+1. Will demand hold? (empirical)
+2. Is speed worth the risk? (value)
+
+## Recommendation
+Do it in two steps.
+
+**Confidence**: 0.80
+"""
+JUDGE_OK = {"h_quality": 8, "oscillation_depth": 7, "crux_precision": 8, "epistemic_calibration": 7,
+            "actionability": 9, "rationale": "clear"}
+
+
+def cases_file(path: Path, *cases: tuple[str, str]) -> Path:
+    lines = ["cases:"]
+    for case_id, mode in cases:
+        lines += [f"  - id: {case_id}", "    category: test", f"    expected_mode: {mode}",
+                  f"    query: What should I do about {case_id}?"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Scripted:
+    """Answers generation, judge and resolution requests of the fake server."""
+
+    def __init__(self, answers: dict[str, str], judges: list[dict | str] | None = None, resolved: list[bool] | None = None,
+                 baseline: dict[str, str] | None = None):
+        self.answers = answers            # case id -> generated text
+        self.baseline = baseline or {}    # case id -> text when no system prompt is sent
+        self.judges = judges or [JUDGE_OK]  # replies to judge calls, cycled in order
+        self.resolved = resolved or [True]  # resolution verdicts, cycled in order
+        self.calls = {"generation": 0, "judge": 0, "resolution": 0, "followup": 0}
+
+    def __call__(self, body: dict) -> str:
+        messages = body["messages"]
+        last = messages[-1]["content"]
+        if messages[0]["content"] == judge.SYSTEM and "## Resolution Assessment" in last:
+            verdict = self.resolved[self.calls["resolution"] % len(self.resolved)]
+            self.calls["resolution"] += 1
+            return json.dumps({"resolved": verdict, "confidence": 0.8, "reasoning": "r"})
+        if messages[0]["content"] == judge.SYSTEM:
+            reply = self.judges[self.calls["judge"] % len(self.judges)]
+            self.calls["judge"] += 1
+            return reply if isinstance(reply, str) else json.dumps(reply)
+        if last.startswith("Can you synthesize"):
+            self.calls["followup"] += 1
+            return f"Follow-up {self.calls['followup']}: do it."
+        self.calls["generation"] += 1
+        case_id = re.search(r"about (\S+)\?", last).group(1)
+        if messages[0]["role"] != "system" and case_id in self.baseline:
+            return self.baseline[case_id]
+        return self.answers[case_id]
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+    with FakeProvider() as provider:
+        yield provider
+
+
+def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):
+    pytester.makepyfile(test_dialectic=module)
+    models = pytester.path / "models.yaml"
+    models.write_text(MODELS.format(var=KEY_VAR, url=server.openai_base))
+    return pytester.runpytest_subprocess("--models-file", str(models), "--dialectic-cases", str(cases),
+                                         "--cassette-dir", str(pytester.path / "cassettes"), "--record-mode", "once",
+                                         "-p", "no:randomly", *args)
+
+
+def outputs(pytester) -> dict:
+    directory = pytester.path / "results" / "dialectic"
+    return {
+        "per_response": [json.loads(line) for line in (directory / "per_response.jsonl").read_text().splitlines()],
+        "variants": json.loads((directory / "variant_summary.json").read_text())["variants"],
+        "multiturn": json.loads((directory / "multiturn_summary.json").read_text()),
+        "cross": json.loads((directory / "cross_provider_summary.json").read_text()),
+        "queue": [json.loads(line) for line in (directory / "spotcheck_queue.jsonl").read_text().splitlines()],
+        "key": json.loads((directory / "spotcheck_key.json").read_text()),
+    }
+
+
+def response_of(out: dict, case_id: str, variant: str = "dialectic", model: str = "fake") -> dict:
+    return next(r for r in out["per_response"] if (r["query_id"], r["variant"], r["model"]) == (case_id, variant, model))
+
+
+# --- cases and variants ---
+
+
+def test_the_committed_cases_and_variants() -> None:
+    cases = load_cases(DEFAULT_DIALECTIC_CASES)
+    assert len(cases) >= 15
+    modes = [c.expected_mode for c in cases]
+    assert modes.count("dialectic") >= 12 and modes.count("bypass") >= 3
+    assert {"decision", "strategy", "ethics", "architecture", "factual", "formatting"} <= {c.category for c in cases}
+    variants = load_variants(DEFAULT_VARIANT_PROMPTS)
+    assert [v.name for v in variants][:1] == ["baseline"] and variants[0].messages("q") == ({"role": "user", "content": "q"},)
+    prompt = next(v for v in variants if v.name == "dialectic").system_prompt
+    for part in ("## Hypotheses", "**H1:", "Post-Oscillation", "Stability: STABLE", "## Cruxes", "(empirical)", "**Confidence**"):
+        assert part in prompt
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("cases:\n  - id: a\n    category: c\n    query: q\n", r"bad\.yaml:2: case is missing expected_mode"),
+    ("cases:\n  - id: a\n    category: c\n    query: q\n    expected_mode: maybe\n", r"bad\.yaml:2: expected_mode must be"),
+    ("cases:\n  - {id: a, category: c, query: q, expected_mode: bypass}\n  - {id: a, category: c, query: q, expected_mode: bypass}\n",
+     r"bad\.yaml:3: duplicate case id 'a' \(first at .*bad\.yaml:2\)"),
+    ("cases: [\n", r"bad\.yaml:2: invalid YAML"),
+])
+def test_bad_case_files_name_file_and_line(tmp_path, text: str, message: str) -> None:
+    (tmp_path / "bad.yaml").write_text(text)
+    with pytest.raises(CaseFileError, match=message):
+        load_cases(tmp_path / "bad.yaml")
+
+
+def test_unknown_variant_is_an_error() -> None:
+    with pytest.raises(CaseFileError, match="unknown variant 'nope'"):
+        load_variants(DEFAULT_VARIANT_PROMPTS, ["nope"])
+
+
+# --- PCC: the acceptance case ---
+
+
+def test_confident_answer_without_process_is_a_hard_fail_only_where_dialectic_is_expected(pytester, server) -> None:
+    server.responder = Scripted({"decide": PLANTED, "fact": PLANTED})
+    cases = cases_file(pytester.path / "cases.yaml", ("decide", "dialectic"), ("fact", "bypass"))
+    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "--n-judges", "1")
+    assert result.ret == 0, result.stdout.str()  # hard fails fail items; the gate is opt-in
+    result.stdout.fnmatch_lines(["*_ test_pcc?decide-dialectic? _*",
+                                 "PCC violation: confidence 0.90 > ceiling 0.45 (no oscillation table)"])
+    out = outputs(pytester)
+    decide, fact = response_of(out, "decide"), response_of(out, "fact")
+    assert decide["hard_fail"] is True and decide["metrics"]["pcc_valid"] is False and decide["score"] == 0.0
+    assert fact["hard_fail"] is False and fact["metrics"]["pcc_valid"] is None  # not applicable
+    variant = next(v for v in out["variants"] if v["variant"] == "dialectic")
+    assert (variant["hard_fails"], variant["pcc_compliance"], variant["pcc_applicable"]) == (1, 0.0, 1)
+    assert "pcc_violation" in next(e for e in out["queue"] if e["review_id"] == spotcheck.review_id(decide))["reasons"]
+
+    gated = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "--n-judges", "1", "--max-hard-fails", "0")
+    assert gated.ret == 1
+    gated.stdout.fnmatch_lines(["gate max-hard-fails: FAILED (1 PCC hard fails, allowed 0)"])
+
+
+# --- one response per case x variant, every check reading it ---
+
+
+def test_every_check_reads_one_generated_response_per_case_and_variant(pytester, server) -> None:
+    scripted = Scripted({"a": STRUCTURED, "b": STRUCTURED, "c": "Canberra."})
+    server.responder = scripted
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"), ("c", "bypass"))
+    result = run(pytester, server, cases, "--model", "fake", "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    generation = [r for r in server.requests if r["body"]["messages"][-1]["content"].startswith("What should")]
+    assert len(generation) == 3 * 2, "one generation per case x variant (baseline, dialectic), under -n 2"
+    assert len({json.dumps(r["body"], sort_keys=True) for r in generation}) == 6
+    result.stdout.fnmatch_lines(["*3 cases*hard fails 0*"])
+    out = outputs(pytester)
+    a = response_of(out, "a")
+    assert a["checks"] == {"structure": True, "pcc": True, "mode": True, "judge": True}
+    assert a["metrics"] == {"h_count": 2, "oscillation": True, "cruxes": 2, "confidence": 0.8, "pcc_valid": True,
+                            "mode_correct": True}
+    assert a["judge_scores"] == {d: float(JUDGE_OK[d]) for d in judge.DIMENSIONS}
+    assert a["score"] == pytest.approx(10 * sum(JUDGE_OK[d] for d in judge.DIMENSIONS) / 5)
+    baseline_c = response_of(out, "c", variant="baseline")
+    assert baseline_c["metrics"]["mode_correct"] is True and baseline_c["metrics"]["pcc_valid"] is None
+    variant = next(v for v in out["variants"] if v["variant"] == "dialectic")
+    assert variant["test_cases"] == 3 and variant["mode_accuracy"] == 1.0 and variant["pass"] is True
+
+
+def test_judge_requests_follow_the_methodology_and_ask_for_the_schema(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    run(pytester, server, cases, "--model", "fake", "--judge-model", "fake-judge", "--variant", "dialectic", "-k", "judge")
+    judged = [r["body"] for r in server.requests if r["body"]["model"] == "fake-judge"]
+    assert len(judged) == 3, "n_judges defaults to 3"
+    body = judged[0]
+    assert body["messages"][0] == {"role": "system", "content": judge.SYSTEM}
+    assert body["messages"][1]["content"].startswith("## Evaluate Dialectical Response Quality\n\n### Response: ## Hypotheses")
+    assert (body["temperature"], body["max_tokens"]) == (0.0, 500)
+    assert body["response_format"] == {"type": "json_object", "schema": judge.SCHEMA}
+    judge_cassettes = sorted(p.name for p in (pytester.path / "cassettes" / "fake-judge" / "dialectic-judge").glob("*.yaml"))
+    assert judge_cassettes == [f"a__dialectic__fake__judge{k}.yaml" for k in (1, 2, 3)]
+
+
+def test_judges_disagreeing_or_unparseable_are_flagged_and_medians_used(pytester, server) -> None:
+    low = {**JUDGE_OK, "h_quality": 2}
+    server.responder = Scripted({"a": STRUCTURED}, judges=[JUDGE_OK, low, "I think it is fine."])
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic")
+    assert result.ret == 0, result.stdout.str()
+    a = response_of(outputs(pytester), "a")
+    assert a["judge"]["n_valid"] == 2 and len(a["judge"]["errors"]) == 1 and "no JSON object" in a["judge"]["errors"][0]
+    assert a["judge"]["agreement"] is False and a["judge"]["needs_human_review"] is True
+    assert a["judge_scores"]["h_quality"] == 5.0  # median of 8 and 2
+    queued = next(e for e in outputs(pytester)["queue"] if e["review_id"] == spotcheck.review_id(a))
+    assert {"judge_disagreement", "judge_error"} <= set(queued["reasons"])
+
+
+def test_changing_the_judge_does_not_generate_again(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "-k", "judge")
+    server.clear()
+    result = run(pytester, server, cases, "--model", "fake", "--judge-model", "fake-judge", "--variant", "dialectic", "-k", "judge")
+    assert result.ret == 0, result.stdout.str()
+    assert {r["body"]["model"] for r in server.requests} == {"fake-judge"}, "the answer came from its cassette"
+
+
+# --- multi-turn resolution ---
+
+
+def test_resolution_follows_up_with_the_real_history_until_resolved(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED}, resolved=[False, False, True, False, False, False, False])
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "-k", "resolution")
+    out = outputs(pytester)["multiturn"]
+    a, b = out["conversations_detail"]
+    assert (a["turns_to_resolution"], b["turns_to_resolution"]) == (3, None)
+    assert b["turns"] == 4, "at most 4 turns"
+    followups = [r["body"]["messages"] for r in server.requests if r["body"]["messages"][-1]["content"].startswith("Can you")]
+    first = followups[0]
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "user"]
+    assert first[2]["content"] == STRUCTURED
+    assert followups[1][4]["content"] == "Follow-up 1: do it."  # the model's own earlier reply, as history
+    assert (out["resolution_rate"], out["first_turn_resolution_rate"], out["mean_turns_to_resolution"]) == (0.5, 0.0, 3.0)
+    assert out["cost_per_resolution"] == pytest.approx(out["total_cost_usd"] / 1)
+    result.stdout.fnmatch_lines(["*test_resolution?b?*", "not resolved after 4 turns"])
+
+
+# --- cross-provider ---
+
+
+def test_cross_provider_comparison_schema_and_rankings(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED})
+    server.usage.prompt, server.usage.completion = 100, 50
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "--compare-models", "fake,other",
+                 "--judge-model", "fake-judge", "-k", "cross_provider")
+    assert result.ret == 0, result.stdout.str()
+    cross = outputs(pytester)["cross"]
+    assert cross["providers_compared"] == ["fake", "other"]
+    (comparison,) = cross["comparisons"]
+    fake, other = comparison["providers"]["fake"], comparison["providers"]["other"]
+    assert fake["cost_usd"] == pytest.approx((100 * 1000 + 50 * 2000) / 1e6)
+    assert fake["total_tokens"] == 150 and fake["cost_per_mtok"] == pytest.approx(fake["cost_usd"] / 150 * 1e6)
+    assert fake["efficiency"] == pytest.approx(fake["composite_score"] / (fake["cost_usd"] * 100))
+    assert fake["tokens_per_second"] == pytest.approx(50 / (fake["latency_ms"] / 1000))
+    assert comparison["comparison"]["best_cost"] == "fake" and comparison["comparison"]["best_quality"] == "fake"
+    assert cross["rankings"]["by_efficiency"] == ["fake", "other"]
+
+
+# --- spot-check ---
+
+
+def spot_response(i: int, **flags) -> dict:
+    return {"query_id": f"q{i}", "variant": "v", "model": "m", "query": "q", "text": "t",
+            "metrics": {"pcc_valid": flags.get("pcc", True), "mode_correct": flags.get("mode", True)},
+            "judge": {"agreement": True, "errors": [], "medians": {d: 5.0 for d in judge.DIMENSIONS}}}
+
+
+def test_spotcheck_queue_is_a_seeded_blinded_sample_plus_every_flagged_response(tmp_path) -> None:
+    responses = [spot_response(i) for i in range(20)] + [spot_response(20, pcc=False), spot_response(21, mode=False)]
+    entries, key = spotcheck.queue(responses, seed=42)
+    again, _ = spotcheck.queue(list(reversed(responses)), seed=42)
+    assert entries == again, "reproducible, whatever the order"
+    sampled = [e for e in entries if e["reasons"] == ["sample"]]
+    assert len(sampled) == round(0.2 * 22) - sum("sample" in e["reasons"] for e in entries if e["reasons"] != ["sample"])
+    flagged = {key[e["review_id"]]["query_id"] for e in entries if set(e["reasons"]) - {"sample"}}
+    assert flagged == {"q20", "q21"}
+    assert all(set(e) == {"review_id", "reasons", "query", "response", *judge.DIMENSIONS, "rationale"} for e in entries)
+    assert spotcheck.queue(responses, seed=7)[0] != entries
+
+    filled = tmp_path / "filled.jsonl"
+    rows = []
+    for i, entry in enumerate(entries):
+        scores = {d: (6 if i % 2 else 9) for d in judge.DIMENSIONS}  # 1 or 4 points from the judges' 5
+        rows.append(json.dumps({**entry, **scores}))
+    filled.write_text("\n".join(rows) + "\n")
+    key_file = tmp_path / "key.json"
+    key_file.write_text(json.dumps(key))
+    result = spotcheck.import_reviews(filled, key_file)
+    within = sum(1 for i in range(len(entries)) if i % 2)
+    assert result["reviewed"] == len(entries)
+    assert result["agreement"] == pytest.approx(within / len(entries))
+
+
+def test_spotcheck_import_command(tmp_path) -> None:
+    entries, key = spotcheck.queue([spot_response(0, pcc=False)], seed=1)
+    (tmp_path / "spotcheck_key.json").write_text(json.dumps(key))
+    filled = tmp_path / "filled.jsonl"
+    filled.write_text(json.dumps({**entries[0], **{d: 5 for d in judge.DIMENSIONS}}) + "\n")
+    result = subprocess.run([sys.executable, "-m", "plugin", "spotcheck-import", str(filled), "--results", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "1 reviewed, human-judge agreement 100%" in result.stdout
+    assert json.loads((tmp_path / "spotcheck_agreement.json").read_text())["agreement"] == 1.0
+
+
+# --- gates ---
+
+
+def test_variant_pass_gate(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED, "c": "Canberra."}, baseline={"a": "Just do it."})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("c", "bypass"))
+    passing = run(pytester, server, cases, "--model", "fake", "--require-variant-pass", "dialectic", "--n-judges", "1")
+    assert passing.ret == 0, passing.stdout.str()
+    passing.stdout.fnmatch_lines(["gate variant-pass?dialectic?: passed*"])
+    failing = run(pytester, server, cases, "--model", "fake", "--require-variant-pass", "baseline", "--n-judges", "1")
+    assert failing.ret == 1  # the baseline shows no structure: mode accuracy 0.5
+    failing.stdout.fnmatch_lines(["gate variant-pass?baseline?: FAILED (fake: hard fails 0, *mode accuracy 0.50 (>= 0.9))"])
