@@ -12,6 +12,7 @@ asks them later.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,28 @@ class GuardedModel:
         if completion.extra.get("cassette_hit") is False:
             guard.budget.add(completion.cost_usd)
         return completion
+
+
+class StopOnRefusedKey:
+    """The refused-key rule for calls made on behalf of several items (the dialectic runner's
+    cached responses and judgements): the first 401/403 stops the session, later calls in this
+    process fail at once without a request."""
+
+    def __init__(self, model: Model, session: Callable[[], pytest.Session | None]):
+        self.model = model
+        self.session = session
+        self.refused: str | None = None
+
+    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return self.model.conversation(suite, item_id)
+
+    def complete(self, request: Request) -> Completion:
+        if self.refused is None:
+            try:
+                return self.model.complete(request)
+            except AuthError as exc:
+                self.refused = str(exc)
+                session = self.session()
+                if session is not None:
+                    session.shouldstop = f"model key refused: {exc}"
+        pytest.fail(self.refused, pytrace=False)

@@ -24,7 +24,7 @@ from plugin.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError, answe
 from plugin.dialectic.cases import Case, Variant, load_cases, load_variants
 from plugin.dialectic.summary import PassRule, terminal_lines, write_outputs
 from plugin.gates import GateResult, check_dialectic_gates, check_gates
-from plugin.guard import NOT_ASKED_KEY, Budget, CallGuard, live_cost
+from plugin.guard import NOT_ASKED_KEY, Budget, CallGuard, StopOnRefusedKey, live_cost
 from plugin.options import DEFAULT_VARIANT_PROMPTS, Settings, settings_from
 from plugin.providers import AuthError, Model, build_model, check_can_run, default_record_mode
 from plugin.registry import ModelSpec, RegistryError, load_registry, resolve
@@ -83,6 +83,7 @@ class EvalSession:
         self.checkpoints = Checkpoints(s.run_dir)
         self._guard: CallGuard | None = None
         self._models: dict[str, Model] = {}
+        self._pytest_session: pytest.Session | None = None
         self._dialectic: tuple[list[Case], list[Variant]] | None = None
         self._dialectic_runner = None
         self.dialectic_records: list[dict] = []
@@ -154,14 +155,17 @@ class EvalSession:
         return next((v for v in variants if v.system_prompt is not None), variants[0])
 
     def model_for(self, alias: str) -> Model:
-        """Any model by alias, built once per process; --base-url applies to the model under test."""
-        if alias == self.settings.model:
-            return self.guard.model
+        """Any model by alias, built once per process, behind the refused-key rule; --base-url
+        applies to the model under test."""
         if alias not in self._models:
             s = self.settings
-            spec = resolve(alias, self.registry)
-            self._models[alias] = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir,
-                                              record_mode=s.record_mode or default_record_mode(spec, s.cassette_dir))
+            if alias == s.model:
+                model = self.guard.model
+            else:
+                spec = resolve(alias, self.registry)
+                model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir,
+                                    record_mode=s.record_mode or default_record_mode(spec, s.cassette_dir))
+            self._models[alias] = StopOnRefusedKey(model, lambda: self._pytest_session)
         return self._models[alias]
 
     @property
@@ -211,6 +215,7 @@ class EvalSession:
             items[:] = keep
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._pytest_session = session
         if self.is_worker:
             return
         # vcrpy creates missing folders without exist_ok: two xdist workers recording their

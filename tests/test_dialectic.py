@@ -365,3 +365,26 @@ def test_variant_pass_gate(pytester, server) -> None:
     failing = run(pytester, server, cases, "--model", "fake", "--require-variant-pass", "baseline", "--n-judges", "1")
     assert failing.ret == 1  # the baseline shows no structure: mode accuracy 0.5
     failing.stdout.fnmatch_lines(["gate variant-pass?baseline?: FAILED (fake: hard fails 0, *mode accuracy 0.50 (>= 0.9))"])
+
+
+# --- keys ---
+
+
+def test_a_judge_without_its_key_stops_the_session_before_any_item(pytester, server, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", "--judge-model", "gpt4")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*OPENAI_API_KEY is not set and model 'gpt4' has no cassettes*"])
+    assert server.requests == []
+
+
+def test_a_refused_key_stops_the_session_once(pytester, server) -> None:
+    from fakeprovider import status
+
+    server.script(*[status(401)] * 20)
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert len(server.requests) == 1, "no request after the refusal"
+    result.stdout.fnmatch_lines(["*model key refused: *refused the key in FAKE_PROVIDER_KEY*HTTP 401*"])
