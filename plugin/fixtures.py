@@ -44,6 +44,9 @@ def report_outcome(request: pytest.FixtureRequest):
 @pytest.fixture
 def dialectic_runner(eval_session: EvalSession):
     """The dialectic protocol of this process (responses and verdicts generated once, cached)."""
+    if eval_session.spec.provider == "baseline":
+        # oracle / always-true / random answer TRUE-FALSE questions; there is nothing to judge
+        pytest.skip(f"dialectic items need a language model; {eval_session.spec.alias!r} is a TRUE/FALSE baseline")
     return eval_session.dialectic_runner
 
 

@@ -388,3 +388,13 @@ def test_a_refused_key_stops_the_session_once(pytester, server) -> None:
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert len(server.requests) == 1, "no request after the refusal"
     result.stdout.fnmatch_lines(["*model key refused: *refused the key in FAKE_PROVIDER_KEY*HTTP 401*"])
+
+
+def test_baselines_have_no_dialectic_answers_and_skip_with_a_reason(pytester) -> None:
+    pytester.makepyfile(test_dialectic=EVAL_MODULE)
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = pytester.runpytest_subprocess("--model", "oracle", "--dialectic-cases", str(cases), "-rs")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*dialectic items need a language model; 'oracle' is a TRUE/FALSE baseline*",
+                                 "*10 skipped*"])
+    assert not (pytester.path / "results" / "dialectic").exists()
