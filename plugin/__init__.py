@@ -22,7 +22,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for split in SPLITS:
         config.addinivalue_line("markers", f"{split}: ChaosBench-Logic question of the {split} split")
     config.addinivalue_line("markers", "dialectic: dialectical-reasoning evaluation item")
-    # A dialectic case's check items read one generated response: keep a case on one worker.
+    # A dialectic case's check items read one generated response: keep a case on one worker
+    # (the controller's scheduler, plugin/grouping.py, does the grouping).
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
     session = EvalSession(config)

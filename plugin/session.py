@@ -18,8 +18,8 @@ import pytest
 
 from plugin.chaosbench.metrics import call_counts, summarize
 from plugin.chaosbench.prompts import PromptTemplate, suite_name
-from plugin.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues, load_questions,
-                                         select, select_dialogues, shard_of)
+from plugin.chaosbench.questions import (CaseFileError, Dialogue, Question, files_digest, group_dialogues,
+                                         load_questions, select, select_dialogues, shard_of)
 from plugin.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError, answered, read_completions
 from plugin.dialectic.cases import Case, Variant, load_cases, load_variants
 from plugin.dialectic.summary import PassRule, terminal_lines, write_outputs
@@ -198,6 +198,19 @@ class EvalSession:
     def pytest_configure_node(self, node) -> None:
         """xdist controller -> worker: the ids a resumed run must not ask again."""
         node.workerinput[ANSWERED_KEY] = sorted(self.answered_ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
+        """With loadgroup, group a dialectic case's items ourselves (see plugin/grouping.py)."""
+        if config.getvalue("dist") != "loadgroup":
+            return None
+        from plugin.grouping import CaseGroupScheduling, dialectic_groups
+
+        try:
+            groups = dialectic_groups(*self.dialectic_items())
+        except CaseFileError:
+            groups = {}  # the workers report the bad case file when they collect
+        return CaseGroupScheduling(config, log, groups)
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Deselect the items a resumed run already has, and the placeholder pytest makes for an

@@ -205,8 +205,14 @@ def test_every_check_reads_one_generated_response_per_case_and_variant(pytester,
     scripted = Scripted({"a": STRUCTURED, "b": STRUCTURED, "c": "Canberra."})
     server.responder = scripted
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"), ("c", "bypass"))
-    result = run(pytester, server, cases, "--model", "fake", "-n", "2")
+    result = run(pytester, server, cases, "--model", "fake", "-n", "2", "-v")
     assert result.ret == 0, result.stdout.str()
+    workers: dict[str, set[str]] = {}
+    for line in result.stdout.lines:
+        found = re.match(r"\[(gw\d)\].*::test_\w+\[([abc])[-\]]", line)
+        if found:
+            workers.setdefault(found.group(2), set()).add(found.group(1))
+    assert sorted(workers) == ["a", "b", "c"] and all(len(w) == 1 for w in workers.values()), workers
     generation = [r for r in server.requests if r["body"]["messages"][-1]["content"].startswith("What should")]
     assert len(generation) == 3 * 2, "one generation per case x variant (baseline, dialectic), under -n 2"
     assert len({json.dumps(r["body"], sort_keys=True) for r in generation}) == 6

@@ -39,13 +39,15 @@ def small_bank(pytester: pytest.Pytester) -> str:
 def test_help_lists_the_eval_options(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     for option in ("--model", "--mode", "--cases", "--split", "--family", "--max-items", "--out-dir",
-                   "--models-file", "--strict-items", "--min-accuracy"):
+                   "--models-file", "--strict-items", "--min-accuracy", "--num-shards", "--shard-index", "--resume",
+                   "--max-cost", "--dialectic-cases", "--variant", "--judge-model", "--n-judges", "--compare-models",
+                   "--max-hard-fails", "--require-variant-pass"):
         result.stdout.fnmatch_lines([f"*{option}*"])
 
 
 def test_every_family_and_split_marker_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--markers")
-    for name in FAMILIES + SPLITS:
+    for name in FAMILIES + SPLITS + ("dialectic",):
         result.stdout.fnmatch_lines([f"@pytest.mark.{name}:*"])
 
 
