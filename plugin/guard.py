@@ -45,9 +45,6 @@ class Budget:
         self.marker.parent.mkdir(parents=True, exist_ok=True)
         self.marker.touch()
 
-    def reset(self) -> None:
-        self.marker.unlink(missing_ok=True)
-
 
 class CallGuard:
     """Per process: whether the key was refused, and the budget."""

@@ -124,12 +124,6 @@ class EvalSession:
             dialogues = dialogues[: max(0, s.max_items - len(questions))]
         return [q for q in questions if self._in_shard(q.id)], [d for d in dialogues if self._in_shard(d.id)]
 
-    def questions(self) -> list[Question]:
-        return self.items()[0]
-
-    def dialogues(self) -> list[Dialogue]:
-        return self.items()[1]
-
     @property
     def guard(self) -> CallGuard:
         """The model (built once per process) behind the key and budget checks."""

@@ -308,6 +308,9 @@ def test_cross_provider_comparison_schema_and_rankings(pytester, server) -> None
     assert fake["total_tokens"] == 150 and fake["cost_per_mtok"] == pytest.approx(fake["cost_usd"] / 150 * 1e6)
     assert fake["efficiency"] == pytest.approx(fake["composite_score"] / (fake["cost_usd"] * 100))
     assert fake["tokens_per_second"] == pytest.approx(50 / (fake["latency_ms"] / 1000))
+    assert other["cost_usd"] == pytest.approx((100 * 4000 + 50 * 8000) / 1e6)
+    assert comparison["comparison"]["quality_adjusted_efficiency"] == {"fake": fake["efficiency"], "other": other["efficiency"]}
+    # same answers, same judge: equal quality, so the tie goes to the first alias; fake is cheaper
     assert comparison["comparison"]["best_cost"] == "fake" and comparison["comparison"]["best_quality"] == "fake"
     assert cross["rankings"]["by_efficiency"] == ["fake", "other"]
 
