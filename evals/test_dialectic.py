@@ -32,7 +32,6 @@ def test_resolution(dialectic_case, resolution_variant, dialectic_runner, report
 
 def test_cross_provider(dialectic_case, resolution_variant, compare_models, dialectic_runner, report_outcome):
     result = dialectic_runner.cross_provider(dialectic_case, resolution_variant, compare_models)
-    errors = [f"{alias}: {dialectic_runner.response(dialectic_case, resolution_variant, alias)['completion']['error']}"
-              for alias in compare_models
-              if dialectic_runner.response(dialectic_case, resolution_variant, alias)["completion"]["error"]]
+    responses = {alias: dialectic_runner.response(dialectic_case, resolution_variant, alias) for alias in compare_models}
+    errors = [f"{alias}: {r['completion']['error']}" for alias, r in responses.items() if r["completion"]["error"]]
     report_outcome(checks.cross_provider(result, errors))

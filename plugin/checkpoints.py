@@ -70,6 +70,11 @@ class Checkpoints:
                               f"configuration (differs in: {', '.join(differ)}); run without --resume "
                               "or with another --out-dir")
 
+    def mark_budget_spent(self) -> None:
+        """Tell every worker (they check before each call) that the --max-cost budget is spent."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.budget_marker.touch()
+
     def write_progress(self, answered_count: int, not_asked: int, spent_usd: float) -> None:
         write_json(self.progress_file, {
             "answered": answered_count,

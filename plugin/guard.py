@@ -32,7 +32,7 @@ def live_cost(record: dict) -> float:
 class Budget:
     def __init__(self, max_cost: float | None, marker: Path):
         self.max_cost = max_cost
-        self.marker = marker
+        self.marker = marker  # dropped by the controller once every worker's live calls reach max_cost
         self.spent = 0.0  # this process's live calls
 
     def add(self, cost: float) -> None:
@@ -41,57 +41,12 @@ class Budget:
     def exhausted(self) -> bool:
         return self.max_cost is not None and (self.spent >= self.max_cost or self.marker.exists())
 
-    def mark_exhausted(self) -> None:
-        self.marker.parent.mkdir(parents=True, exist_ok=True)
-        self.marker.touch()
-
-
-class CallGuard:
-    """Per process: whether the key was refused, and the budget."""
-
-    def __init__(self, model: Model, budget: Budget):
-        self.model = model
-        self.budget = budget
-        self.refused: str | None = None
-
-    def for_item(self, node: pytest.Item) -> "GuardedModel":
-        return GuardedModel(self, node)
-
-
-class GuardedModel:
-    """The model as one item sees it."""
-
-    def __init__(self, guard: CallGuard, node: pytest.Item):
-        self.guard = guard
-        self.node = node
-
-    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
-        return self.guard.model.conversation(suite, item_id)
-
-    def complete(self, request: Request) -> Completion:
-        guard = self.guard
-        if guard.refused is not None:
-            # A refused key stops the whole session after the first item that sees it (also
-            # under xdist: the worker's shouldstop reaches the controller); no more requests.
-            pytest.fail(guard.refused, pytrace=False)
-        if guard.budget.exhausted():
-            self.node.user_properties.append((NOT_ASKED_KEY, request.item_id))
-            pytest.skip(f"not asked: the --max-cost budget of ${guard.budget.max_cost:g} is spent")
-        try:
-            completion = guard.model.complete(request)
-        except AuthError as exc:
-            guard.refused = str(exc)
-            self.node.session.shouldstop = f"model key refused: {exc}"
-            pytest.fail(guard.refused, pytrace=False)
-        if completion.extra.get("cassette_hit") is False:
-            guard.budget.add(completion.cost_usd)
-        return completion
-
 
 class StopOnRefusedKey:
-    """The refused-key rule for calls made on behalf of several items (the dialectic runner's
-    cached responses and judgements): the first 401/403 stops the session, later calls in this
-    process fail at once without a request."""
+    """The refused-key rule, once per process for every caller (ChaosBench items and the
+    dialectic runner's cached calls): the first 401/403 stops the session (also under xdist:
+    the worker's shouldstop reaches the controller), and later calls fail at once without a
+    request; no thousands of items failing one by one."""
 
     def __init__(self, model: Model, session: Callable[[], pytest.Session | None]):
         self.model = model
@@ -111,3 +66,35 @@ class StopOnRefusedKey:
                 if session is not None:
                     session.shouldstop = f"model key refused: {exc}"
         pytest.fail(self.refused, pytrace=False)
+
+
+class CallGuard:
+    """Per process: the model behind the refused-key rule, and the budget."""
+
+    def __init__(self, model: StopOnRefusedKey, budget: Budget):
+        self.model = model
+        self.budget = budget
+
+    def for_item(self, node: pytest.Item) -> "GuardedModel":
+        return GuardedModel(self, node)
+
+
+class GuardedModel:
+    """The model as one item sees it: a spent budget skips the item and lists it as not asked."""
+
+    def __init__(self, guard: CallGuard, node: pytest.Item):
+        self.guard = guard
+        self.node = node
+
+    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return self.guard.model.conversation(suite, item_id)
+
+    def complete(self, request: Request) -> Completion:
+        guard = self.guard
+        if guard.model.refused is None and guard.budget.exhausted():
+            self.node.user_properties.append((NOT_ASKED_KEY, request.item_id))
+            pytest.skip(f"not asked: the --max-cost budget of ${guard.budget.max_cost:g} is spent")
+        completion = guard.model.complete(request)
+        if completion.extra.get("cassette_hit") is False:
+            guard.budget.add(completion.cost_usd)
+        return completion

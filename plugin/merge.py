@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plugin.chaosbench.metrics import call_counts, summarize
+from plugin.chaosbench.metrics import api_success_rate, call_counts, summarize
 from plugin.checkpoints import read_completions
 from plugin.results import write_run_outputs
 
@@ -87,7 +87,7 @@ def merge(directories: list[Path], out: Path | None = None) -> tuple[Path, dict]
         "total_dialogues": summary["dialogue_details"]["total_dialogues"],
         "num_items_no_gold": summary["num_items_no_gold"],
         "execution_time_seconds": max(s.meta["execution_time_seconds"] for s in shards),  # shards run side by side
-        "api_success_rate": (calls["total"] - summary["num_errors"]) / calls["total"] if calls["total"] else None,
+        "api_success_rate": api_success_rate(summary, calls),
         "calls": calls,
         "resumed_items": sum(s.meta.get("resumed_items", 0) for s in shards),
         "spent_usd": sum(s.meta.get("spent_usd", 0.0) for s in shards),

@@ -7,6 +7,7 @@ and alone streams completions, writes checkpoints and the run outputs, and appli
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
@@ -16,7 +17,7 @@ from importlib import metadata
 
 import pytest
 
-from plugin.chaosbench.metrics import call_counts, summarize
+from plugin.chaosbench.metrics import api_success_rate, call_counts, summarize
 from plugin.chaosbench.prompts import PromptTemplate, suite_name
 from plugin.chaosbench.questions import (CaseFileError, Dialogue, Question, files_digest, group_dialogues,
                                          load_questions, select, select_dialogues, shard_of)
@@ -35,7 +36,7 @@ EVAL_SESSION = pytest.StashKey["EvalSession"]()
 RECORD_KEY = "eval_record"  # the user_properties key that carries an item's record
 ANSWERED_KEY = "eval_answered"  # workerinput key: ids a resumed run does not ask again
 PACKAGES = ("pytest", "pytest-xdist", "vcrpy", "syrupy", "pytest-regressions", "requests", "PyYAML")
-ITEM_PARAMS = ("chaosbench_question", "chaosbench_dialogue", "dialectic_item", "dialectic_case")
+RESUMABLE_PARAMS = ("chaosbench_question", "chaosbench_dialogue")  # the items --resume can skip
 
 
 def record_of(report: pytest.TestReport) -> dict | None:
@@ -70,14 +71,13 @@ class EvalSession:
         self.is_worker = hasattr(config, "workerinput")
         s = self.settings
         try:
-            self.spec: ModelSpec = resolve(s.model, load_registry(s.models_file))
-            self.record_mode = s.record_mode or default_record_mode(self.spec, s.cassette_dir)
-            check_can_run(self.spec, s.cassette_dir, self.record_mode)
-            self.prompt = PromptTemplate.load(s.prompts_dir, s.mode)
             self.registry = load_registry(s.models_file)
-            for alias in {*s.judges, *s.compare_models} - {s.model}:
+            self.spec: ModelSpec = resolve(s.model, self.registry)
+            self.record_mode = self.record_mode_for(self.spec)
+            self.prompt = PromptTemplate.load(s.prompts_dir, s.mode)
+            for alias in [s.model, *sorted({*s.judges, *s.compare_models} - {s.model})]:  # the model under test first
                 spec = resolve(alias, self.registry)
-                check_can_run(spec, s.cassette_dir, s.record_mode or default_record_mode(spec, s.cassette_dir))
+                check_can_run(spec, s.cassette_dir, self.record_mode_for(spec))
         except (RegistryError, AuthError, OSError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.checkpoints = Checkpoints(s.run_dir)
@@ -88,7 +88,7 @@ class EvalSession:
         self._dialectic_runner = None
         self.dialectic_records: list[dict] = []
         self.dialectic_summaries: dict | None = None
-        self._loaded: list[Question] | None = None
+        self._items: tuple[list[Question], list[Dialogue]] | None = None
         self.records: list[dict] = []
         self.not_asked: list[str] = []
         self.harness_failures = 0
@@ -101,22 +101,25 @@ class EvalSession:
         self.answered_ids = self._answered_ids()
         self._begun = False
 
-    # --- items (every process) ---
+    def record_mode_for(self, spec: ModelSpec) -> str:
+        """--record-mode, else replay when the model has cassettes and record when it has none."""
+        return self.settings.record_mode or default_record_mode(spec, self.settings.cassette_dir)
 
-    def _all_loaded(self) -> list[Question]:
-        if self._loaded is None:
-            self._loaded = load_questions(self.settings.cases)
-        return self._loaded
+    # --- items (every process) ---
 
     def _in_shard(self, item_id: str) -> bool:
         shard = self.settings.shard
         return shard is None or shard_of(item_id, shard[1]) == shard[0]
 
     def items(self) -> tuple[list[Question], list[Dialogue]]:
-        """The selected questions and dialogues (--split, --family, --max-items, then the shard);
-        CaseFileError propagates."""
+        """The selected questions and dialogues (--split, --family, --max-items, then the shard),
+        loaded and selected once per process; CaseFileError propagates."""
+        if self._items is None:
+            self._items = self._select(load_questions(self.settings.cases))
+        return self._items
+
+    def _select(self, loaded: list[Question]) -> tuple[list[Question], list[Dialogue]]:
         s = self.settings
-        loaded = self._all_loaded()
         questions = select(loaded, splits=list(s.splits), families=list(s.families))
         dialogues = select_dialogues(group_dialogues(loaded), splits=list(s.splits), families=list(s.families))
         if s.max_items is not None:
@@ -131,7 +134,8 @@ class EvalSession:
             s = self.settings
             model = build_model(self.spec, seed=s.seed, cassette_dir=s.cassette_dir,
                                 record_mode=self.record_mode, base_url=s.base_url)
-            self._guard = CallGuard(model, Budget(s.max_cost, self.checkpoints.budget_marker))
+            self._guard = CallGuard(StopOnRefusedKey(model, lambda: self._pytest_session),
+                                    Budget(s.max_cost, self.checkpoints.budget_marker))
         return self._guard
 
     # --- dialectic items (every process) ---
@@ -154,12 +158,11 @@ class EvalSession:
         if alias not in self._models:
             s = self.settings
             if alias == s.model:
-                model = self.guard.model
+                self._models[alias] = self.guard.model
             else:
                 spec = resolve(alias, self.registry)
-                model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir,
-                                    record_mode=s.record_mode or default_record_mode(spec, s.cassette_dir))
-            self._models[alias] = StopOnRefusedKey(model, lambda: self._pytest_session)
+                model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=self.record_mode_for(spec))
+                self._models[alias] = StopOnRefusedKey(model, lambda: self._pytest_session)
         return self._models[alias]
 
     @property
@@ -213,7 +216,7 @@ class EvalSession:
         for item in items:
             params = getattr(item, "callspec", None)
             params = params.params if params else {}
-            ids = [getattr(params.get(name), "id", None) for name in ITEM_PARAMS[:2]]
+            ids = [getattr(params.get(name), "id", None) for name in RESUMABLE_PARAMS]
             skip = item.get_closest_marker("skip")
             empty = skip is not None and str(skip.kwargs.get("reason", "")).startswith("got empty parameter set")
             (drop if empty or any(i in self.answered_ids for i in ids if i) else keep).append(item)
@@ -239,7 +242,7 @@ class EvalSession:
         wanted = [(a, SUITE) for a in {s.model, *s.compare_models}] + [(a, x) for a in s.judges for x in (JUDGE_SUITE, RESOLUTION_SUITE)]
         for alias, suite in wanted:
             spec = resolve(alias, self.registry)
-            if spec.provider != "baseline" and (s.record_mode or default_record_mode(spec, s.cassette_dir)) != "none":
+            if spec.provider != "baseline" and self.record_mode_for(spec) != "none":
                 (s.cassette_dir / alias / suite).mkdir(parents=True, exist_ok=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -298,7 +301,7 @@ class EvalSession:
         self.spent += cost
         max_cost = self.settings.max_cost
         if max_cost is not None and self.spent >= max_cost and not self.checkpoints.budget_marker.exists():
-            Budget(max_cost, self.checkpoints.budget_marker).mark_exhausted()
+            self.checkpoints.mark_budget_spent()
 
     def finish(self, session: pytest.Session) -> None:
         if self.is_worker:
@@ -334,8 +337,13 @@ class EvalSession:
     def _num_workers(self) -> int:
         return int(self.config.getoption("numprocesses", None) or 0) or 1
 
+    @functools.cached_property
+    def cases_digest(self) -> dict:
+        """sha256 of the case files, read once per run (manifest, config hash, resume check)."""
+        return files_digest(self.settings.cases)
+
     def _dataset(self) -> dict:
-        digest = files_digest(self.settings.cases)
+        digest = self.cases_digest
         return {
             "version": digest["sha256"][:12],
             "manifest_hash": digest["sha256"],
@@ -345,6 +353,7 @@ class EvalSession:
             "total_dialogues": self.summary["dialogue_details"]["total_dialogues"],
         }
 
+    @functools.cached_property
     def answers_config(self) -> dict:
         """What decides the answers: model, prompt, data, selection, seed (not the shard)."""
         s = self.settings
@@ -352,19 +361,20 @@ class EvalSession:
             "model": self.spec.to_dict(),
             "mode": s.mode,
             "prompt_sha256": self.prompt.sha256,
-            "dataset_sha256": files_digest(s.cases)["sha256"],
+            "dataset_sha256": self.cases_digest["sha256"],
             "splits": list(s.splits),
             "families": list(s.families),
             "max_items": s.max_items,
             "seed": s.seed,
         }
 
+    @functools.cached_property
     def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.answers_config(), sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(self.answers_config, sort_keys=True).encode()).hexdigest()
 
     def run_config(self) -> dict:
         """checkpoints/config.json: a resumed run must match it."""
-        return {**self.answers_config(), "config_hash": self.config_hash(), "shard": list(self.settings.shard or ()) or None}
+        return {**self.answers_config, "config_hash": self.config_hash, "shard": list(self.settings.shard or ()) or None}
 
     def _run_meta(self, dataset: dict) -> dict:
         calls = call_counts(self.records)
@@ -377,9 +387,9 @@ class EvalSession:
             "total_dialogues": self.summary["dialogue_details"]["total_dialogues"],
             "num_items_no_gold": self.summary["num_items_no_gold"],
             "dataset_version": dataset["version"],
-            "config_hash": self.config_hash(),
+            "config_hash": self.config_hash,
             "execution_time_seconds": round(time.monotonic() - self.started, 3),
-            "api_success_rate": (calls["total"] - self.summary["num_errors"]) / calls["total"] if calls["total"] else None,
+            "api_success_rate": api_success_rate(self.summary, calls),
             "calls": calls,
             "resumed_items": len(self.answered_ids),
             "max_cost_usd": self.settings.max_cost,
@@ -410,6 +420,6 @@ class EvalSession:
                 "resumed_items": len(self.answered_ids),
                 "start_time": self.started_at,
                 "end_time": _now(),
-                "config_hash": self.config_hash(),
+                "config_hash": self.config_hash,
             },
         }

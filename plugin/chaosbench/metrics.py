@@ -97,6 +97,11 @@ def call_counts(records: list[dict]) -> dict:
     }
 
 
+def api_success_rate(summary: dict, calls: dict) -> float | None:
+    """Share of model calls that returned an answer (run_meta.json); None with no call."""
+    return (calls["total"] - summary["num_errors"]) / calls["total"] if calls["total"] else None
+
+
 def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str] = ()) -> dict:
     records = sorted(records, key=lambda r: r["id"])
     questions = [r for r in records if r.get("kind", "question") == "question"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -187,25 +188,29 @@ def case_files(path: Path) -> list[Path]:
     raise CaseFileError(f"{path}: no such case file or directory")
 
 
+def numbered_lines(file: Path) -> Iterator[tuple[str, str]]:
+    """(`file:line`, text) for every non-blank line of a JSONL file, for error messages."""
+    with file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                yield f"{file}:{number}", line
+
+
 def load_questions(path: Path) -> list[Question]:
     """Every record under `path`, in file order; ids must be unique across files."""
     questions: list[Question] = []
     seen: dict[str, str] = {}
     for file in case_files(path):
-        with file.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{file}:{number}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CaseFileError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-                question = parse_record(record, where)
-                if question.id in seen:
-                    raise CaseFileError(f"{where}: duplicate id {question.id!r} (first at {seen[question.id]})")
-                seen[question.id] = where
-                questions.append(question)
+        for where, line in numbered_lines(file):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CaseFileError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+            question = parse_record(record, where)
+            if question.id in seen:
+                raise CaseFileError(f"{where}: duplicate id {question.id!r} (first at {seen[question.id]})")
+            seen[question.id] = where
+            questions.append(question)
     return questions
 
 
@@ -254,10 +259,10 @@ def group_dialogues(questions: list[Question]) -> list[Dialogue]:
     for dialogue_id, turns in grouped.items():
         if not ID_PATTERN.match(dialogue_id):
             raise CaseFileError(f"{turns[0].source}: dialogue_id {dialogue_id!r} is not filesystem-safe (letters, digits, _ . -)")
-        numbers = [t.turn for t in turns]
-        if any(not isinstance(n, int) or isinstance(n, bool) for n in numbers):
-            bad = next(t for t in turns if not isinstance(t.turn, int) or isinstance(t.turn, bool))
+        bad = next((t for t in turns if not isinstance(t.turn, int) or isinstance(t.turn, bool)), None)
+        if bad is not None:
             raise CaseFileError(f"{bad.source}: dialogue turn must be an integer, got {bad.turn!r}")
+        numbers = [t.turn for t in turns]
         if sorted(numbers) != list(range(1, len(turns) + 1)):
             raise CaseFileError(
                 f"{turns[0].source}: dialogue {dialogue_id!r} has turns {sorted(numbers)}; expected 1..{len(turns)}"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plugin.chaosbench import ontology
-from plugin.chaosbench.questions import CaseFileError, case_files, parse_record
+from plugin.chaosbench.questions import CaseFileError, case_files, numbered_lines, parse_record
 
 BALANCE = (0.45, 0.55)
 # Families whose single predicate is a direct claim about the system at fixed parameters:
@@ -62,37 +62,33 @@ def validate(path: Path, catalog: dict[str, dict[str, bool]] | None = None) -> l
     except CaseFileError as exc:
         return [Problem(str(path), str(exc).split(": ", 1)[-1])]
     for file in files:
-        with file.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{file}:{number}"
-                try:
-                    q = parse_record(json.loads(line), where)
-                except json.JSONDecodeError as exc:
-                    problems.append(Problem(where, f"invalid JSON: {exc.msg}"))
-                    continue
-                except CaseFileError as exc:
-                    problems.append(Problem(where, str(exc).removeprefix(f"{where}: ")))
-                    continue
-                if q.id in seen_ids:
-                    problems.append(Problem(where, f"duplicate id {q.id!r} (first at {seen_ids[q.id]})"))
-                seen_ids.setdefault(q.id, where)
-                problems.extend(Problem(where, m) for m in _text_problems(q.question))
-                key = _normalized(q.question)
-                if key in seen_text and q.dialogue_id is None:
-                    first_where, first_raw = seen_text[key]
-                    kind = "duplicate" if first_raw == q.question else "near-duplicate"
-                    problems.append(Problem(where, f"{kind} question of {first_where}"))
-                elif q.dialogue_id is None:
-                    seen_text[key] = (where, q.question)
-                if q.dialogue_id is None and q.ground_truth:
-                    golds[str(file)][q.family].append(q.ground_truth == "TRUE")
-                direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
-                if direct and len(q.predicates) == 1 and q.ground_truth and q.system_id != "generic":
-                    p = q.predicates[0]
-                    value = (q.ground_truth == "TRUE") == (p["polarity"] == "positive")
-                    claims[q.system_id][p["name"]].append((value, where))
+        for where, line in numbered_lines(file):
+            try:
+                q = parse_record(json.loads(line), where)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(where, f"invalid JSON: {exc.msg}"))
+                continue
+            except CaseFileError as exc:
+                problems.append(Problem(where, str(exc).removeprefix(f"{where}: ")))
+                continue
+            if q.id in seen_ids:
+                problems.append(Problem(where, f"duplicate id {q.id!r} (first at {seen_ids[q.id]})"))
+            seen_ids.setdefault(q.id, where)
+            problems.extend(Problem(where, m) for m in _text_problems(q.question))
+            key = _normalized(q.question)
+            if key in seen_text and q.dialogue_id is None:
+                first_where, first_raw = seen_text[key]
+                kind = "duplicate" if first_raw == q.question else "near-duplicate"
+                problems.append(Problem(where, f"{kind} question of {first_where}"))
+            elif q.dialogue_id is None:
+                seen_text[key] = (where, q.question)
+            if q.dialogue_id is None and q.ground_truth:
+                golds[str(file)][q.family].append(q.ground_truth == "TRUE")
+            direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
+            if direct and len(q.predicates) == 1 and q.ground_truth and q.system_id != "generic":
+                p = q.predicates[0]
+                value = (q.ground_truth == "TRUE") == (p["polarity"] == "positive")
+                claims[q.system_id][p["name"]].append((value, where))
     problems.extend(_balance_problems(golds))
     problems.extend(_axiom_problems(claims, catalog))
     return problems

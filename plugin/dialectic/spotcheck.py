@@ -13,6 +13,7 @@ import json
 import random
 from pathlib import Path
 
+from plugin.chaosbench.questions import numbered_lines
 from plugin.dialectic.judge import AGREEMENT_SPREAD, DIMENSIONS
 
 SAMPLE_RATE = 0.20
@@ -61,15 +62,13 @@ def import_reviews(filled: Path, key_file: Path) -> dict:
     key = json.loads(key_file.read_text(encoding="utf-8"))
     gaps: dict[str, list[float]] = {dim: [] for dim in DIMENSIONS}
     reviewed = 0
-    for number, line in enumerate(filled.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for where, line in numbered_lines(filled):
         entry = json.loads(line)
         if any(entry.get(dim) is None for dim in DIMENSIONS):
             continue  # not reviewed yet
         known = key.get(entry.get("review_id"))
         if known is None:
-            raise ValueError(f"{filled}:{number}: review id {entry.get('review_id')!r} is not in {key_file}")
+            raise ValueError(f"{where}: review id {entry.get('review_id')!r} is not in {key_file}")
         medians = known["judge_medians"]
         if medians is None:
             continue
