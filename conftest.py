@@ -1,4 +1,4 @@
-# Registers the plugin for runs from a checkout that is not pip-installed. When it is
-# installed, its pytest11 entry point (also named "plugin") has registered it already and
-# this line is a no-op.
-pytest_plugins = ["plugin"]
+# The plugin is the installed package `pytest_reasoning_evals` (from this checkout:
+# `pip install -e .`; its pytest11 entry point has the same name, so this line is a no-op then).
+# It still loads the plugin where plugin autoloading is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1).
+pytest_plugins = ["pytest_reasoning_evals"]

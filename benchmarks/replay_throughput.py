@@ -25,11 +25,10 @@ import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EVAL_MODULE = PROJECT_ROOT / "evals" / "test_chaosbench.py"
-sys.path.insert(0, str(PROJECT_ROOT))
 
-from plugin.chaosbench.prompts import MAX_TOKENS, PromptTemplate, suite_name  # noqa: E402
-from plugin.chaosbench.questions import FAMILIES, SPLITS, Question  # noqa: E402
-from plugin.options import DEFAULT_PROMPTS  # noqa: E402
+from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, PromptTemplate, suite_name  # noqa: E402
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, Question  # noqa: E402
+from pytest_reasoning_evals.shipped import shipped  # noqa: E402
 
 BASE_URL = "http://127.0.0.1:8080/v1"
 MODELS = f"models:\n  bench:\n    provider: openai_compatible\n    model_id: bench-model\n    api_key_env: null\n    base_url: {BASE_URL}\n"
@@ -57,7 +56,7 @@ def cassette(prompt: PromptTemplate, q: Question) -> dict:
 
 
 def write_fixture(root: Path, n: int) -> None:
-    prompt = PromptTemplate.load(DEFAULT_PROMPTS, "zeroshot")
+    prompt = PromptTemplate.load(shipped("chaosbench", "prompts"), "zeroshot")
     folder = root / "cassettes" / "bench" / suite_name("zeroshot")
     folder.mkdir(parents=True)
     with (root / "bank.jsonl").open("w") as bank:
@@ -82,9 +81,9 @@ def timed(args: list[str], cwd: Path) -> float:
 
 
 def eval_args(root: Path) -> list[str]:
-    return ["test_chaosbench.py", "--model", "bench", "--models-file", str(root / "models.yaml"),
-            "--cases", str(root / "bank.jsonl"), "--cassette-dir", str(root / "cassettes"),
-            "--record-mode", "none", "--out-dir", str(root / "results")]
+    return ["test_chaosbench.py", "--model", "bench", f"--eval-models-file={root / 'models.yaml'}",
+            f"--eval-cases={root / 'bank.jsonl'}", f"--eval-cassette-dir={root / 'cassettes'}",
+            "--eval-record-mode", "none", f"--eval-out-dir={root / 'results'}"]
 
 
 def main() -> None:

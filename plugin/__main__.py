@@ -1,4 +1,4 @@
-"""Command line: python -m plugin <command> ..."""
+"""Command line: reasoning-evals <command> ... (also python -m pytest_reasoning_evals)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def serve_local(args: argparse.Namespace) -> int:
-    from plugin.local_server import LocalServer, LocalServerError
+    from pytest_reasoning_evals.local_server import LocalServer, LocalServerError
 
     server = LocalServer(port=args.port, ready_timeout=args.ready_timeout, n_threads=args.n_threads)
     try:
@@ -28,36 +28,16 @@ def serve_local(args: argparse.Namespace) -> int:
 
 
 def scan_secrets(args: argparse.Namespace) -> int:
-    from plugin.secrets import main
+    from pytest_reasoning_evals.secrets import main
 
     return main(args.paths)
 
 
-def build_bank(args: argparse.Namespace) -> int:
-    from plugin.chaosbench.bank import CASES_DIR, BankError, write_bank
-
-    out = Path(args.out) if args.out else (CASES_DIR if args.scale == "default" else CASES_DIR.with_name("chaosbench-full"))
-    try:
-        manifest = write_bank(out, seed=args.seed, scale=args.scale)
-    except BankError as exc:
-        print(f"build-bank: {exc}", file=sys.stderr)
-        return 1
-    print(f"build-bank: {manifest['total_questions']} questions and {manifest['dialogues']} dialogues "
-          f"({manifest['dialogue_turns']} turns) written to {out}")
-    return 0
-
-
-def validate_cases(args: argparse.Namespace) -> int:
-    from plugin.chaosbench.validate import main
-
-    return main([args.path] if args.path else [])
-
-
 def merge(args: argparse.Namespace) -> int:
-    from plugin.gates import check_gates
-    from plugin.merge import MergeError
-    from plugin.merge import merge as merge_shards
-    from plugin.report import summary_lines
+    from pytest_reasoning_evals.chaosbench.gates import check_gates
+    from pytest_reasoning_evals.chaosbench.merge import MergeError
+    from pytest_reasoning_evals.chaosbench.merge import merge as merge_shards
+    from pytest_reasoning_evals.chaosbench.report import summary_lines
 
     if args.min_accuracy is not None and not 0.0 <= args.min_accuracy <= 1.0:
         print(f"merge: --min-accuracy must be between 0 and 1, got {args.min_accuracy}", file=sys.stderr)
@@ -78,8 +58,8 @@ def merge(args: argparse.Namespace) -> int:
 def spotcheck_import(args: argparse.Namespace) -> int:
     import json
 
-    from plugin.dialectic.spotcheck import import_reviews
-    from plugin.results import write_json
+    from pytest_reasoning_evals.dialectic.spotcheck import import_reviews
+    from pytest_reasoning_evals.results import write_json
 
     results = Path(args.results)
     try:
@@ -95,14 +75,8 @@ def spotcheck_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def compute_indicators(args: argparse.Namespace) -> int:
-    from plugin.chaosbench.compute_indicators import main
-
-    return main(args.rest)  # its own parser reads the options
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m plugin", description="evaluation harness commands")
+    parser = argparse.ArgumentParser(prog="reasoning-evals", description="evaluation harness commands")
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve-local", help="run the local SmolLM2 model behind llama.cpp's OpenAI-compatible server")
@@ -116,17 +90,6 @@ def main(argv: list[str] | None = None) -> int:
     scan.add_argument("paths", nargs="*", help="files or directories (default: cassettes snapshots results)")
     scan.set_defaults(run=scan_secrets)
 
-    bank = commands.add_parser("build-bank", help="generate the ChaosBench-Logic question bank (deterministic)")
-    bank.add_argument("--seed", type=int, default=42)
-    bank.add_argument("--scale", choices=("default", "full"), default="default",
-                      help="default: ~1,000 questions into cases/chaosbench; full: 40,000+ into cases/chaosbench-full")
-    bank.add_argument("--out", default=None, help="output folder (default by scale)")
-    bank.set_defaults(run=build_bank)
-
-    validate = commands.add_parser("validate-cases", help="check a question bank; file:line for every bad record")
-    validate.add_argument("path", nargs="?", default=None, help="a .jsonl file or a folder (default cases/chaosbench)")
-    validate.set_defaults(run=validate_cases)
-
     merging = commands.add_parser("merge", help="merge the directories of a sharded run into one run directory")
     merging.add_argument("dirs", nargs="+", metavar="DIR", help="shard run directories (<model>_<mode>_shard<i>of<K>)")
     merging.add_argument("--out", default=None, help="merged run directory (default: <model>_<mode> beside the first shard)")
@@ -139,15 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     spot.add_argument("--results", default="results/dialectic", help="the dialectic results folder with spotcheck_key.json")
     spot.set_defaults(run=spotcheck_import)
 
-    indicators = commands.add_parser("compute-indicators", help="simulate the catalog systems and sweeps; --verify checks the cache and the curated labels")
-    indicators.add_argument("rest", nargs=argparse.REMAINDER, help="options of the indicator command (--verify, --only ID ...)")
-    indicators.set_defaults(run=compute_indicators)
-
-    args, unknown = parser.parse_known_args(argv)
-    if args.command == "compute-indicators":
-        args.rest = unknown + args.rest
-    elif unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args = parser.parse_args(argv)
     return args.run(args)
 
 

@@ -28,8 +28,8 @@ from vcr.cassette import Cassette
 from vcr.errors import CannotOverwriteExistingCassetteException, UnhandledHTTPRequestError
 from vcr.request import Request as VcrRequest
 
-from plugin.providers.base import Completion, Request
-from plugin.providers.http import LATENCY_HEADER, HttpModel
+from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
 
 MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
 SECRET_REQUEST_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
@@ -210,7 +210,7 @@ class CassetteClient:
         return (
             f"cassette miss for item {request.item_id!r} ({what}: {path})\n"
             + "\n".join(f"    {line}" for line in detail[:25])
-            + f"\n  re-record it with: pytest evals --model={alias} --record-mode=rewrite -k '{request.item_id}'"
+            + f"\n  re-record it with: pytest evals --model={alias} --eval-record-mode=rewrite -k '{request.item_id}'"
             + " (needs the model reachable"
             + (f" and {self.model.spec.api_key_env} set)" if self.model.spec.api_key_env else ")")
         )

@@ -1,12 +1,15 @@
-"""Scheduling items over xdist workers: a dialectic case's items on one worker, everything else
-in small units of work.
+"""Scheduling items over xdist workers (`--dist load`, what `-n N` uses): the items that read one
+shared model response (a dialectic case's checks) on one worker; any other session exactly as
+xdist schedules it.
 
-Every check item of a dialectic case reads one generated response, so they must run in one
-process. xdist's own `--dist loadgroup` carries the `xdist_group` mark to the controller by
-appending "@group" to each node id on the workers; on pytest >= 9.2 that mutation no longer
-takes effect and the groups are silently ignored (pytest-xdist#1386). This scheduler finds the
-group from the item's parametrize id instead, which the controller maps to its case on its own
-(and still honours an "@group" suffix where xdist manages to add one).
+xdist creates the scheduler before any worker has collected, so EvalScheduling starts as xdist's
+own LoadScheduling and decides once every worker's collection is in: when some parametrize ids
+belong to a grouped protocol (ids of the form `<group>@<rest>` that the protocol confirms), it
+hands the same nodes and collections to CaseGroupScheduling; otherwise it stays LoadScheduling.
+
+xdist's own `--dist loadgroup` carries the `xdist_group` mark by appending "@group" to each node
+id on the workers; on pytest >= 9.2 that mutation no longer takes effect and the groups are
+silently ignored (pytest-xdist#1386), hence the ids here.
 
 Scope scheduling as xdist implements it costs O(items^2) with one scope per item (a list
 search per item sent, a scan of every unit ever assigned per item finished): 40,000 replayed
@@ -17,10 +20,62 @@ and finished units are dropped from the bookkeeping.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
-from xdist.scheduler import LoadGroupScheduling
+from xdist.scheduler import LoadGroupScheduling, LoadScheduling
 
 CHUNK = 50  # ungrouped items per unit of work, at most
+
+
+def param_id(nodeid: str) -> str | None:
+    if nodeid.endswith("]") and "[" in nodeid:
+        return nodeid[nodeid.rfind("[") + 1 : -1]
+    return None
+
+
+class EvalScheduling:
+    """LoadScheduling until the collection shows grouped items, then CaseGroupScheduling."""
+
+    def __init__(self, config: pytest.Config, log, groups: Callable[[set[str]], dict[str, str]]):
+        self._config, self._log, self._groups = config, log, groups
+        self._impl = LoadScheduling(config, log)
+        self._decided = False
+
+    @property
+    def __class__(self):  # xdist prints the scheduler's class name with -v
+        return type(self._impl)
+
+    @property
+    def collection_is_completed(self) -> bool:
+        done = self._impl.collection_is_completed
+        if done and not self._decided:
+            self._decide()
+        return done
+
+    def schedule(self) -> None:
+        if not self._decided and self._impl.collection_is_completed:
+            self._decide()
+        self._impl.schedule()
+
+    def _decide(self) -> None:
+        self._decided = True
+        collection = next(iter(self._impl.node2collection.values()), [])
+        candidates = {pid for pid in map(param_id, collection) if pid and "@" in pid}
+        groups = self._groups(candidates) if candidates else {}
+        if not groups:
+            return
+        grouped = CaseGroupScheduling(self._config, self._log, groups)
+        for node, nodeids in self._impl.node2collection.items():
+            grouped.add_node(node)
+            grouped.add_node_collection(node, nodeids)
+        for node in self._impl.nodes:
+            if node not in self._impl.node2collection:
+                grouped.add_node(node)
+        self._impl = grouped
+
+    def __getattr__(self, name: str):
+        return getattr(self._impl, name)
 
 
 class CaseGroupScheduling(LoadGroupScheduling):
@@ -31,11 +86,8 @@ class CaseGroupScheduling(LoadGroupScheduling):
         self._positions: dict = {}  # worker -> {node id: index in its collection}
 
     def _group_of(self, nodeid: str) -> str | None:
-        if nodeid.rfind("@") > nodeid.rfind("]"):
-            return nodeid.rsplit("@", 1)[1]
-        if nodeid.endswith("]") and "[" in nodeid:
-            return self.groups.get(nodeid[nodeid.rfind("[") + 1 : -1])
-        return None
+        pid = param_id(nodeid)
+        return None if pid is None else self.groups.get(pid)
 
     def _plan(self, collection: list[str]) -> dict[str, str]:
         ungrouped = [nodeid for nodeid in collection if self._group_of(nodeid) is None]
@@ -72,10 +124,3 @@ class CaseGroupScheduling(LoadGroupScheduling):
         if all(work_unit.values()):
             del self.assigned_work[node][scope]  # nothing left to re-send if this worker dies
         self._reschedule(node)
-
-
-def dialectic_groups(cases, variants) -> dict[str, str]:
-    """The parametrize ids of a case's items (see pytest_generate_tests) -> the case id."""
-    groups = {case.id: case.id for case in cases}
-    groups.update({f"{case.id}-{variant.name}": case.id for case in cases for variant in variants})
-    return groups

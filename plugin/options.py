@@ -1,64 +1,96 @@
-"""Command-line and ini options of the harness, and the validated settings they produce."""
+"""Command-line and ini options of the harness, and the validated settings they produce.
+
+Every option but `--model` carries the `--eval-` prefix (so no other plugin's option can clash),
+and each is also an ini key `eval_<name>` (pytest.ini, tox.ini, setup.cfg or
+`[tool.pytest.ini_options]`): the command line wins, then the ini file, then the default.
+Relative paths on the command line resolve from the current directory, in an ini file from the
+ini file's folder. Defaults: cassettes and results under the pytest rootdir; the prompts, the
+question bank, the dialectic cases and variant prompts and the model registry shipped with the
+package. Building Settings reads no file: an unused plugin costs nothing.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from plugin.chaosbench.prompts import MODES
-from plugin.chaosbench.questions import FAMILIES, SPLITS
+from pytest_reasoning_evals.chaosbench.prompts import MODES
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
+from pytest_reasoning_evals.shipped import shipped
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CASES = PROJECT_ROOT / "cases" / "chaosbench"
-DEFAULT_PROMPTS = DEFAULT_CASES / "prompts"
-DEFAULT_CASSETTES = PROJECT_ROOT / "cassettes"
-DEFAULT_DIALECTIC_CASES = PROJECT_ROOT / "cases" / "dialectic"
-DEFAULT_VARIANT_PROMPTS = PROJECT_ROOT / "cases" / "prompts"
 RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
 
 
+@dataclass(frozen=True)
+class Option:
+    name: str  # --eval-<name> and ini eval_<name> (dashes -> underscores)
+    help: str
+    kind: str = "str"  # str | int | float | bool | path | list
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+    group: str = "evals"
+
+    @property
+    def dest(self) -> str:
+        return "eval_" + self.name.replace("-", "_")
+
+    @property
+    def flag(self) -> str:
+        return "--model" if self.name == "model" else f"--eval-{self.name}"
+
+
+OPTIONS = (
+    Option("model", f"model alias from the registry (default {DEFAULT_MODEL})", metavar="ALIAS"),
+    Option("mode", "ChaosBench prompt: zeroshot or cot (default zeroshot)", choices=MODES),
+    Option("cases", "ChaosBench question file or folder: the project's format or upstream v2 JSONL (default: the shipped bank)", "path", metavar="PATH"),
+    Option("prompts", "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones)", "path", metavar="DIR"),
+    Option("split", "only this split (repeatable)", "list", choices=SPLITS, metavar="SPLIT"),
+    Option("family", "only this family (repeatable)", "list", choices=FAMILIES, metavar="FAMILY"),
+    Option("max-items", "only the first N selected items", "int", metavar="N"),
+    Option("out-dir", "results go to DIR/<model>_<mode>/ and DIR/<model>_dialectic/ (default <rootdir>/results)", "path", metavar="DIR"),
+    Option("models-file", "extra model registry YAML; its aliases win over the shipped ones", "path", metavar="FILE"),
+    Option("record-mode", "cassettes: none = replay only; once / new_episodes / rewrite record "
+                          "(default: none when the model has cassettes, else once)", choices=RECORD_MODES),
+    Option("cassette-dir", "cassette root (default <rootdir>/cassettes)", "path", metavar="DIR"),
+    Option("base-url", "override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)", metavar="URL"),
+    Option("seed", "seed for the random baseline and the spot-check sample (default 42)", "int", metavar="N"),
+    Option("strict-items", "gate: any wrong or UNKNOWN answer fails the session", "bool"),
+    Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
+    Option("num-shards", "split the items into K disjoint shards by id (with --eval-shard-index)", "int", metavar="K"),
+    Option("shard-index", "run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/", "int", metavar="I"),
+    Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
+    Option("max-cost", "stop asking once live calls of this run have cost USD; the rest is listed as not asked", "float", metavar="USD"),
+    Option("dialectic-cases", "dialectic case YAML file or folder (default: the shipped cases)", "path", metavar="PATH", group="dialectic"),
+    Option("variant-prompts", "folder of dialectic prompt variants, one system prompt per <name>.txt (default: the shipped ones)", "path", metavar="DIR", group="dialectic"),
+    Option("variant", "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)", "list", metavar="NAME", group="dialectic"),
+    Option("judge-model", "judge model alias(es), comma-separated, used in turn (default: the model under test)", metavar="ALIASES", group="dialectic"),
+    Option("n-judges", "judges per response (default 3)", "int", metavar="N", group="dialectic"),
+    Option("compare-models", "cross-provider comparison: comma-separated aliases (default: the model under test)", metavar="ALIASES", group="dialectic"),
+    Option("max-hard-fails", "gate: fail the session with more than N PCC hard fails", "int", metavar="N", group="dialectic"),
+    Option("require-variant-pass", "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)", "list", metavar="VARIANT", group="dialectic"),
+)
+INI_TYPES = {"bool": "bool", "list": "linelist"}
+
+
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("evals", "language-model evaluation (ChaosBench-Logic, dialectic)")
-    group.addoption("--model", default=None, help=f"model alias from the registry (default: ini eval_model or {DEFAULT_MODEL})")
-    group.addoption("--mode", choices=MODES, default="zeroshot", help="ChaosBench prompt: zeroshot or cot (default zeroshot)")
-    group.addoption("--cases", default=None, metavar="PATH", help="question file or directory: the project's bank or upstream v2 JSONL (default cases/chaosbench)")
-    group.addoption("--split", action="append", choices=SPLITS, default=None, help="only this split (repeatable)")
-    group.addoption("--family", action="append", choices=FAMILIES, default=None, help="only this family (repeatable)")
-    group.addoption("--max-items", type=int, default=None, metavar="N", help="only the first N selected questions")
-    group.addoption("--out-dir", default="results", metavar="DIR", help="results go to DIR/<model>_<mode>/ (default results)")
-    group.addoption("--models-file", default=None, metavar="FILE", help="extra model registry YAML; its aliases win over the shipped ones")
-    group.addoption("--record-mode", choices=RECORD_MODES, default=None,
-                    help="cassettes: none = replay only; once / new_episodes / rewrite record "
-                         "(default: none when the model has cassettes, else once)")
-    group.addoption("--cassette-dir", default=None, metavar="DIR", help="cassette root (default cassettes/)")
-    group.addoption("--base-url", default=None, metavar="URL", help="override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)")
-    group.addoption("--seed", type=int, default=42, help="seed for the random baseline (default 42)")
-    group.addoption("--strict-items", action="store_true", default=False, help="any wrong or UNKNOWN answer fails the session")
-    group.addoption("--min-accuracy", type=float, default=None, metavar="X", help="gate: fail the session when overall accuracy < X (0..1)")
-    group.addoption("--num-shards", type=int, default=None, metavar="K", help="split the items into K disjoint shards by id (with --shard-index)")
-    group.addoption("--shard-index", type=int, default=None, metavar="I", help="run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/")
-    group.addoption("--resume", action="store_true", default=False,
-                    help="do not ask again the items already answered in the run directory's completions.jsonl")
-    group.addoption("--max-cost", type=float, default=None, metavar="USD",
-                    help="stop asking once live calls of this run have cost USD; the rest is listed as not asked (resume later)")
-    dialectic = parser.getgroup("dialectic", "dialectical-reasoning evaluation (evals/test_dialectic.py)")
-    dialectic.addoption("--dialectic-cases", default=None, metavar="PATH", help="dialectic case YAML file or directory (default cases/dialectic)")
-    dialectic.addoption("--variant", action="append", default=None, metavar="NAME",
-                        help="prompt variant: baseline (no system prompt) or a file stem in cases/prompts/ (repeatable; default all)")
-    dialectic.addoption("--judge-model", default=None, metavar="ALIASES",
-                        help="judge model alias(es), comma-separated, used in turn (default: ini eval_judge_model, else the model under test)")
-    dialectic.addoption("--n-judges", type=int, default=3, metavar="N", help="judges per response (default 3)")
-    dialectic.addoption("--compare-models", default=None, metavar="ALIASES",
-                        help="cross-provider comparison: comma-separated aliases (default: the model under test)")
-    dialectic.addoption("--max-hard-fails", type=int, default=None, metavar="N", help="gate: fail the session with more than N PCC hard fails")
-    dialectic.addoption("--require-variant-pass", action="append", default=None, metavar="VARIANT",
-                        help="gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)")
-    parser.addini("eval_judge_model", "default judge model alias(es) for dialectic runs (empty: the model under test)", default="")
-    parser.addini("eval_model", "default model alias for eval runs", default=DEFAULT_MODEL)
-    parser.addini("eval_min_accuracy", "gate: minimum overall accuracy (0..1); --min-accuracy wins", default="")
+    groups = {"evals": parser.getgroup("evals", "language-model evaluation (pytest-reasoning-evals)"),
+              "dialectic": parser.getgroup("dialectic", "dialectical-reasoning evaluation (pytest-reasoning-evals)")}
+    for option in OPTIONS:
+        kwargs: dict = {"dest": option.dest, "help": option.help}
+        if option.kind == "bool":
+            kwargs.update(action="store_true", default=None)
+        else:
+            kwargs.update(action="append" if option.kind == "list" else "store", default=None, metavar=option.metavar)
+            if option.kind in ("int", "float"):
+                kwargs["type"] = int if option.kind == "int" else float
+            if option.choices:
+                kwargs["choices"] = option.choices
+        groups[option.group].addoption(option.flag, **kwargs)
+        parser.addini(option.dest, f"{option.help} ({option.flag})", type=INI_TYPES.get(option.kind, "string"),
+                      default=[] if option.kind == "list" else None)
 
 
 @dataclass(frozen=True)
@@ -82,47 +114,76 @@ class Settings:
     shard_index: int | None = None
     resume: bool = False
     max_cost: float | None = None
-    dialectic_cases: Path = DEFAULT_DIALECTIC_CASES
+    dialectic_cases: Path = field(default_factory=lambda: shipped("dialectic"))
+    variant_prompts: Path = field(default_factory=lambda: shipped("prompts"))
     variants: tuple[str, ...] = ()
     judges: tuple[str, ...] = (DEFAULT_MODEL,) * 3
     compare_models: tuple[str, ...] = ()
     max_hard_fails: int | None = None
     require_variant_pass: tuple[str, ...] = ()
+    subset: str | None = None  # why this run selects a subset of the items (None: all of them)
 
     @property
     def shard(self) -> tuple[int, int] | None:
         """(index, count) of a sharded run, else None."""
         return None if self.num_shards is None else (self.shard_index, self.num_shards)
 
-    @property
-    def run_dir(self) -> Path:
-        name = f"{self.model}_{self.mode}"
+    def run_dir(self, protocol_part: str) -> Path:
+        """<out>/<model>_<part>[_shard<i>of<K>][-subset]: a filtered run never replaces a full one."""
+        name = f"{self.model}_{protocol_part}"
         if self.shard is not None:
             name += f"_shard{self.shard_index}of{self.num_shards}"
+        if self.subset:
+            name += "-subset"
         return self.out_dir / name
 
     def to_dict(self) -> dict:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
 
 
-def _path(value: str | None, base: Path, default: Path | None) -> Path | None:
-    if value is None:
-        return default
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else base / path
+class _Reader:
+    """One option's value: the command line, else the ini file, else None."""
 
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.by_name = {o.name: o for o in OPTIONS}
+        self.ini_dir = config.inipath.parent if config.inipath else config.rootpath
 
-def _min_accuracy(config: pytest.Config) -> float | None:
-    raw = config.getoption("min_accuracy")
-    if raw is None:
-        ini = str(config.getini("eval_min_accuracy")).strip()
+    def __call__(self, name: str):
+        option = self.by_name[name]
+        given = self.config.getoption(option.dest)
+        if given is not None:
+            return given
+        raw = self.config.getini(option.dest)
+        if option.kind == "list":
+            return [str(v).strip() for v in raw if str(v).strip()] or None
+        if option.kind == "bool":
+            return bool(raw) or None
+        if raw is None or not str(raw).strip():
+            return None
+        text = str(raw).strip()
         try:
-            raw = float(ini) if ini else None
+            if option.kind == "int":
+                return int(text)
+            if option.kind == "float":
+                return float(text)
         except ValueError:
-            raise pytest.UsageError(f"ini option eval_min_accuracy must be a number, got {ini!r}") from None
-    if raw is not None and not 0.0 <= raw <= 1.0:
-        raise pytest.UsageError(f"--min-accuracy must be between 0 and 1, got {raw}")
-    return raw
+            raise pytest.UsageError(f"ini option {option.dest} must be a {option.kind}, got {text!r}") from None
+        if option.choices and text not in option.choices:
+            raise pytest.UsageError(f"ini option {option.dest} must be one of {', '.join(option.choices)}, got {text!r}")
+        if option.kind == "path":
+            path = Path(text).expanduser()
+            return path if path.is_absolute() else self.ini_dir / path
+        return text
+
+    def path(self, name: str, default: Path | None) -> Path | None:
+        value = self(name)
+        if value is None:
+            return default
+        if isinstance(value, str):  # from the command line: relative to where pytest was started
+            value = Path(value).expanduser()
+            value = value if value.is_absolute() else self.config.invocation_params.dir / value
+        return value
 
 
 def _aliases(text: str) -> list[str]:
@@ -132,55 +193,76 @@ def _aliases(text: str) -> list[str]:
     return aliases
 
 
-def _shards(config: pytest.Config) -> tuple[int | None, int | None]:
-    count, index = config.getoption("num_shards"), config.getoption("shard_index")
-    if count is None and index is None:
-        return None, None
-    if count is None or index is None:
-        raise pytest.UsageError("--num-shards and --shard-index go together")
-    if count < 1 or not 0 <= index < count:
-        raise pytest.UsageError(f"--shard-index must be in 0..{count - 1} for --num-shards {count}, got {index}")
-    return count, index
+def _check_choices(name: str, values: list[str], choices: tuple[str, ...]) -> None:
+    bad = [v for v in values if v not in choices]
+    if bad:
+        raise pytest.UsageError(f"ini option eval_{name}: {', '.join(bad)} not one of {', '.join(choices)}")
+
+
+def _subset(config: pytest.Config, get: _Reader) -> str | None:
+    """Why the run does not select every item: our filters, -k/-m, --deselect, --last-failed,
+    or node ids on the command line. Such a run writes beside the full run, never over it."""
+    reasons = [f"--eval-{n}" for n in ("family", "split", "max-items") if get(n) is not None]
+    option = config.option
+    reasons += [flag for flag, value in (("-k", getattr(option, "keyword", "")), ("-m", getattr(option, "markexpr", "")),
+                                         ("--deselect", getattr(option, "deselect", None)),
+                                         ("--last-failed", getattr(option, "lf", False))) if value]
+    if any("::" in str(arg) for arg in config.args):
+        reasons.append("node ids")
+    return ", ".join(reasons) or None
 
 
 def settings_from(config: pytest.Config) -> Settings:
-    here = config.invocation_params.dir
-    max_items = config.getoption("max_items")
+    get = _Reader(config)
+    rootdir = config.rootpath
+    max_items = get("max-items")
     if max_items is not None and max_items < 1:
-        raise pytest.UsageError(f"--max-items must be at least 1, got {max_items}")
-    max_cost = config.getoption("max_cost")
+        raise pytest.UsageError(f"--eval-max-items must be at least 1, got {max_items}")
+    max_cost = get("max-cost")
     if max_cost is not None and max_cost < 0:
-        raise pytest.UsageError(f"--max-cost must be a number of USD >= 0, got {max_cost}")
-    num_shards, shard_index = _shards(config)
-    n_judges = config.getoption("n_judges")
+        raise pytest.UsageError(f"--eval-max-cost must be a number of USD >= 0, got {max_cost}")
+    min_accuracy = get("min-accuracy")
+    if min_accuracy is not None and not 0.0 <= min_accuracy <= 1.0:
+        raise pytest.UsageError(f"--eval-min-accuracy must be between 0 and 1, got {min_accuracy}")
+    count, index = get("num-shards"), get("shard-index")
+    if (count is None) != (index is None):
+        raise pytest.UsageError("--eval-num-shards and --eval-shard-index go together")
+    if count is not None and (count < 1 or not 0 <= index < count):
+        raise pytest.UsageError(f"--eval-shard-index must be in 0..{count - 1} for --eval-num-shards {count}, got {index}")
+    n_judges = get("n-judges") or 3
     if n_judges < 1:
-        raise pytest.UsageError(f"--n-judges must be at least 1, got {n_judges}")
-    model = config.getoption("model") or config.getini("eval_model") or DEFAULT_MODEL
-    judge_aliases = _aliases(config.getoption("judge_model") or config.getini("eval_judge_model") or model)
+        raise pytest.UsageError(f"--eval-n-judges must be at least 1, got {n_judges}")
+    splits, families = tuple(get("split") or ()), tuple(get("family") or ())
+    _check_choices("split", list(splits), SPLITS)
+    _check_choices("family", list(families), FAMILIES)
+    model = get("model") or DEFAULT_MODEL
+    judge_aliases = _aliases(get("judge-model") or model)
     return Settings(
         model=model,
-        mode=config.getoption("mode"),
-        cases=_path(config.getoption("cases"), here, DEFAULT_CASES),
-        prompts_dir=DEFAULT_PROMPTS,
-        splits=tuple(config.getoption("split") or ()),
-        families=tuple(config.getoption("family") or ()),
+        mode=get("mode") or "zeroshot",
+        cases=get.path("cases", shipped("chaosbench")),
+        prompts_dir=get.path("prompts", shipped("chaosbench", "prompts")),
+        splits=splits,
+        families=families,
         max_items=max_items,
-        out_dir=_path(config.getoption("out_dir"), here, None),
-        models_file=_path(config.getoption("models_file"), here, None),
-        record_mode=config.getoption("record_mode"),
-        cassette_dir=_path(config.getoption("cassette_dir"), here, DEFAULT_CASSETTES),
-        base_url=config.getoption("base_url"),
-        seed=config.getoption("seed"),
-        strict_items=config.getoption("strict_items"),
-        min_accuracy=_min_accuracy(config),
-        num_shards=num_shards,
-        shard_index=shard_index,
-        resume=config.getoption("resume"),
+        out_dir=get.path("out-dir", rootdir / "results"),
+        models_file=get.path("models-file", None),
+        record_mode=get("record-mode"),
+        cassette_dir=get.path("cassette-dir", rootdir / "cassettes"),
+        base_url=get("base-url"),
+        seed=42 if get("seed") is None else get("seed"),
+        strict_items=bool(get("strict-items")),
+        min_accuracy=min_accuracy,
+        num_shards=count,
+        shard_index=index,
+        resume=bool(get("resume")),
         max_cost=max_cost,
-        dialectic_cases=_path(config.getoption("dialectic_cases"), here, DEFAULT_DIALECTIC_CASES),
-        variants=tuple(config.getoption("variant") or ()),
+        dialectic_cases=get.path("dialectic-cases", shipped("dialectic")),
+        variant_prompts=get.path("variant-prompts", shipped("prompts")),
+        variants=tuple(get("variant") or ()),
         judges=tuple(judge_aliases[k % len(judge_aliases)] for k in range(n_judges)),
-        compare_models=tuple(_aliases(config.getoption("compare_models") or model)),
-        max_hard_fails=config.getoption("max_hard_fails"),
-        require_variant_pass=tuple(config.getoption("require_variant_pass") or ()),
+        compare_models=tuple(_aliases(get("compare-models") or model)),
+        max_hard_fails=get("max-hard-fails"),
+        require_variant_pass=tuple(get("require-variant-pass") or ()),
+        subset=_subset(config, get),
     )

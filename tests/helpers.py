@@ -7,22 +7,38 @@ from pathlib import Path
 
 import pytest
 
+from pytest_reasoning_evals.shipped import shipped
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EVAL_MODULE = (PROJECT_ROOT / "evals" / "test_chaosbench.py").read_text(encoding="utf-8")
+DIALECTIC_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
 REFERENCE = PROJECT_ROOT.parent / "shared" / "reference"
+REPO_CASSETTES = PROJECT_ROOT / "cassettes"  # the committed SmolLM2 recordings
+DEFAULT_CASES = shipped("chaosbench")
+DEFAULT_PROMPTS = shipped("chaosbench", "prompts")
+DEFAULT_VARIANT_PROMPTS = shipped("prompts")
+DEFAULT_DIALECTIC_CASES = shipped("dialectic")
+
+
+def use_repo_cassettes(pytester: pytest.Pytester, extra_ini: str = "") -> None:
+    """An ini file that replays the committed cassettes (the default is <rootdir>/cassettes)."""
+    pytester.makeini(f"[pytest]\neval_cassette_dir = {REPO_CASSETTES}\n{extra_ini}")
 
 
 def add_eval_module(pytester: pytest.Pytester) -> None:
-    """The project's real ChaosBench eval module, copied into the pytester directory."""
+    """The project's real ChaosBench eval module, copied into the pytester directory, replaying
+    the committed cassettes."""
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    use_repo_cassettes(pytester)
 
 
-def run_dir(pytester: pytest.Pytester, model: str, mode: str = "zeroshot") -> Path:
-    return pytester.path / "results" / f"{model}_{mode}"
+def run_dir(pytester: pytest.Pytester, model: str, mode: str = "zeroshot", subset: bool = False) -> Path:
+    """Where a run writes; a subset run (-k, -m, --eval-family/-split/-max-items) beside the full one."""
+    return pytester.path / "results" / (f"{model}_{mode}" + ("-subset" if subset else ""))
 
 
-def read_summary(pytester: pytest.Pytester, model: str, mode: str = "zeroshot") -> dict:
-    return json.loads((run_dir(pytester, model, mode) / "summary.json").read_text())
+def read_summary(pytester: pytest.Pytester, model: str, mode: str = "zeroshot", subset: bool = False) -> dict:
+    return json.loads((run_dir(pytester, model, mode, subset) / "summary.json").read_text())
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:

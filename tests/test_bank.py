@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
 from collections import defaultdict
 
 import pytest
+from helpers import PROJECT_ROOT as ROOT
 from helpers import add_eval_module, read_summary
 
-from plugin.chaosbench.bank import CASES_DIR, HELDOUT_TEMPLATES, BankError, build, counts_table, load_inputs, write_bank
-from plugin.chaosbench.questions import FAMILIES, SPLITS, load_questions
-from plugin.chaosbench.systems import load_all
-from plugin.chaosbench.validate import validate
+from bankgen.bank import CASES_DIR, HELDOUT_TEMPLATES, BankError, build, counts_table, load_inputs, write_bank
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, load_questions
+from bankgen.systems import load_all
+from bankgen.validate import validate
 
 MANIFEST = json.loads((CASES_DIR / "manifest.json").read_text())
 QUESTIONS = [q for q in load_questions(CASES_DIR) if q.dialogue_id is None]
@@ -24,7 +26,9 @@ CATALOG = {s.id: s for s in load_all()}
 
 
 def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "plugin", *args], capture_output=True, text=True, cwd=cwd)
+    # bankgen runs from a checkout (it is not installed): the repository root on the path
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "bankgen", *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
 def test_build_bank_reproduces_the_committed_files_byte_for_byte(tmp_path) -> None:
@@ -47,7 +51,7 @@ def test_build_fails_naming_the_system_whose_indicators_contradict_its_label() -
 def test_build_fails_on_a_simulated_system_with_no_cached_indicators() -> None:
     inputs = load_inputs()
     indicators = {sid: values for sid, values in inputs.indicators.items() if sid != "henon"}
-    with pytest.raises(BankError, match=r"henon: no cached indicators \(run `python -m plugin compute-indicators --only henon`\)"):
+    with pytest.raises(BankError, match=r"henon: no cached indicators \(run `python -m bankgen compute-indicators --only henon`\)"):
         build(inputs=dataclasses.replace(inputs, indicators=indicators))
 
 

@@ -9,10 +9,10 @@ import yaml
 from fakeprovider import FakeProvider, status
 from helpers import add_eval_module, question, read_summary, write_jsonl
 
-from plugin.cassettes import CassetteClient, CassetteMiss, cassette_path
-from plugin.providers.base import Request
-from plugin.providers.http import HttpModel, RetryPolicy
-from plugin.registry import ModelSpec
+from pytest_reasoning_evals.cassettes import CassetteClient, CassetteMiss, cassette_path
+from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
+from pytest_reasoning_evals.registry import ModelSpec
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 PLANTED_KEY = "fake-" + "k3y" * 8  # built at run time; must never reach a cassette
@@ -97,7 +97,7 @@ def test_replay_miss_names_item_difference_and_rerecord_command(server: FakeProv
     message = str(miss.value)
     assert "cassette miss for item 'q-1' (the cassette has no matching request" in message
     assert "periodic" in message and "body" in message, message
-    assert "re-record it with: pytest evals --model=fake --record-mode=rewrite -k 'q-1'" in message
+    assert "re-record it with: pytest evals --model=fake --eval-record-mode=rewrite -k 'q-1'" in message
     assert f"{KEY_VAR} set" in message
     assert len(server.requests) == 1, "a replay miss sends nothing"
 
@@ -139,13 +139,13 @@ def fake_run(pytester, server_url: str, *args: str):
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(var=KEY_VAR, url=server_url))
     bank = write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(6)])
-    return pytester.runpytest_subprocess("--models-file", str(models), "--model", "fake", "--cases", str(bank),
-                                         "--cassette-dir", str(pytester.path / "cassettes"), *args)
+    return pytester.runpytest_subprocess("--eval-models-file", str(models), "--model", "fake", "--eval-cases", str(bank),
+                                         "--eval-cassette-dir", str(pytester.path / "cassettes"), *args)
 
 
 def test_record_under_xdist_then_replay_offline(pytester, server) -> None:
     add_eval_module(pytester)
-    recorded = fake_run(pytester, server.openai_base, "-n", "2", "--record-mode", "once")
+    recorded = fake_run(pytester, server.openai_base, "-n", "2", "--eval-record-mode", "once")
     assert recorded.ret == 0, recorded.stdout.str()
     assert len(server.requests) == 6
     first = read_summary(pytester, "fake")
@@ -159,7 +159,7 @@ def test_record_under_xdist_then_replay_offline(pytester, server) -> None:
 
 def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
     add_eval_module(pytester)
-    result = fake_run(pytester, server.openai_base, "--record-mode", "none", "--max-items", "1")
+    result = fake_run(pytester, server.openai_base, "--eval-record-mode", "none", "--eval-max-items", "1")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*cassette miss for item 'q-0' (no cassette file: *", "*re-record it with*"])
 
@@ -168,7 +168,7 @@ def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
 def test_refused_key_stops_the_session_once(pytester, server, workers: str) -> None:
     add_eval_module(pytester)
     server.script(*[status(401)] * 20)
-    result = fake_run(pytester, server.openai_base, "-n", workers, "--record-mode", "once")
+    result = fake_run(pytester, server.openai_base, "-n", workers, "--eval-record-mode", "once")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert len(server.requests) <= max(1, int(workers)), "one refused call per process at most"
     result.stdout.fnmatch_lines([f"*model key refused: *refused the key in {KEY_VAR}*HTTP 401*"])

@@ -14,10 +14,10 @@ import pytest
 from fakeprovider import FakeProvider
 from helpers import PROJECT_ROOT
 
-from plugin.chaosbench.questions import CaseFileError
-from plugin.dialectic import judge, spotcheck
-from plugin.dialectic.cases import load_cases, load_variants
-from plugin.options import DEFAULT_DIALECTIC_CASES, DEFAULT_VARIANT_PROMPTS
+from pytest_reasoning_evals.casefiles import CaseFileError
+from pytest_reasoning_evals.dialectic import judge, spotcheck
+from pytest_reasoning_evals.dialectic.cases import load_cases, load_variants
+from helpers import DEFAULT_DIALECTIC_CASES, DEFAULT_VARIANT_PROMPTS
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 EVAL_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
@@ -120,13 +120,14 @@ def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):
     pytester.makepyfile(test_dialectic=module)
     models = pytester.path / "models.yaml"
     models.write_text(MODELS.format(var=KEY_VAR, url=server.openai_base))
-    return pytester.runpytest_subprocess("--models-file", str(models), "--dialectic-cases", str(cases),
-                                         "--cassette-dir", str(pytester.path / "cassettes"), "--record-mode", "once",
+    return pytester.runpytest_subprocess("--eval-models-file", str(models), "--eval-dialectic-cases", str(cases),
+                                         "--eval-cassette-dir", str(pytester.path / "cassettes"), "--eval-record-mode", "once",
                                          "-p", "no:randomly", *args)
 
 
 def outputs(pytester) -> dict:
-    directory = pytester.path / "results" / "dialectic"
+    # the last run's: results/fake_dialectic, or results/fake_dialectic-subset after a -k run
+    directory = max((pytester.path / "results").glob("fake_dialectic*"), key=lambda p: p.stat().st_mtime_ns)
     return {
         "per_response": [json.loads(line) for line in (directory / "per_response.jsonl").read_text().splitlines()],
         "variants": json.loads((directory / "variant_summary.json").read_text())["variants"],
@@ -181,9 +182,9 @@ def test_unknown_variant_is_an_error() -> None:
 def test_confident_answer_without_process_is_a_hard_fail_only_where_dialectic_is_expected(pytester, server) -> None:
     server.responder = Scripted({"decide": PLANTED, "fact": PLANTED})
     cases = cases_file(pytester.path / "cases.yaml", ("decide", "dialectic"), ("fact", "bypass"))
-    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "--n-judges", "1")
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1")
     assert result.ret == 0, result.stdout.str()  # hard fails fail items; the gate is opt-in
-    result.stdout.fnmatch_lines(["*_ test_pcc?decide-dialectic? _*",
+    result.stdout.fnmatch_lines(["*_ test_pcc?decide@dialectic? _*",
                                  "PCC violation: confidence 0.90 > ceiling 0.45 (no oscillation table)"])
     out = outputs(pytester)
     decide, fact = response_of(out, "decide"), response_of(out, "fact")
@@ -193,7 +194,7 @@ def test_confident_answer_without_process_is_a_hard_fail_only_where_dialectic_is
     assert (variant["hard_fails"], variant["pcc_compliance"], variant["pcc_applicable"]) == (1, 0.0, 1)
     assert "pcc_violation" in next(e for e in out["queue"] if e["review_id"] == spotcheck.review_id(decide))["reasons"]
 
-    gated = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "--n-judges", "1", "--max-hard-fails", "0")
+    gated = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1", "--eval-max-hard-fails", "0")
     assert gated.ret == 1
     gated.stdout.fnmatch_lines(["gate max-hard-fails: FAILED (1 PCC hard fails, allowed 0)"])
 
@@ -209,7 +210,7 @@ def test_every_check_reads_one_generated_response_per_case_and_variant(pytester,
     assert result.ret == 0, result.stdout.str()
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:
-        found = re.match(r"\[(gw\d)\].*::test_\w+\[([abc])[-\]]", line)
+        found = re.match(r"\[(gw\d)\].*::test_\w+\[([abc])@", line)
         if found:
             workers.setdefault(found.group(2), set()).add(found.group(1))
     assert sorted(workers) == ["a", "b", "c"] and all(len(w) == 1 for w in workers.values()), workers
@@ -233,7 +234,7 @@ def test_every_check_reads_one_generated_response_per_case_and_variant(pytester,
 def test_judge_requests_follow_the_methodology_and_ask_for_the_schema(pytester, server) -> None:
     server.responder = Scripted({"a": STRUCTURED})
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    run(pytester, server, cases, "--model", "fake", "--judge-model", "fake-judge", "--variant", "dialectic", "-k", "judge")
+    run(pytester, server, cases, "--model", "fake", "--eval-judge-model", "fake-judge", "--eval-variant", "dialectic", "-k", "judge")
     judged = [r["body"] for r in server.requests if r["body"]["model"] == "fake-judge"]
     assert len(judged) == 3, "n_judges defaults to 3"
     body = judged[0]
@@ -249,7 +250,7 @@ def test_judges_disagreeing_or_unparseable_are_flagged_and_medians_used(pytester
     low = {**JUDGE_OK, "h_quality": 2}
     server.responder = Scripted({"a": STRUCTURED}, judges=[JUDGE_OK, low, "I think it is fine."])
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic")
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic")
     assert result.ret == 0, result.stdout.str()
     a = response_of(outputs(pytester), "a")
     assert a["judge"]["n_valid"] == 2 and len(a["judge"]["errors"]) == 1 and "no JSON object" in a["judge"]["errors"][0]
@@ -262,9 +263,9 @@ def test_judges_disagreeing_or_unparseable_are_flagged_and_medians_used(pytester
 def test_changing_the_judge_does_not_generate_again(pytester, server) -> None:
     server.responder = Scripted({"a": STRUCTURED})
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "-k", "judge")
+    run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "judge")
     server.clear()
-    result = run(pytester, server, cases, "--model", "fake", "--judge-model", "fake-judge", "--variant", "dialectic", "-k", "judge")
+    result = run(pytester, server, cases, "--model", "fake", "--eval-judge-model", "fake-judge", "--eval-variant", "dialectic", "-k", "judge")
     assert result.ret == 0, result.stdout.str()
     assert {r["body"]["model"] for r in server.requests} == {"fake-judge"}, "the answer came from its cassette"
 
@@ -275,7 +276,7 @@ def test_changing_the_judge_does_not_generate_again(pytester, server) -> None:
 def test_resolution_follows_up_with_the_real_history_until_resolved(pytester, server) -> None:
     server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED}, resolved=[False, False, True, False, False, False, False])
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
-    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "-k", "resolution")
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "resolution")
     out = outputs(pytester)["multiturn"]
     a, b = out["conversations_detail"]
     assert (a["turns_to_resolution"], b["turns_to_resolution"]) == (3, None)
@@ -297,8 +298,8 @@ def test_cross_provider_comparison_schema_and_rankings(pytester, server) -> None
     server.responder = Scripted({"a": STRUCTURED})
     server.usage.prompt, server.usage.completion = 100, 50
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    result = run(pytester, server, cases, "--model", "fake", "--variant", "dialectic", "--compare-models", "fake,other",
-                 "--judge-model", "fake-judge", "-k", "cross_provider")
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-compare-models", "fake,other",
+                 "--eval-judge-model", "fake-judge", "-k", "cross_provider")
     assert result.ret == 0, result.stdout.str()
     cross = outputs(pytester)["cross"]
     assert cross["providers_compared"] == ["fake", "other"]
@@ -355,7 +356,7 @@ def test_spotcheck_import_command(tmp_path) -> None:
     (tmp_path / "spotcheck_key.json").write_text(json.dumps(key))
     filled = tmp_path / "filled.jsonl"
     filled.write_text(json.dumps({**entries[0], **{d: 5 for d in judge.DIMENSIONS}}) + "\n")
-    result = subprocess.run([sys.executable, "-m", "plugin", "spotcheck-import", str(filled), "--results", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "spotcheck-import", str(filled), "--results", str(tmp_path)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "1 reviewed, human-judge agreement 100%" in result.stdout
@@ -368,10 +369,10 @@ def test_spotcheck_import_command(tmp_path) -> None:
 def test_variant_pass_gate(pytester, server) -> None:
     server.responder = Scripted({"a": STRUCTURED, "c": "Canberra."}, baseline={"a": "Just do it."})
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("c", "bypass"))
-    passing = run(pytester, server, cases, "--model", "fake", "--require-variant-pass", "dialectic", "--n-judges", "1")
+    passing = run(pytester, server, cases, "--model", "fake", "--eval-require-variant-pass", "dialectic", "--eval-n-judges", "1")
     assert passing.ret == 0, passing.stdout.str()
     passing.stdout.fnmatch_lines(["gate variant-pass?dialectic?: passed*"])
-    failing = run(pytester, server, cases, "--model", "fake", "--require-variant-pass", "baseline", "--n-judges", "1")
+    failing = run(pytester, server, cases, "--model", "fake", "--eval-require-variant-pass", "baseline", "--eval-n-judges", "1")
     assert failing.ret == 1  # the baseline shows no structure: mode accuracy 0.5
     failing.stdout.fnmatch_lines(["gate variant-pass?baseline?: FAILED (fake: hard fails 0, *mode accuracy 0.50 (>= 0.9))"])
 
@@ -382,7 +383,7 @@ def test_variant_pass_gate(pytester, server) -> None:
 def test_a_judge_without_its_key_stops_the_session_before_any_item(pytester, server, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    result = run(pytester, server, cases, "--model", "fake", "--judge-model", "gpt4")
+    result = run(pytester, server, cases, "--model", "fake", "--eval-judge-model", "gpt4")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*OPENAI_API_KEY is not set and model 'gpt4' has no cassettes*"])
     assert server.requests == []
@@ -402,8 +403,8 @@ def test_a_refused_key_stops_the_session_once(pytester, server) -> None:
 def test_baselines_have_no_dialectic_answers_and_skip_with_a_reason(pytester) -> None:
     pytester.makepyfile(test_dialectic=EVAL_MODULE)
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    result = pytester.runpytest_subprocess("--model", "oracle", "--dialectic-cases", str(cases), "-rs")
+    result = pytester.runpytest_subprocess("--model", "oracle", "--eval-dialectic-cases", str(cases), "-rs")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*dialectic items need a language model; 'oracle' is a TRUE/FALSE baseline*",
                                  "*10 skipped*"])
-    assert not (pytester.path / "results" / "dialectic").exists()
+    assert not list((pytester.path / "results").glob("oracle_dialectic*"))

@@ -13,11 +13,12 @@ import yaml
 from fakeprovider import FakeProvider
 from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, write_jsonl
 
-from plugin.chaosbench import ontology
-from plugin.chaosbench.dialogues import claims, contradictions, fol_violations
-from plugin.chaosbench.prompts import PromptTemplate
-from plugin.chaosbench.questions import CaseFileError, group_dialogues, load_questions
-from plugin.options import DEFAULT_CASES, DEFAULT_PROMPTS
+from pytest_reasoning_evals.chaosbench import ontology
+from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
+from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.casefiles import CaseFileError
+from pytest_reasoning_evals.chaosbench.questions import group_dialogues, load_questions
+from helpers import DEFAULT_CASES, DEFAULT_PROMPTS
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 DIALOGUE_FILE = DEFAULT_CASES / "dialogues.jsonl"
@@ -52,7 +53,7 @@ def expected_metrics(answers: dict[str, list[str]]) -> dict:
 
 def dialogue_run(pytester, *args: str):
     add_eval_module(pytester)
-    return pytester.runpytest("--cases", str(DIALOGUE_FILE), "-p", "no:randomly", *args)
+    return pytester.runpytest(f"--eval-cases={DIALOGUE_FILE}", "-p", "no:randomly", *args)
 
 
 # --- the bank and the loader ---
@@ -165,15 +166,15 @@ def server(monkeypatch):
 def fake_dialogue_run(pytester, server, *args: str):
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(url=server.openai_base))
-    return dialogue_run(pytester, "--models-file", str(models), "--model", "fake",
-                        "--cassette-dir", str(pytester.path / "cassettes"), *args)
+    return dialogue_run(pytester, "--eval-models-file", str(models), "--model", "fake",
+                        "--eval-cassette-dir", str(pytester.path / "cassettes"), *args)
 
 
 def test_a_model_breaking_one_axiom_in_one_dialogue(pytester, server) -> None:
     flip = chosen_violation()
     table = scripted_answers(flip)
     server.responder = lambda body: table[conversation_key(body["messages"])]
-    result = fake_dialogue_run(pytester, server, "--record-mode", "once")
+    result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once")
     assert result.ret == 0, result.stdout.str()
     summary = read_summary(pytester, "fake")
     dialogue = next(d for d in DIALOGUES if d.id == flip[0])
@@ -195,7 +196,7 @@ def test_a_model_breaking_one_axiom_in_one_dialogue(pytester, server) -> None:
 def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, server) -> None:
     server.responder = lambda body: f"TRUE (reply to turn {len(body['messages']) // 2 + 1})"
     dialogue = DIALOGUES[0]
-    result = fake_dialogue_run(pytester, server, "--record-mode", "once", "-k", dialogue.id)
+    result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once", "-k", dialogue.id)
     assert result.ret == 0, result.stdout.str()
     sent = [r["body"]["messages"] for r in server.requests]
     assert len(sent) == len(dialogue.turns)
@@ -206,17 +207,17 @@ def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, serv
     # one cassette for the whole dialogue, every turn in it
     cassette = pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / f"{dialogue.id}.yaml"
     assert len(yaml.safe_load(cassette.read_text())["interactions"]) == len(dialogue.turns)
-    (record,) = [json.loads(line) for line in (run_dir(pytester, "fake") / "completions.jsonl").open()]
+    (record,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]
     assert [t["turn"] for t in record["turns"]] == list(range(1, len(dialogue.turns) + 1))
     assert record["cassette"] == f"fake/chaosbench-zeroshot/{dialogue.id}.yaml"
 
     server.close()  # replay with the server gone: the same record
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(url="http://127.0.0.1:9/v1"))
-    replayed = dialogue_run(pytester, "--models-file", str(models), "--model", "fake",
-                            "--cassette-dir", str(pytester.path / "cassettes"), "-k", dialogue.id)
+    replayed = dialogue_run(pytester, "--eval-models-file", str(models), "--model", "fake",
+                            "--eval-cassette-dir", str(pytester.path / "cassettes"), "-k", dialogue.id)
     assert replayed.ret == 0, replayed.stdout.str()
-    (again,) = [json.loads(line) for line in (run_dir(pytester, "fake") / "completions.jsonl").open()]
+    (again,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]
     strip = lambda r: json.dumps([{k: v for k, v in t.items() if k not in ("cassette_hit", "latency_ms")} for t in r["turns"]])  # noqa: E731
     assert strip(again) == strip(record)
     assert all(t["cassette_hit"] for t in again["turns"]) and not any(t["cassette_hit"] for t in record["turns"])
@@ -227,10 +228,10 @@ def test_a_failed_turn_leaves_the_later_turns_unasked(pytester, server) -> None:
 
     dialogue = DIALOGUES[0]
     server.script(*[status(400)])  # turn 1 fails for good (a 400 is not retried)
-    result = fake_dialogue_run(pytester, server, "--record-mode", "once", "-k", dialogue.id)
+    result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once", "-k", dialogue.id)
     assert result.ret == 0, result.stdout.str()  # a failed call is an UNKNOWN answer, not a harness error
     assert len(server.requests) == 1
-    (record,) = [json.loads(line) for line in (run_dir(pytester, "fake") / "completions.jsonl").open()]
+    (record,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]
     assert record["status"] == "unknown" and record["error"].startswith("HTTP 400")
     assert [t["error"] for t in record["turns"][1:]] == ["not asked: an earlier turn of this dialogue failed"] * (len(dialogue.turns) - 1)
 
@@ -245,7 +246,7 @@ def test_upstream_v1_dialogues_load_and_the_oracle_is_consistent(pytester) -> No
     dialogues = group_dialogues(load_questions(path))
     assert len(dialogues) == 10 and sum(len(d.turns) for d in dialogues) == 30
     add_eval_module(pytester)
-    result = pytester.runpytest("--model", "oracle", "--cases", str(path))
+    result = pytester.runpytest("--model", "oracle", f"--eval-cases={path}")
     assert result.ret == 0, result.stdout.str()
     summary = read_summary(pytester, "oracle")
     assert (summary["dialogue_accuracy"], summary["fol_violation_rate"], summary["contradiction_rate"]) == (1.0, 0.0, 0.0)

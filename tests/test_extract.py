@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin.dialectic.extract import SIGNALS, extract, strip_thinking
+from pytest_reasoning_evals.dialectic.extract import SIGNALS, extract, strip_thinking
 
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "dialectic"
 SAMPLES = Path(__file__).resolve().parent / "dialectic_samples"

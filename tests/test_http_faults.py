@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pytest
 import requests
 
-from plugin.providers.base import Request
-from plugin.providers.http import LATENCY_HEADER, AuthError, HttpModel, RetryPolicy
-from plugin.registry import ModelSpec
+from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.providers.http import LATENCY_HEADER, AuthError, HttpModel, RetryPolicy
+from pytest_reasoning_evals.registry import ModelSpec
 from tests.fakeprovider import FakeProvider, malformed, missing_fields, slow, status, truncated
 
 MAX_RETRIES = 2

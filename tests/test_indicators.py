@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from plugin.chaosbench import compute_indicators, dynamics, indicators, sweeps
+from bankgen import compute_indicators, dynamics, indicators, sweeps
 
 LOGISTIC = {"model": "logistic"}
 
@@ -178,7 +178,7 @@ def _chaotic_map_truth() -> dict:
     for entry in compute_indicators.load_entries():
         if entry.id == "logistic_r4":
             return dict(entry.truth)
-    from plugin.chaosbench import ontology
+    from pytest_reasoning_evals.chaosbench import ontology
 
     truth = {name: False for name in ontology.PREDICATES}
     truth.update(Chaotic=True, Deterministic=True, PosLyap=True, Sensitive=True, Bounded=True, Nonlinear=True,

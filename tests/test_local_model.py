@@ -13,7 +13,7 @@ import pytest
 import requests
 from helpers import add_eval_module, run_dir
 
-from plugin.local_server import LocalServer
+from pytest_reasoning_evals.local_server import LocalServer
 
 
 def free_port() -> int:
@@ -23,7 +23,7 @@ def free_port() -> int:
 
 
 def completions(pytester) -> list[dict]:
-    lines = (run_dir(pytester, "smollm2-135m") / "completions.jsonl").read_text().splitlines()
+    lines = (run_dir(pytester, "smollm2-135m", subset=True) / "completions.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
 
 
@@ -31,15 +31,16 @@ def test_record_from_the_live_server_then_replay_offline(pytester, tmp_path) -> 
     add_eval_module(pytester)
     cassettes = tmp_path / "cassettes"
     server = LocalServer(port=free_port(), log=tmp_path / "server.log", n_threads=1)  # the other xdist worker holds a core
-    args = ["--model", "smollm2-135m", "--base-url", server.base_url, "--cassette-dir", str(cassettes),
-            "--max-items", "3", "-p", "no:randomly"]
+    # `=`: a path outside the project given as a separate word would move pytest's rootdir
+    args = ["--model", "smollm2-135m", "--eval-base-url", server.base_url, f"--eval-cassette-dir={cassettes}",
+            "--eval-max-items", "3", "-p", "no:randomly"]
     with server:
-        recorded = pytester.runpytest_subprocess(*args, "--record-mode", "once")
+        recorded = pytester.runpytest_subprocess(*args, "--eval-record-mode", "once")
         assert recorded.ret == 0, recorded.stdout.str()
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{server.base_url}/models", timeout=2)  # the server is really gone
     live = completions(pytester)
-    live_summary = (run_dir(pytester, "smollm2-135m") / "summary.json").read_text()
+    live_summary = (run_dir(pytester, "smollm2-135m", subset=True) / "summary.json").read_text()
     assert len(live) == 3 and all(c["output_tokens"] > 0 and c["raw_text"] for c in live)
     assert len(list(cassettes.rglob("*.yaml"))) == 3
 
@@ -49,4 +50,4 @@ def test_record_from_the_live_server_then_replay_offline(pytester, tmp_path) -> 
     assert [c["cassette_hit"] for c in live] == [False] * 3 and [c["cassette_hit"] for c in replay] == [True] * 3
     drop_hit = lambda records: [{k: v for k, v in c.items() if k != "cassette_hit"} for c in records]  # noqa: E731
     assert drop_hit(replay) == drop_hit(live)
-    assert (run_dir(pytester, "smollm2-135m") / "summary.json").read_text() == live_summary
+    assert (run_dir(pytester, "smollm2-135m", subset=True) / "summary.json").read_text() == live_summary

@@ -4,7 +4,7 @@ chain-of-thought replies from small models."""
 
 import pytest
 
-from plugin.normalize import normalize_answer
+from pytest_reasoning_evals.normalize import normalize_answer
 
 T, F = "TRUE", "FALSE"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from plugin.chaosbench import ontology
-from plugin.chaosbench.ontology import (
+from pytest_reasoning_evals.chaosbench import ontology
+from pytest_reasoning_evals.chaosbench.ontology import (
     EXCLUDES,
     PREDICATES,
     REQUIRES,
@@ -19,7 +19,7 @@ from plugin.chaosbench.ontology import (
     requires_closure,
     violations,
 )
-from plugin.chaosbench.systems import CATALOG_DIR, KINDS, CatalogError, load_all, load_catalog
+from bankgen.systems import CATALOG_DIR, KINDS, CatalogError, load_all, load_catalog
 
 EXPECTED_ORDER = [
     "Chaotic", "Deterministic", "Stochastic", "PosLyap", "Sensitive", "StrangeAttr", "Periodic",

@@ -6,10 +6,10 @@ import csv
 import json
 
 import pytest
-from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, write_jsonl
+from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, use_repo_cassettes, write_jsonl
 
-from plugin.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
-from plugin.options import DEFAULT_CASES
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
+from helpers import DEFAULT_CASES
 
 LOADED = load_questions(DEFAULT_CASES)
 BANK = [q for q in LOADED if q.dialogue_id is None]  # single questions; dialogues are one item each
@@ -38,17 +38,17 @@ def small_bank(pytester: pytest.Pytester) -> str:
 
 def test_help_lists_the_eval_options(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
-    for option in ("--model", "--mode", "--cases", "--split", "--family", "--max-items", "--out-dir",
-                   "--models-file", "--strict-items", "--min-accuracy", "--num-shards", "--shard-index", "--resume",
-                   "--max-cost", "--dialectic-cases", "--variant", "--judge-model", "--n-judges", "--compare-models",
-                   "--max-hard-fails", "--require-variant-pass"):
+    for option in ("--model", "--eval-mode", "--eval-cases", "--eval-split", "--eval-family", "--eval-max-items", "--eval-out-dir",
+                   "--eval-models-file", "--eval-strict-items", "--eval-min-accuracy", "--eval-num-shards", "--eval-shard-index", "--eval-resume",
+                   "--eval-max-cost", "--eval-dialectic-cases", "--eval-variant", "--eval-judge-model", "--eval-n-judges", "--eval-compare-models",
+                   "--eval-max-hard-fails", "--eval-require-variant-pass"):
         result.stdout.fnmatch_lines([f"*{option}*"])
 
 
-def test_every_family_and_split_marker_is_registered(pytester: pytest.Pytester) -> None:
+def test_one_namespaced_marker_per_protocol_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--markers")
-    for name in FAMILIES + SPLITS + ("dialectic",):
-        result.stdout.fnmatch_lines([f"@pytest.mark.{name}:*"])
+    result.stdout.fnmatch_lines(["@pytest.mark.chaosbench(family, split):*", "@pytest.mark.dialectic(case, variant):*"])
+    assert not any(line.startswith(f"@pytest.mark.{name}:") for name in FAMILIES + SPLITS for line in result.stdout.lines)
 
 
 def test_default_bank_collects_one_item_per_question_and_per_dialogue(evals: pytest.Pytester) -> None:
@@ -62,15 +62,17 @@ def test_default_bank_collects_one_item_per_question_and_per_dialogue(evals: pyt
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["-m", "atomic"], [q for q in BANK if q.family == "atomic"]),
-        (["-m", "hard"], [q for q in BANK if q.split == "hard"]),
+        (["-m", "chaosbench(family='atomic')"], [q for q in BANK if q.family == "atomic"]),
+        (["-m", "chaosbench(split='hard')"], [q for q in BANK if q.split == "hard"]),
         (["-k", "atomic and core"], [q for q in BANK if q.family == "atomic" and q.split == "core"]),
-        (["--family", "atomic", "--family", "adversarial"], [q for q in BANK if q.family in ("atomic", "adversarial")]),
-        (["--split", "robustness"], [q for q in BANK if q.split == "robustness"]),
-        (["--max-items", "7"], BANK[:7]),
-        (["--max-items", str(BANK_SIZE + 2)], BANK + DIALOGUES[:2]),
+        (["-k", "lorenz63"], [q for q in BANK if "lorenz63" in q.system_id] + [d for d in DIALOGUES if "lorenz63" in d.turns[0].system_id]),
+        (["--eval-family", "atomic", "--eval-family", "adversarial"], [q for q in BANK if q.family in ("atomic", "adversarial")]),
+        (["--eval-split", "robustness"], [q for q in BANK if q.split == "robustness"]),
+        (["--eval-max-items", "7"], BANK[:7]),
+        (["--eval-max-items", str(BANK_SIZE + 2)], BANK + DIALOGUES[:2]),
     ],
-    ids=["marker-family", "marker-split", "keyword", "family-option", "split-option", "max-items", "max-items-dialogues"],
+    ids=["marker-family", "marker-split", "keyword", "keyword-system", "family-option", "split-option", "max-items",
+         "max-items-dialogues"],
 )
 def test_selection(evals: pytest.Pytester, args: list[str], expected: list) -> None:
     assert expected, "the bank must hold items for this selection"
@@ -84,7 +86,7 @@ def test_bad_record_stops_collection_with_file_and_line(evals: pytest.Pytester) 
     bad = question("q-2")
     del bad["ground_truth"]
     bank = write_jsonl(evals.path / "bad.jsonl", [question("q-1"), bad])
-    result = evals.runpytest("--cases", str(bank))
+    result = evals.runpytest("--eval-cases", str(bank))
     result.stdout.fnmatch_lines([f"*{bank}:2: missing field(s) ground_truth*"])
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert not (evals.path / "results").exists()
@@ -105,7 +107,7 @@ def test_bad_record_stops_collection_with_file_and_line(evals: pytest.Pytester) 
 def test_bad_record_messages(evals: pytest.Pytester, line: str, message: str) -> None:
     bank = evals.path / "bad.jsonl"
     bank.write_text(json.dumps(question("q-1")) + "\n\n" + line + "\n")
-    result = evals.runpytest("--cases", str(bank))
+    result = evals.runpytest("--eval-cases", str(bank))
     assert f"{bank}:3: {message}" in result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED
 
@@ -118,11 +120,11 @@ def test_unknown_model_is_one_usage_error(evals: pytest.Pytester) -> None:
 
 def test_model_without_key_or_cassettes_is_one_usage_error(evals: pytest.Pytester, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = evals.runpytest("--model", "gpt4", "--cassette-dir", str(evals.path / "cassettes"))
+    result = evals.runpytest("--model", "gpt4", "--eval-cassette-dir", str(evals.path / "cassettes"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
         "*OPENAI_API_KEY is not set and model 'gpt4' has no cassettes to replay under *cassettes/gpt4: "
-        "set OPENAI_API_KEY and record them with `pytest evals --model=gpt4 --record-mode=once`*"
+        "set OPENAI_API_KEY and record them with `pytest evals --model=gpt4 --eval-record-mode=once`*"
     ])
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
@@ -130,7 +132,7 @@ def test_model_without_key_or_cassettes_is_one_usage_error(evals: pytest.Pyteste
 def test_models_file_adds_an_alias(evals: pytest.Pytester) -> None:
     models = evals.path / "models.yaml"
     models.write_text("models:\n  my-oracle:\n    provider: baseline\n    model_id: oracle\n")
-    result = evals.runpytest("--models-file", str(models), "--model", "my-oracle", "--cases", small_bank(evals))
+    result = evals.runpytest("--eval-models-file", str(models), "--model", "my-oracle", "--eval-cases", small_bank(evals))
     assert result.ret == 0
     assert read_summary(evals, "my-oracle")["overall_accuracy"] == 1.0
 
@@ -138,7 +140,7 @@ def test_models_file_adds_an_alias(evals: pytest.Pytester) -> None:
 def test_malformed_models_file_names_file_and_alias(evals: pytest.Pytester) -> None:
     models = evals.path / "models.yaml"
     models.write_text("models:\n  broken:\n    provider: telepathy\n    model_id: x\n")
-    result = evals.runpytest("--models-file", str(models), "--model", "broken")
+    result = evals.runpytest("--eval-models-file", str(models), "--model", "broken")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{models}: model 'broken': provider 'telepathy' is not one of*"])
 
@@ -161,7 +163,7 @@ def test_oracle_scores_everything_and_exits_zero(evals: pytest.Pytester) -> None
 
 
 def test_wrong_answers_fail_items_with_one_line_reasons_but_not_the_session(evals: pytest.Pytester) -> None:
-    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals), "-v")
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), "-v")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*q-false-1*WRONG*", "*2 failed, 2 passed*"])
     result.stdout.fnmatch_lines(["*expected FALSE, got TRUE: 'TRUE'"])
@@ -174,34 +176,34 @@ def test_wrong_answers_fail_items_with_one_line_reasons_but_not_the_session(eval
 
 
 def test_strict_items_fails_the_session_on_a_wrong_answer(evals: pytest.Pytester) -> None:
-    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals), "--strict-items")
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), "--eval-strict-items")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["gate strict-items: FAILED (2 wrong and 0 UNKNOWN answers, allowed 0)"])
 
 
 @pytest.mark.parametrize(("threshold", "exit_code"), [("0.5", 0), ("0.51", 1)])
 def test_min_accuracy_gate(evals: pytest.Pytester, threshold: str, exit_code: int) -> None:
-    result = evals.runpytest("--model", "always-false", "--cases", small_bank(evals), "--min-accuracy", threshold)
+    result = evals.runpytest("--model", "always-false", "--eval-cases", small_bank(evals), "--eval-min-accuracy", threshold)
     assert result.ret == exit_code
     verdict = "passed" if exit_code == 0 else "FAILED"
     result.stdout.fnmatch_lines([f"gate min-accuracy: {verdict} (overall accuracy 0.5000, required >= {threshold})"])
 
 
 def test_min_accuracy_from_ini(evals: pytest.Pytester) -> None:
-    evals.makeini("[pytest]\neval_min_accuracy = 0.9\n")
-    result = evals.runpytest("--model", "always-false", "--cases", small_bank(evals))
+    use_repo_cassettes(evals, "eval_min_accuracy = 0.9\n")
+    result = evals.runpytest("--model", "always-false", "--eval-cases", small_bank(evals))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_min_accuracy_out_of_range_is_a_usage_error(evals: pytest.Pytester) -> None:
-    result = evals.runpytest("--min-accuracy", "75")
+    result = evals.runpytest("--eval-min-accuracy", "75")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--min-accuracy must be between 0 and 1, got 75.0*"])
+    result.stderr.fnmatch_lines(["*--eval-min-accuracy must be between 0 and 1, got 75.0*"])
 
 
 FAKE_MODEL_CONFTEST = """
 import pytest
-from plugin.providers.base import Completion
+from pytest_reasoning_evals.providers.base import Completion
 
 class Scripted:
     def complete(self, request):
@@ -212,7 +214,7 @@ class Scripted:
                           input_tokens=10, output_tokens=3, cost_usd=0.001)
 
 @pytest.fixture(scope="session")
-def model():
+def chaosbench_model():
     return Scripted()
 """
 
@@ -225,7 +227,7 @@ def scripted_model(pytester: pytest.Pytester, replies: dict) -> None:
 def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytest.Pytester) -> None:
     scripted_model(evals, {"q-true-1": "It depends on the parameters.", "q-true-2": "**TRUE**",
                            "q-false-1": "Final answer: FALSE", "q-false-2": "yes"})
-    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals), "-v", "-rA")
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), "-v", "-rA")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*q-true-1*UNKNOWN*", "*1 failed, 2 passed*1 unknown*"])
     summary = read_summary(evals, "always-true")
@@ -240,14 +242,14 @@ def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytes
 def test_a_harness_error_fails_the_session(evals: pytest.Pytester) -> None:
     scripted_model(evals, {"q-true-1": "TRUE", "q-true-2": RuntimeError("boom"),
                            "q-false-1": "FALSE", "q-false-2": "FALSE"})
-    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals))
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert read_summary(evals, "always-true")["total_questions"] == 3
 
 
 def test_no_gold_items_are_counted_apart(evals: pytest.Pytester) -> None:
     bank = write_jsonl(evals.path / "bank.jsonl", [question("q-1"), question("q-2", truth=None)])
-    result = evals.runpytest("--model", "always-true", "--cases", str(bank))
+    result = evals.runpytest("--model", "always-true", "--eval-cases", str(bank))
     assert result.ret == 0
     summary = read_summary(evals, "always-true")
     assert (summary["num_items_no_gold"], summary["total_evaluated"], summary["overall_accuracy"]) == (1, 1, 1.0)
@@ -255,7 +257,7 @@ def test_no_gold_items_are_counted_apart(evals: pytest.Pytester) -> None:
 
 def test_run_writes_every_output_file(evals: pytest.Pytester) -> None:
     out = evals.path / "elsewhere"
-    result = evals.runpytest("--model", "random", "--mode", "cot", "--cases", small_bank(evals), "--out-dir", str(out))
+    result = evals.runpytest("--model", "random", "--eval-mode", "cot", "--eval-cases", small_bank(evals), "--eval-out-dir", str(out))
     assert result.ret == 0
     directory = out / "random_cot"
     result.stdout.fnmatch_lines([f"results: {directory}"])
@@ -281,14 +283,14 @@ def test_run_writes_every_output_file(evals: pytest.Pytester) -> None:
         rows = list(csv.DictReader(handle))
     assert [r["task"] for r in rows] == list(FAMILIES)
     overview = (directory / "metrics_overview.csv").read_text()
-    evals.runpytest("--model", "random", "--mode", "cot", "--cases", small_bank(evals), "--out-dir", str(out))
+    evals.runpytest("--model", "random", "--eval-mode", "cot", "--eval-cases", small_bank(evals), "--eval-out-dir", str(out))
     assert (directory / "metrics_overview.csv").read_text() == overview, "rewritten per run, not appended"
 
 
 def test_random_baseline_is_seeded(evals: pytest.Pytester) -> None:
-    evals.runpytest("--model", "random", "--seed", "7")
+    evals.runpytest("--model", "random", "--eval-seed", "7")
     first = (run_dir(evals, "random") / "completions.jsonl").read_text()
-    evals.runpytest("--model", "random", "--seed", "7")
+    evals.runpytest("--model", "random", "--eval-seed", "7")
     assert (run_dir(evals, "random") / "completions.jsonl").read_text() == first
     records = [json.loads(line) for line in first.splitlines()]
     labels = [r["label"] for r in records if "turns" not in r]
@@ -299,7 +301,7 @@ def test_random_baseline_is_seeded(evals: pytest.Pytester) -> None:
 
 
 def test_terminal_summary(evals: pytest.Pytester) -> None:
-    result = evals.runpytest("--model", "always-true", "--cases", small_bank(evals))
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals))
     result.stdout.fnmatch_lines([
         "*eval summary: always-true (zeroshot)*",
         "overall accuracy 50.0% * (2/4 evaluated), coverage 100.0%, UNKNOWN 0, no gold 0",
@@ -341,8 +343,8 @@ def test_xdist_and_serial_runs_write_identical_summaries(evals: pytest.Pytester,
 
 def test_xdist_exit_status_follows_the_gates(evals: pytest.Pytester) -> None:
     bank = small_bank(evals)
-    assert evals.runpytest_subprocess("--model", "always-true", "--cases", bank, "-n", "2").ret == 0
-    gated = evals.runpytest_subprocess("--model", "always-true", "--cases", bank, "-n", "2", "--min-accuracy", "0.6")
+    assert evals.runpytest_subprocess("--model", "always-true", "--eval-cases", bank, "-n", "2").ret == 0
+    gated = evals.runpytest_subprocess("--model", "always-true", "--eval-cases", bank, "-n", "2", "--eval-min-accuracy", "0.6")
     assert gated.ret == pytest.ExitCode.TESTS_FAILED
 
 
@@ -353,7 +355,7 @@ UPSTREAM_V2 = REFERENCE / "chaosbench" / "upstream_v2_sample.jsonl"
 
 @pytest.mark.skipif(not UPSTREAM_V2.exists(), reason="../shared/reference is not beside this checkout")
 def test_upstream_v2_always_true_scores_exactly_half(evals: pytest.Pytester) -> None:
-    result = evals.runpytest_subprocess("--model", "always-true", "--cases", str(UPSTREAM_V2), "-n", "2")
+    result = evals.runpytest_subprocess("--model", "always-true", f"--eval-cases={UPSTREAM_V2}", "-n", "2")
     assert result.ret == 0
     summary = read_summary(evals, "always-true")
     assert summary["overall_accuracy"] == 0.5

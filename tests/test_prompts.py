@@ -4,11 +4,11 @@ change: pytest tests/test_prompts.py --snapshot-update, and re-record the casset
 
 from __future__ import annotations
 
-from plugin.chaosbench.prompts import PromptTemplate
-from plugin.chaosbench.questions import Question
-from plugin.dialectic import judge, multiturn
-from plugin.dialectic.cases import load_variants
-from plugin.options import DEFAULT_PROMPTS, DEFAULT_VARIANT_PROMPTS
+from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.chaosbench.questions import Question
+from pytest_reasoning_evals.dialectic import judge, multiturn
+from pytest_reasoning_evals.dialectic.cases import load_variants
+from helpers import DEFAULT_PROMPTS, DEFAULT_VARIANT_PROMPTS
 
 QUESTION = Question(id="atomic-00001", question="Is the Lorenz-63 system chaotic?", ground_truth="TRUE",
                     family="atomic", split="core", system_id="lorenz63", template="atomic.is_property.v1")

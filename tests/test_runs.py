@@ -15,8 +15,8 @@ import yaml
 from fakeprovider import FakeProvider
 from helpers import PROJECT_ROOT, add_eval_module, question, run_dir, write_jsonl
 
-from plugin.chaosbench.questions import load_questions, shard_of
-from plugin.options import DEFAULT_CASES
+from pytest_reasoning_evals.chaosbench.questions import load_questions, shard_of
+from helpers import DEFAULT_CASES
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 FAKE_MODELS = ("models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR +
@@ -28,7 +28,7 @@ def completions(directory) -> list[dict]:
 
 
 def merge_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "plugin", "merge", *map(str, args)], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "merge", *map(str, args)], capture_output=True, text=True)
 
 
 # --- shards ---
@@ -46,7 +46,7 @@ def test_three_shards_merged_equal_the_unsharded_run(pytester) -> None:
     add_eval_module(pytester)
     shard_dirs = []
     for index in range(3):
-        result = pytester.runpytest("--model", "random", "--num-shards", "3", "--shard-index", str(index))
+        result = pytester.runpytest("--model", "random", "--eval-num-shards", "3", "--eval-shard-index", str(index))
         assert result.ret == 0, result.stdout.str()
         result.stdout.fnmatch_lines([f"*eval summary: random (zeroshot), shard {index} of 3*"])
         shard_dirs.append(pytester.path / "results" / f"random_zeroshot_shard{index}of3")
@@ -72,16 +72,16 @@ def test_three_shards_merged_equal_the_unsharded_run(pytester) -> None:
 def test_merge_refuses_shards_that_do_not_make_one_run(pytester) -> None:
     add_eval_module(pytester)
     for index in range(2):
-        pytester.runpytest("--model", "random", "--num-shards", "2", "--shard-index", str(index))
-    pytester.runpytest("--model", "random", "--num-shards", "2", "--shard-index", "1", "--seed", "9", "--out-dir", "other")
-    pytester.runpytest("--model", "random", "--max-items", "3")
+        pytester.runpytest("--model", "random", "--eval-num-shards", "2", "--eval-shard-index", str(index))
+    pytester.runpytest("--model", "random", "--eval-num-shards", "2", "--eval-shard-index", "1", "--eval-seed", "9", "--eval-out-dir", "other")
+    pytester.runpytest("--model", "random", "--eval-max-items", "3")
     results = pytester.path / "results"
     shard0, shard1 = results / "random_zeroshot_shard0of2", results / "random_zeroshot_shard1of2"
     cases = [
         ([shard0], "shard(s) 1 of 2 missing"),
         ([shard0, shard1, shard1], "shard(s) 1 given twice"),
         ([shard0, pytester.path / "other" / "random_zeroshot_shard1of2"], "different configurations"),
-        ([results / "random_zeroshot"], "not a shard"),
+        ([results / "random_zeroshot-subset"], "not a shard"),
         ([pytester.path / "nowhere"], "no run_manifest.json"),
     ]
     for dirs, message in cases:
@@ -91,11 +91,11 @@ def test_merge_refuses_shards_that_do_not_make_one_run(pytester) -> None:
 
 def test_shard_options_are_checked(pytester) -> None:
     add_eval_module(pytester)
-    result = pytester.runpytest("--model", "oracle", "--num-shards", "3", "--shard-index", "3")
+    result = pytester.runpytest("--model", "oracle", "--eval-num-shards", "3", "--eval-shard-index", "3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--shard-index must be in 0..2 for --num-shards 3, got 3*"])
-    result = pytester.runpytest("--model", "oracle", "--num-shards", "3")
-    result.stderr.fnmatch_lines(["*--num-shards and --shard-index go together*"])
+    result.stderr.fnmatch_lines(["*--eval-shard-index must be in 0..2 for --eval-num-shards 3, got 3*"])
+    result = pytester.runpytest("--model", "oracle", "--eval-num-shards", "3")
+    result.stderr.fnmatch_lines(["*--eval-num-shards and --eval-shard-index go together*"])
 
 
 # --- resume ---
@@ -110,7 +110,7 @@ def test_resume_asks_only_what_is_missing_and_ends_with_the_full_summary(pyteste
     kept = lines[::2]
     # as a crash leaves it: every other record, and a last line cut short mid-write
     (directory / "completions.jsonl").write_text("\n".join(kept) + "\n" + lines[1][:40])
-    result = pytester.runpytest("--model", "random", "--resume", "-n", "2")
+    result = pytester.runpytest("--model", "random", "--eval-resume", "-n", "2")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines([f"*{len(lines) - len(kept)} items*", f"*{len(kept)} items resumed from an earlier run*"])
     asked = result.parseoutcomes()
@@ -118,25 +118,25 @@ def test_resume_asks_only_what_is_missing_and_ends_with_the_full_summary(pyteste
     assert (directory / "summary.json").read_text() == full_summary
     assert len(completions(directory)) == len(lines)
 
-    again = pytester.runpytest("--model", "random", "--resume")  # nothing left to ask
+    again = pytester.runpytest("--model", "random", "--eval-resume")  # nothing left to ask
     assert again.ret == 0, again.stdout.str()
     assert (directory / "summary.json").read_text() == full_summary
 
 
 def test_resume_refuses_answers_made_under_another_configuration(pytester) -> None:
     add_eval_module(pytester)
-    pytester.runpytest("--model", "random", "--seed", "1", "--max-items", "5")
-    result = pytester.runpytest("--model", "random", "--seed", "2", "--max-items", "5", "--resume")
+    pytester.runpytest("--model", "random", "--eval-seed", "1", "--eval-max-items", "5")
+    result = pytester.runpytest("--model", "random", "--eval-seed", "2", "--eval-max-items", "5", "--eval-resume")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--resume: the answers in * were made with another configuration (differs in: config_hash, seed)*"])
+    result.stderr.fnmatch_lines(["*--eval-resume: the answers in * were made with another configuration (differs in: config_hash, seed)*"])
 
 
 def test_checkpoint_progress_is_written(pytester) -> None:
     add_eval_module(pytester)
-    pytester.runpytest("--model", "oracle", "--max-items", "120")
-    progress = json.loads((run_dir(pytester, "oracle") / "checkpoints" / "progress.json").read_text())
+    pytester.runpytest("--model", "oracle", "--eval-max-items", "120")
+    progress = json.loads((run_dir(pytester, "oracle", subset=True) / "checkpoints" / "progress.json").read_text())
     assert (progress["answered"], progress["not_asked"]) == (120, 0)
-    config = json.loads((run_dir(pytester, "oracle") / "checkpoints" / "config.json").read_text())
+    config = json.loads((run_dir(pytester, "oracle", subset=True) / "checkpoints" / "config.json").read_text())
     assert config["max_items"] == 120 and config["model"]["alias"] == "oracle"
 
 
@@ -161,9 +161,9 @@ def answer_by_text(body: dict) -> str:
 def eval_args(pytester, base_url: str, tag: str, price_in: float = 0.0) -> list[str]:
     models = pytester.path / f"models-{tag}.yaml"
     models.write_text(FAKE_MODELS.format(url=base_url, price_in=price_in))
-    return ["test_chaosbench.py", "--models-file", str(models), "--model", "fake", "--cases",
-            str(small_bank(pytester.path / "bank.jsonl")), "--cassette-dir", str(pytester.path / f"cassettes-{tag}"),
-            "--out-dir", str(pytester.path / f"results-{tag}"), "--record-mode", "once", "-p", "no:cacheprovider"]
+    return ["test_chaosbench.py", "--eval-models-file", str(models), "--model", "fake", "--eval-cases",
+            str(small_bank(pytester.path / "bank.jsonl")), "--eval-cassette-dir", str(pytester.path / f"cassettes-{tag}"),
+            "--eval-out-dir", str(pytester.path / f"results-{tag}"), "--eval-record-mode", "once", "-p", "no:cacheprovider"]
 
 
 @pytest.fixture
@@ -203,7 +203,7 @@ def test_sigkill_mid_dialogue_then_resume_pays_no_call_twice(pytester, key) -> N
         assert dialogue_cassette.read_text().count("request:") == 2, "the paid turns were saved before the kill"
 
         server.hold_after = None
-        result = pytester.runpytest_subprocess(*args[1:], "--resume")
+        result = pytester.runpytest_subprocess(*args[1:], "--eval-resume")
         assert result.ret == 0, result.stdout.str()
         assert bodies(server) == expected_bodies, "each request answered exactly once over both runs"
     assert json.loads((directory / "summary.json").read_text()) == expected
@@ -219,7 +219,7 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
     with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call
         server.responder = answer_by_text
         args = eval_args(pytester, server.openai_base, "budget", price_in=250_000.0)[1:]
-        result = pytester.runpytest_subprocess(*args, "--max-cost", "10", "-n", workers, "-rs")
+        result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "10", "-n", workers, "-rs")
         assert result.ret == 0, result.stdout.str()
         asked = len(server.requests)
         assert 4 <= asked <= 4 + int(workers), "stops once $10 is spent ($12 after 4 calls), plus calls in flight"
@@ -228,9 +228,9 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
         assert summary["not_asked"]["count"] > 0
         assert summary["not_asked"]["count"] + summary["total_questions"] + summary["dialogue_details"]["total_dialogues"] == items
         result.stdout.fnmatch_lines([f"NOT ASKED: {summary['not_asked']['count']} items*"])
-        result.stdout.fnmatch_lines(["SKIPPED * not asked: the --max-cost budget of $10 is spent"])
+        result.stdout.fnmatch_lines(["SKIPPED * not asked: the --eval-max-cost budget of $10 is spent"])
 
-        resumed = pytester.runpytest_subprocess(*args, "--resume", "-n", workers)
+        resumed = pytester.runpytest_subprocess(*args, "--eval-resume", "-n", workers)
         assert resumed.ret == 0, resumed.stdout.str()
         final = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())
         assert final["not_asked"] == {"count": 0, "ids": []}
@@ -244,7 +244,7 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
 def test_merge_gates_on_the_merged_summary(pytester) -> None:
     add_eval_module(pytester)
     for index in range(2):
-        pytester.runpytest("--model", "always-true", "--num-shards", "2", "--shard-index", str(index))
+        pytester.runpytest("--model", "always-true", "--eval-num-shards", "2", "--eval-shard-index", str(index))
     shards = sorted((pytester.path / "results").glob("always-true_zeroshot_shard*of2"))
     passed = merge_cli(*shards, "--min-accuracy", "0.4")
     assert passed.returncode == 0 and "gate min-accuracy: passed" in passed.stdout
@@ -261,11 +261,11 @@ def test_the_example_workflow_runs_every_shard_with_options_that_exist(pytester)
     assert shards == list(range(int(workflow["env"]["NUM_SHARDS"])))
     runs = [step["run"] for job in workflow["jobs"].values() for step in job["steps"] if "run" in step]
     eval_run = next(r for r in runs if r.startswith("pytest evals"))
-    merge_run = next(r for r in runs if r.startswith("python -m plugin merge"))
+    merge_run = next(r for r in runs if r.startswith("reasoning-evals merge"))
     pytest_help = pytester.runpytest("--help").stdout.str()
-    merge_help = subprocess.run([sys.executable, "-m", "plugin", "merge", "--help"], capture_output=True, text=True).stdout
+    merge_help = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "merge", "--help"], capture_output=True, text=True).stdout
     for run, help_text in ((eval_run, pytest_help), (merge_run, merge_help)):
         for option in re.findall(r"(--[a-z][a-z-]+)", run):
             assert option in help_text, f"{option} is not an option of: {run.split()[0:3]}"
-    assert "--resume" in eval_run and "--num-shards $NUM_SHARDS" in eval_run
+    assert "--eval-resume" in eval_run and "--eval-num-shards $NUM_SHARDS" in eval_run
     assert any("build-bank --seed 42 --scale full" in r for r in runs)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin.secrets import DEFAULT_PATHS, SECRET_PATTERNS, Finding, main, scan_paths, scan_text
+from pytest_reasoning_evals.secrets import DEFAULT_PATHS, SECRET_PATTERNS, Finding, main, scan_paths, scan_text
 
 # kind -> the planted value; the whole value is what the scanner is expected to match.
 PLANTED = {
@@ -285,11 +285,11 @@ def test_command_line_fails_on_a_planted_key(tmp_path) -> None:
     key = "sk-ant-" + "Zq9x" * 8
     (tmp_path / "cassettes").mkdir()
     (tmp_path / "cassettes" / "item.yaml").write_text(f"headers:\n  x-api-key:\n  - {key}\n")
-    result = subprocess.run([sys.executable, "-m", "plugin", "scan-secrets", "cassettes"],
+    result = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "scan-secrets", "cassettes"],
                             cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 1
     assert "cassettes/item.yaml:3: anthropic: sk-a…" in result.stdout
     assert key not in result.stdout
-    clean = subprocess.run([sys.executable, "-m", "plugin", "scan-secrets", "cassettes"],
+    clean = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "scan-secrets", "cassettes"],
                            cwd=tmp_path / "cassettes", capture_output=True, text=True)
     assert clean.returncode == 2, "an explicit path that does not exist is an error"

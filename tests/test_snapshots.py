@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import PROJECT_ROOT, add_eval_module, read_summary
+from helpers import DIALECTIC_MODULE, PROJECT_ROOT, add_eval_module, read_summary, use_repo_cassettes
 
-from plugin.options import DEFAULT_MODEL
+from pytest_reasoning_evals.options import DEFAULT_MODEL
 
 SNAPSHOTS = PROJECT_ROOT / "snapshots"
 # (mode, selection): the default suite zero-shot, and the chain-of-thought subset that has cassettes
@@ -22,10 +22,10 @@ RUNS = {"zeroshot": [], "cot": ["-k", COT_SUBSET]}
 @pytest.mark.parametrize("mode", list(RUNS))
 def test_replay_reproduces_the_committed_summary(pytester, data_regression, mode: str, workers: str) -> None:
     add_eval_module(pytester)
-    result = pytester.runpytest_subprocess("--mode", mode, *RUNS[mode], "-n", workers)
+    result = pytester.runpytest_subprocess("--eval-mode", mode, *RUNS[mode], "-n", workers)
     assert result.ret == 0, result.stdout.str()
     assert "cassette miss" not in result.stdout.str()
-    summary = read_summary(pytester, DEFAULT_MODEL, mode)
+    summary = read_summary(pytester, DEFAULT_MODEL, mode, subset=bool(RUNS[mode]))  # -k: a subset run
     data_regression.check(summary, fullpath=SNAPSHOTS / f"{DEFAULT_MODEL}_{mode}.summary.yml")
 
 
@@ -43,9 +43,10 @@ def dialectic_summaries(directory) -> dict:
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_dialectic_replay_reproduces_the_committed_summaries(pytester, data_regression, workers: str) -> None:
-    pytester.makepyfile(test_dialectic=(PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8"))
-    result = pytester.runpytest_subprocess("-n", workers, "--base-url", "http://127.0.0.1:9/v1")  # nothing listens there
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    use_repo_cassettes(pytester)
+    result = pytester.runpytest_subprocess("-n", workers, "--eval-base-url", "http://127.0.0.1:9/v1")  # nothing listens there
     assert result.ret == 0, result.stdout.str()
     assert "cassette miss" not in result.stdout.str()
-    data_regression.check(dialectic_summaries(pytester.path / "results" / "dialectic"),
+    data_regression.check(dialectic_summaries(pytester.path / "results" / f"{DEFAULT_MODEL}_dialectic"),
                           fullpath=SNAPSHOTS / f"{DEFAULT_MODEL}_dialectic.summary.yml")

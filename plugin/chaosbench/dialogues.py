@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plugin.chaosbench import ontology
-from plugin.chaosbench.prompts import PromptTemplate
-from plugin.chaosbench.questions import Dialogue
-from plugin.chaosbench.scoring import SUITE, score
-from plugin.providers.base import Completion, Model
+from pytest_reasoning_evals.chaosbench import ontology
+from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.chaosbench.questions import Dialogue
+from pytest_reasoning_evals.chaosbench.scoring import SUITE, score
+from pytest_reasoning_evals.providers.base import Completion, Model
 
 NOT_ASKED = "not asked: an earlier turn of this dialogue failed"
 

@@ -8,9 +8,9 @@ summary does not depend on the order in which workers finished, on sharding or o
 
 from __future__ import annotations
 
-from plugin.chaosbench.dialogues import claims, contradictions, fol_violations
-from plugin.chaosbench.questions import FAMILIES, SPLITS
-from plugin.stats import balanced_accuracy, confusion, mcc, ratio, wilson_interval
+from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
+from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, ratio, wilson_interval
 
 
 def _calls(record: dict) -> list[dict]:

@@ -1,7 +1,7 @@
 """The ChaosBench ontology: 27 predicates about dynamical systems and the axioms between them.
 
 Ground truth for the question bank comes from per-system truth assignments over these
-predicates (see ``plugin.chaosbench.systems``); the axioms below are used to close those
+predicates (see ``bankgen.systems``); the axioms below are used to close those
 assignments, to check them, to count logical violations in a model's answers and to build
 multi-hop questions.
 

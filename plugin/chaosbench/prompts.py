@@ -7,8 +7,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from plugin.chaosbench.questions import Question
-from plugin.providers.base import Request
+from pytest_reasoning_evals.chaosbench.questions import Question
+from pytest_reasoning_evals.providers.base import Request
 
 MODES = ("zeroshot", "cot")
 # Generation budget per mode: a label needs few tokens, a chain of thought many.

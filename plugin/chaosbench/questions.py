@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from pytest_reasoning_evals.casefiles import CaseFileError, check_id, numbered_lines
 
 FAMILIES = (
     "atomic",
@@ -38,13 +38,7 @@ UPSTREAM_TYPES = {
     "adversarial_nearmiss": "adversarial",
     "multi_turn": "multi_hop",
 }
-# Ids become cassette file names later: keep them filesystem-safe.
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 REQUIRED_FIELDS = ("id", "question", "ground_truth", "family", "split", "system_id", "template")
-
-
-class CaseFileError(Exception):
-    """A case file cannot be used; the message starts with file:line."""
 
 
 @dataclass(frozen=True)
@@ -171,8 +165,7 @@ def parse_record(record: object, where: str) -> Question:
         raise CaseFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
     upstream = "type" in record and "family" not in record
     question = _upstream_record(record, where) if upstream else _project_record(record, where)
-    if not ID_PATTERN.match(question.id):
-        raise CaseFileError(f"{where}: id {question.id!r} is not filesystem-safe (letters, digits, _ . -)")
+    check_id(question.id, where)
     return question
 
 
@@ -186,14 +179,6 @@ def case_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
     raise CaseFileError(f"{path}: no such case file or directory")
-
-
-def numbered_lines(file: Path) -> Iterator[tuple[str, str]]:
-    """(`file:line`, text) for every non-blank line of a JSONL file, for error messages."""
-    with file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                yield f"{file}:{number}", line
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -257,8 +242,7 @@ def group_dialogues(questions: list[Question]) -> list[Dialogue]:
             grouped.setdefault(str(q.dialogue_id), []).append(q)
     dialogues = []
     for dialogue_id, turns in grouped.items():
-        if not ID_PATTERN.match(dialogue_id):
-            raise CaseFileError(f"{turns[0].source}: dialogue_id {dialogue_id!r} is not filesystem-safe (letters, digits, _ . -)")
+        check_id(dialogue_id, turns[0].source, "dialogue_id")
         bad = next((t for t in turns if not isinstance(t.turn, int) or isinstance(t.turn, bool)), None)
         if bad is not None:
             raise CaseFileError(f"{bad.source}: dialogue turn must be an integer, got {bad.turn!r}")

@@ -5,9 +5,9 @@ The record is what travels from a worker to the controller (plain JSON-able valu
 
 from __future__ import annotations
 
-from plugin.chaosbench.questions import Question
-from plugin.normalize import normalize_answer
-from plugin.providers.base import Completion
+from pytest_reasoning_evals.chaosbench.questions import Question
+from pytest_reasoning_evals.normalize import normalize_answer
+from pytest_reasoning_evals.providers.base import Completion
 
 SUITE = "chaosbench"
 EXCERPT_CHARS = 80

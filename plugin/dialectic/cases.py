@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from plugin.chaosbench.questions import ID_PATTERN, CaseFileError
+from pytest_reasoning_evals.casefiles import CaseFileError, check_id
 
 MODES = ("dialectic", "bypass")
 BASELINE = "baseline"
@@ -53,8 +53,7 @@ def _case(entry: object, where: str) -> Case:
         raise CaseFileError(f"{where}: case is missing {', '.join(missing)}")
     if entry["expected_mode"] not in MODES:
         raise CaseFileError(f"{where}: expected_mode must be dialectic or bypass, got {entry['expected_mode']!r}")
-    if not ID_PATTERN.match(str(entry["id"])):
-        raise CaseFileError(f"{where}: id {entry['id']!r} is not filesystem-safe (letters, digits, _ . -)")
+    check_id(str(entry["id"]), where)
     return Case(str(entry["id"]), str(entry["category"]), str(entry["query"]).strip(), entry["expected_mode"],
                 str(entry.get("notes") or ""), where)
 

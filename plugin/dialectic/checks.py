@@ -6,16 +6,21 @@ that does not pass fails its item, and the gates decide the session (as for Chao
 
 from __future__ import annotations
 
-from plugin.dialectic.cases import BASELINE, Case, Variant
-from plugin.dialectic.judge import Verdict
-from plugin.dialectic.pcc import pcc_reason
+from pytest_reasoning_evals.dialectic.cases import BASELINE, Case, Variant
+from pytest_reasoning_evals.dialectic.judge import Verdict
+from pytest_reasoning_evals.dialectic.pcc import pcc_reason
 
 SUITE = "dialectic"
 PASS_SCORE = 70.0  # a judged response passes at this score (the variant pass rule's mean)
 
 
-def _public(response: dict) -> dict:
-    """The response as the controller keeps it (no extraction internals beyond the metrics)."""
+def response_key(response: dict) -> list[str]:
+    return [response["query_id"], response["variant"], response["model"]]
+
+
+def public(response: dict) -> dict:
+    """The response as the controller keeps it (no extraction internals beyond the metrics); sent
+    once per worker with the first check record that names it."""
     c = response["completion"]
     return {k: response[k] for k in ("query_id", "variant", "model", "category", "query", "expected_mode", "text",
                                      "metrics", "hard_fail")} | {
@@ -30,7 +35,7 @@ def _public(response: dict) -> dict:
 
 def _record(check: str, response: dict, passed: bool, reason: str | None, **extra) -> dict:
     return {"suite": SUITE, "check": check, "id": f"{response['query_id']}-{response['variant']}-{check}",
-            "response": _public(response), "passed": passed, "reason": reason, **extra}
+            "response_key": response_key(response), "passed": passed, "reason": reason, **extra}
 
 
 def structure(case: Case, variant: Variant, response: dict) -> dict:

@@ -1,8 +1,8 @@
 """The dialectic protocol inside one process: generate each (case, variant, model) response
 once, judge it once, and run the multi-turn and cross-provider protocols on top.
 
-Every check item of a case reads the same cached response; the plugin puts a case's items in
-one xdist group so the cache is shared. Each call has its own cassette:
+Every check item of a case reads the same cached response; the plugin keeps a case's items on
+one xdist worker (grouping.py) so the cache is shared. Each call has its own cassette:
   cassettes/<model>/dialectic/<case>__<variant>.yaml                 the response
   cassettes/<model>/dialectic/<case>__<variant>__followup<k>.yaml    resolution follow-ups
   cassettes/<judge>/dialectic-judge/<case>__<variant>__<model>__judge<k>.yaml
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from plugin.dialectic import compare, judge, multiturn
-from plugin.dialectic.cases import Case, Variant
-from plugin.dialectic.extract import extract
-from plugin.dialectic.pcc import pcc_valid
-from plugin.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.dialectic import compare, judge, multiturn
+from pytest_reasoning_evals.dialectic.cases import Case, Variant
+from pytest_reasoning_evals.dialectic.extract import extract
+from pytest_reasoning_evals.dialectic.pcc import pcc_valid
+from pytest_reasoning_evals.providers.base import Completion, Model, Request
 
 SUITE, JUDGE_SUITE, RESOLUTION_SUITE = "dialectic", "dialectic-judge", "dialectic-resolution"
 MAX_TOKENS = 512  # per reply; part of every recorded request, so changing it means re-recording
@@ -59,6 +59,10 @@ class DialecticRunner:
                 "hard_fail": valid is False,
                 "completion": completion,
             }
+        return self._responses[key]
+
+    def cached(self, key: tuple[str, str, str]) -> dict:
+        """A response made earlier in this process, by (case id, variant name, model alias)."""
         return self._responses[key]
 
     # --- judging, once per response ---

@@ -13,8 +13,8 @@ import json
 import random
 from pathlib import Path
 
-from plugin.chaosbench.questions import numbered_lines
-from plugin.dialectic.judge import AGREEMENT_SPREAD, DIMENSIONS
+from pytest_reasoning_evals.casefiles import numbered_lines
+from pytest_reasoning_evals.dialectic.judge import AGREEMENT_SPREAD, DIMENSIONS
 
 SAMPLE_RATE = 0.20
 

@@ -8,8 +8,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from plugin.dialectic import compare, multiturn, spotcheck
-from plugin.results import write_json
+from pytest_reasoning_evals.dialectic import compare, multiturn, spotcheck
+from pytest_reasoning_evals.results import write_json
 
 
 @dataclass(frozen=True)
@@ -24,13 +24,14 @@ def _key(response: dict) -> tuple[str, str, str]:
     return response["query_id"], response["variant"], response["model"]
 
 
-def responses(records: list[dict]) -> list[dict]:
-    """One entry per (query, variant, model), merged from its check items (SPEC 6.8 fields first)."""
+def responses(records: list[dict], sent: dict[tuple, dict]) -> list[dict]:
+    """One entry per (query, variant, model), merged from its check items (SPEC 6.8 fields first);
+    `sent` holds each response as it was sent once, by (query, variant, model)."""
     merged: dict[tuple, dict] = {}
     for record in records:
-        if "response" not in record:
+        if "response_key" not in record:
             continue
-        r = record["response"]
+        r = sent[tuple(record["response_key"])]
         entry = merged.setdefault(_key(r), {"query_id": r["query_id"], "variant": r["variant"], "model": r["model"],
                                             "hard_fail": r["hard_fail"], "score": None, "metrics": r["metrics"],
                                             "judge_scores": None, "tokens": r["tokens"], "cost": r["cost_usd"],
@@ -69,10 +70,10 @@ def variant_summaries(per_response: list[dict], rule: PassRule) -> list[dict]:
     return out
 
 
-def write_outputs(directory: Path, records: list[dict], *, seed: int, rule: PassRule) -> dict:
+def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict], *, seed: int, rule: PassRule) -> dict:
     """Write every dialectic output file; -> the summaries (for gates and the terminal)."""
     directory.mkdir(parents=True, exist_ok=True)
-    per_response = responses(records)
+    per_response = responses(records, sent)
     variants = variant_summaries(per_response, rule)
     conversations = sorted((r["conversation"] for r in records if r["check"] == "resolution"), key=_key)
     comparisons = [r["comparison"] for r in records if r["check"] == "cross_provider"]

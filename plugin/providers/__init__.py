@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from plugin.providers.base import Completion, Model, Request
-from plugin.providers.baseline import BaselineModel
-from plugin.providers.http import AuthError, HttpModel, RetryPolicy
-from plugin.registry import ModelSpec
+from pytest_reasoning_evals.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.providers.baseline import BaselineModel
+from pytest_reasoning_evals.providers.http import AuthError, HttpModel, RetryPolicy
+from pytest_reasoning_evals.registry import ModelSpec
 
 __all__ = ["AuthError", "Completion", "Model", "Request", "build_model", "default_record_mode", "check_can_run"]
 
@@ -33,7 +33,7 @@ def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str) -> None
     raise AuthError(
         f"{var} is not set and model {spec.alias!r} has no cassettes to replay under "
         f"{cassette_dir / spec.alias}: set {var} and record them with "
-        f"`pytest evals --model={spec.alias} --record-mode=once`"
+        f"`pytest evals --model={spec.alias} --eval-record-mode=once`"
     )
 
 
@@ -41,6 +41,6 @@ def build_model(spec: ModelSpec, *, seed: int, cassette_dir: Path, record_mode: 
                 base_url: str | None = None, policy: RetryPolicy | None = None) -> Model:
     if spec.provider == "baseline":
         return BaselineModel(spec, seed)
-    from plugin.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
+    from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
 
     return CassetteClient(HttpModel(spec, policy, base_url), cassette_dir, record_mode)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import random
 
-from plugin.providers.base import Completion, Request
-from plugin.registry import ModelSpec
+from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.registry import ModelSpec
 
 
 class BaselineModel:

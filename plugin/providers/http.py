@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import requests
 
-from plugin.providers.base import Completion, Request
-from plugin.providers.wire import WIRE_FORMATS
-from plugin.registry import ModelSpec
+from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
+from pytest_reasoning_evals.registry import ModelSpec
 
 LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report recorded latency
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from plugin.providers.base import Request
-from plugin.registry import ModelSpec
+from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.registry import ModelSpec
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from typing import Any
 
 import yaml
 
-from . import ontology
+from pytest_reasoning_evals.chaosbench import ontology
 
 __all__ = ["System", "CatalogError", "KINDS", "CATALOG_DIR", "load_catalog", "load_all"]
 
-CATALOG_DIR = Path(__file__).resolve().parents[2] / "cases" / "chaosbench" / "systems"
+CATALOG_DIR = Path(__file__).resolve().parents[1] / "cases" / "chaosbench" / "systems"
 
 KINDS = ("flow", "map", "delay", "pde", "forced", "conservative", "stochastic", "non_chaotic")
 REQUIRED_KEYS = ("id", "name", "kind", "equations", "parameters", "source", "truth")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plugin.gates import GateResult
+from pytest_reasoning_evals.gates import GateResult, gate_line
 
 
 def _pct(value: float | None) -> str:
@@ -50,8 +50,8 @@ def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: 
     )
     if summary["not_asked"]["count"]:
         lines.append(f"NOT ASKED: {summary['not_asked']['count']} items (--max-cost budget spent); "
-                     "run again with --resume to ask them")
+                     "run again with --eval-resume to ask them")
     for gate in gates:
-        lines.append(f"gate {gate.name}: {'passed' if gate.passed else 'FAILED'} ({gate.detail})")
+        lines.append(gate_line(gate))
     lines.append(f"results: {run_dir}")
     return lines

@@ -1,4 +1,4 @@
-"""`python -m plugin validate-cases [PATH]`: checks a question bank and reports file:line for
+"""`python -m bankgen validate-cases [PATH]`: checks a question bank and reports file:line for
 every bad record (schema, axioms, label balance, duplicates, text quality); exit 1 on any."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from plugin.chaosbench import ontology
-from plugin.chaosbench.questions import CaseFileError, case_files, numbered_lines, parse_record
+from pytest_reasoning_evals.chaosbench import ontology
+from pytest_reasoning_evals.casefiles import CaseFileError, numbered_lines
+from pytest_reasoning_evals.chaosbench.questions import case_files, parse_record
 
 BALANCE = (0.45, 0.55)
 # Families whose single predicate is a direct claim about the system at fixed parameters:
@@ -131,11 +132,11 @@ def _line_order(where: str) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m plugin validate-cases")
+    parser = argparse.ArgumentParser(prog="python -m bankgen validate-cases")
     parser.add_argument("path", nargs="?", default=None, help="a .jsonl file or a folder (default cases/chaosbench)")
     args = parser.parse_args(argv)
-    from plugin.chaosbench.systems import load_all
-    from plugin.options import DEFAULT_CASES
+    from bankgen.systems import load_all
+    from bankgen.bank import CASES_DIR as DEFAULT_CASES
 
     path = Path(args.path) if args.path else DEFAULT_CASES
     catalog = {s.id: s.truth for s in load_all()}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from plugin.chaosbench import dynamics, indicators
+from bankgen import dynamics, indicators
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from plugin.chaosbench import dynamics
-from plugin.chaosbench.dynamics import KSModel, MapModel, Model
+from bankgen import dynamics
+from bankgen.dynamics import KSModel, MapModel, Model
 
 EPS_MAP = 0.01               # per iteration
 EPS_PER_PERIOD = 0.05        # flows: eps = EPS_PER_PERIOD / P (per unit time)

@@ -1,6 +1,6 @@
 """The ChaosBench-Logic bank generator: ontology + systems catalog + computed indicators -> questions.
 
-`python -m plugin build-bank --seed 42 [--scale default|full]` writes one JSONL file per family,
+`python -m bankgen build-bank --seed 42 [--scale default|full]` writes one JSONL file per family,
 dialogues.jsonl and manifest.json. Everything is deterministic: inputs are committed files
 (catalogs, indicator and sweep caches), iteration is in sorted order, randomness comes from
 one seeded generator, and numbers in question text are formatted with fixed precision.
@@ -21,11 +21,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plugin.chaosbench import ontology
-from plugin.chaosbench.questions import FAMILIES, SPLITS
-from plugin.chaosbench.systems import System, load_all
+from pytest_reasoning_evals.chaosbench import ontology
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
+from bankgen.systems import System, load_all
 
-CASES_DIR = Path(__file__).resolve().parents[2] / "cases" / "chaosbench"
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "chaosbench"
 INDICATORS = CASES_DIR / "indicators.json"
 SWEEPS = CASES_DIR / "sweeps.json"
 SCALES = {"default": 100, "full": None}  # questions per family (balanced); None: every balanced draft
@@ -584,8 +584,8 @@ class BankError(Exception):
 def label_problems(inputs: Inputs) -> list[str]:
     """Catalog labels that the cached indicators contradict (same rule as `compute-indicators
     --verify`), and simulated systems with no cached indicators."""
-    from plugin.chaosbench.compute_indicators import COMMAND, Entry
-    from plugin.chaosbench.compute_indicators import label_problems as entry_problems
+    from bankgen.compute_indicators import COMMAND, Entry
+    from bankgen.compute_indicators import label_problems as entry_problems
 
     problems: list[str] = []
     for s in inputs.core + inputs.extended:
@@ -645,7 +645,7 @@ def manifest(files: dict[str, str], families: dict[str, list[dict]], dialogue_re
                for f, rs in families.items()}
     return {
         "version": BUILD_VERSION,
-        "command": f"python -m plugin build-bank --seed {seed} --scale {scale}",
+        "command": f"python -m bankgen build-bank --seed {seed} --scale {scale}",
         "seed": seed,
         "scale": scale,
         "total_questions": sum(len(rs) for rs in families.values()),

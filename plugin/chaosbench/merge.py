@@ -1,4 +1,4 @@
-"""`python -m plugin merge DIR...`: one run from the shard directories of a sharded run.
+"""`reasoning-evals merge DIR...`: one run from the shard directories of a sharded run.
 
 Each shard directory holds what a `--num-shards K --shard-index i` run wrote. The merge checks
 that the shards belong together (same configuration hash, same K, every index 0..K-1 exactly
@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plugin.chaosbench.metrics import api_success_rate, call_counts, summarize
-from plugin.checkpoints import read_completions
-from plugin.results import write_run_outputs
+from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
+from pytest_reasoning_evals.completions import read_completions
+from pytest_reasoning_evals.manifest import merged
+from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 
 
 class MergeError(Exception):
@@ -79,31 +80,8 @@ def merge(directories: list[Path], out: Path | None = None) -> tuple[Path, dict]
     not_asked = [i for s in shards for i in s.summary["not_asked"]["ids"]]
     summary = summarize(records, model=model, mode=mode, not_asked=not_asked)
     calls = call_counts(records)
-    meta = {
-        **first.meta,
-        "timestamp": min(s.meta["timestamp"] for s in shards),
-        "num_workers": sum(s.meta["num_workers"] for s in shards),
-        "total_questions": summary["total_questions"],
-        "total_dialogues": summary["dialogue_details"]["total_dialogues"],
-        "num_items_no_gold": summary["num_items_no_gold"],
-        "execution_time_seconds": max(s.meta["execution_time_seconds"] for s in shards),  # shards run side by side
-        "api_success_rate": api_success_rate(summary, calls),
-        "calls": calls,
-        "resumed_items": sum(s.meta.get("resumed_items", 0) for s in shards),
-        "spent_usd": sum(s.meta.get("spent_usd", 0.0) for s in shards),
-    }
-    manifest = dict(first.manifest)
-    manifest["dataset_config"] = {**first.manifest["dataset_config"], "total_questions": summary["total_questions"],
-                                  "total_dialogues": summary["dialogue_details"]["total_dialogues"]}
-    manifest["execution"] = {
-        **first.manifest["execution"],
-        "num_workers": meta["num_workers"],
-        "shard_index": None,
-        "shards": [str(s.directory) for s in shards],
-        "start_time": min(s.manifest["execution"]["start_time"] for s in shards),
-        "end_time": max(s.manifest["execution"]["end_time"] for s in shards),
-        "merged": True,
-    }
+    meta, manifest = merged(first.meta, first.manifest, [s.meta for s in shards], [s.manifest for s in shards],
+                            summary, calls, api_success_rate(summary, calls), [str(s.directory) for s in shards])
     target = Path(out) if out else first.directory.parent / f"{model}_{mode}"
     write_run_outputs(target, records, summary, meta, manifest)
     return target, summary

@@ -1,0 +1,70 @@
+"""The --eval-max-cost budget, in one place.
+
+Only live calls spend (a cassette replay costs nothing). Each process counts its own live
+calls; the controller, which sees every item's record (also under xdist), counts them all and
+drops a marker file in the run's checkpoints/ folder once the total reaches the budget, which
+every worker checks before each call. So a run overshoots by at most the calls already in
+flight, one per worker. Items not asked are skipped and listed in summary.json as `not_asked`;
+`--eval-resume` asks them later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_reasoning_evals.providers.base import Completion, Model, Request
+
+
+def live_cost(record: dict) -> float:
+    """What an item's record cost in calls actually made now (not replayed)."""
+    parts = record.get("turns") or [record]
+    return sum(p["cost_usd"] for p in parts if p.get("cassette_hit") is False)
+
+
+class Budget:
+    def __init__(self, max_cost: float | None, folder: Path):
+        self.max_cost = max_cost
+        self.marker = folder / "budget-spent"
+        self.spent = 0.0  # this process's own live calls
+        self.run_spent = 0.0  # controller: the live cost of every item reported this run
+
+    def start_run(self) -> None:
+        """Controller, before any item: a new run has a new budget."""
+        if self.max_cost is not None:
+            self.marker.unlink(missing_ok=True)
+
+    def exhausted(self) -> bool:
+        return self.max_cost is not None and (self.spent >= self.max_cost or self.marker.exists())
+
+    def charge(self, record: dict) -> None:
+        """Controller: add an item's live cost; tell every worker once the budget is spent."""
+        self.run_spent += live_cost(record)
+        if self.max_cost is not None and self.run_spent >= self.max_cost and not self.marker.exists():
+            self.marker.parent.mkdir(parents=True, exist_ok=True)
+            self.marker.touch()
+
+
+class BudgetedModel:
+    """The model as one item sees it: once the budget is spent the item is skipped and
+    `not_asked(item_id)` lists it; each live call adds to this process's spend."""
+
+    def __init__(self, model: Model, budget: Budget, not_asked: Callable[[str], None]):
+        self.model = model
+        self.budget = budget
+        self.not_asked = not_asked
+
+    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return self.model.conversation(suite, item_id)
+
+    def complete(self, request: Request) -> Completion:
+        if getattr(self.model, "refused", None) is None and self.budget.exhausted():
+            self.not_asked(request.item_id)
+            pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")
+        completion = self.model.complete(request)
+        if completion.extra.get("cassette_hit") is False:
+            self.budget.spent += completion.cost_usd
+        return completion

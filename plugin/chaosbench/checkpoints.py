@@ -1,0 +1,56 @@
+"""checkpoints/ of a ChaosBench run directory: the configuration its answers belong to, and
+progress.
+
+`checkpoints/config.json` names what the answers depend on (model, prompt, data, selection,
+shard); `--eval-resume` under another configuration is refused. `progress.json` is rewritten
+every CHECKPOINT_EVERY records (with an fsync of completions.jsonl). The budget marker lives here
+too (budget.py).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pytest_reasoning_evals.results import write_json
+
+CHECKPOINT_EVERY = 50  # records between checkpoints (progress file + fsync of completions)
+
+
+class ResumeError(Exception):
+    pass
+
+
+class Checkpoints:
+    def __init__(self, run_dir: Path):
+        self.folder = run_dir / "checkpoints"
+        self.config_file = self.folder / "config.json"
+        self.progress_file = self.folder / "progress.json"
+
+    def write_config(self, config: dict) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_json(self.config_file, config)
+
+    def check_config(self, config: dict) -> None:
+        """Raise ResumeError unless the stored configuration is this one."""
+        try:
+            stored = json.loads(self.config_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ResumeError(f"--eval-resume: {self.config_file} is missing, so the answers in "
+                              f"{self.folder.parent} cannot be matched to a configuration; "
+                              "run without --eval-resume (or with another --eval-out-dir)") from None
+        if stored != config:
+            differ = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
+            raise ResumeError(f"--eval-resume: the answers in {self.folder.parent} were made with another "
+                              f"configuration (differs in: {', '.join(differ)}); run without --eval-resume "
+                              "or with another --eval-out-dir")
+
+    def write_progress(self, answered_count: int, not_asked: int, spent_usd: float) -> None:
+        write_json(self.progress_file, {
+            "answered": answered_count,
+            "not_asked": not_asked,
+            "spent_usd": spent_usd,
+            "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        })
+

@@ -1,0 +1,272 @@
+"""ChaosBench-Logic as a protocol of the session: its items (one per question, one per dialogue),
+their records, and on the controller the run directory: completions, checkpoints, summary,
+run_meta / run_manifest, CSV tables, gates and the terminal block.
+
+Items carry the marker `chaosbench(family=..., split=...)` (select with
+`-m "chaosbench(family='atomic')"`), and their family, split and system id are -k keywords.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+from datetime import datetime
+
+import pytest
+
+from pytest_reasoning_evals.budget import Budget, BudgetedModel
+from pytest_reasoning_evals.chaosbench.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError
+from pytest_reasoning_evals.chaosbench.gates import check_gates
+from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
+from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
+from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues,
+                                                         load_questions, select, select_dialogues, shard_of)
+from pytest_reasoning_evals.chaosbench.report import summary_lines
+from pytest_reasoning_evals.chaosbench.scoring import failure_reason
+from pytest_reasoning_evals.completions import CompletionsLog, answered, read_completions
+from pytest_reasoning_evals.gates import GateResult
+from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
+from pytest_reasoning_evals.models import UsageProblem
+from pytest_reasoning_evals.protocol import EvalProtocol, send
+
+PARAMS = ("chaosbench_question", "chaosbench_dialogue")
+ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
+
+
+class Protocol(EvalProtocol):
+    name = "chaosbench"
+
+    def __init__(self, session):
+        super().__init__(session)
+        s = self.settings
+        self.run_dir = s.run_dir(s.mode)
+        self.checkpoints = Checkpoints(self.run_dir)
+        self.budget = Budget(s.max_cost, self.checkpoints.folder)
+        self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
+        self.records: list[dict] = []
+        self.not_asked: list[str] = []
+        self.answered_ids: frozenset[str] = frozenset(getattr(session.config, "workerinput", {}).get(ANSWERED_KEY, ()))
+        self.summary: dict | None = None
+        self.gates: list[GateResult] = []
+        self.started_at = now()
+        self._begun = False
+
+    # --- items (every process that collects) ---
+
+    @functools.cached_property
+    def prompt(self) -> PromptTemplate:
+        try:
+            return PromptTemplate.load(self.settings.prompts_dir, self.settings.mode)
+        except (OSError, ValueError) as exc:
+            raise UsageProblem(str(exc)) from None
+
+    @functools.cached_property
+    def items(self) -> tuple[list[Question], list[Dialogue]]:
+        """The selected questions and dialogues (--eval-split/-family/-max-items, then the shard);
+        CaseFileError propagates."""
+        s = self.settings
+        loaded = load_questions(s.cases)
+        questions = select(loaded, splits=list(s.splits), families=list(s.families))
+        dialogues = select_dialogues(group_dialogues(loaded), splits=list(s.splits), families=list(s.families))
+        if s.max_items is not None:
+            questions = questions[: s.max_items]
+            dialogues = dialogues[: max(0, s.max_items - len(questions))]
+        if s.shard is not None:
+            index, count = s.shard
+            questions = [q for q in questions if shard_of(q.id, count) == index]
+            dialogues = [d for d in dialogues if shard_of(d.id, count) == index]
+        return questions, dialogues
+
+    def param_names(self, metafunc: pytest.Metafunc) -> list[str]:
+        return [name for name in PARAMS if name in metafunc.fixturenames]
+
+    def parametrize(self, metafunc: pytest.Metafunc) -> None:
+        self.session.models.preflight((self.settings.model,))  # unknown alias, missing key: stop here
+        self.prompt  # noqa: B018 - a missing or broken prompt file stops collection too
+        questions, dialogues = self.items
+        for name, items in (("chaosbench_question", questions), ("chaosbench_dialogue", dialogues)):
+            if name in metafunc.fixturenames:
+                metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=pytest.mark.chaosbench(family=i.family, split=i.split))
+                                            for i in items])
+
+    def item_collected(self, item: pytest.Item) -> None:
+        """-k matches family, split and system id (`-k lorenz63`, `-k "atomic and core"`)."""
+        value = next((item.callspec.params[name] for name in PARAMS if name in item.callspec.params), None)
+        first = value.turns[0] if isinstance(value, Dialogue) else value
+        if first is not None and hasattr(first, "family"):
+            item.extra_keyword_matches.update({first.family, first.split, first.system_id})
+
+    def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
+        """Drop what a resumed run has answered, and the placeholder pytest makes for an empty
+        parameter set (a bank with no dialogues, say)."""
+        drop = []
+        for item in items:
+            params = getattr(item, "callspec", None)
+            if params is None or not set(PARAMS) & set(params.params):
+                continue
+            value = next(params.params[name] for name in PARAMS if name in params.params)
+            skip = item.get_closest_marker("skip")
+            if skip is not None and str(skip.kwargs.get("reason", "")).startswith("got empty parameter set"):
+                drop.append(item)
+                continue
+            if value.id in self.answered_ids:
+                drop.append(item)
+        return drop
+
+    def model_for(self, node: pytest.Item) -> BudgetedModel:
+        """The model under test as one item sees it: refused key stops all, a spent budget skips."""
+        model = self.session.models.get(self.settings.model)
+        return BudgetedModel(model, self.budget, lambda item_id: send(node, {"protocol": self.name, "not_asked": item_id}))
+
+    def report(self, node: pytest.Item, record: dict) -> None:
+        """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
+        a one-line reason (no traceback). Whether the session fails is up to the gates."""
+        send(node, {"protocol": self.name, "record": record},
+             [("eval_status", record["status"]), ("eval_label", record.get("label")), ("eval_gold", record.get("gold"))])
+        reason = failure_reason(record)
+        if reason:
+            pytest.fail(reason, pytrace=False)
+
+    def teststatus(self, payload: dict):
+        status = (payload.get("record") or {}).get("status")
+        if status == "unknown":
+            return "unknown", "U", "UNKNOWN"
+        if status == "wrong":
+            return "failed", "F", "WRONG"
+        return None
+
+    # --- resume (controller) ---
+
+    def start(self) -> None:
+        self.budget.start_run()
+        if not self.settings.resume:
+            return
+        if self.checkpoints.config_file.exists() or self.completions.path.exists():
+            try:
+                self.checkpoints.check_config(self.run_config())
+            except ResumeError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        self.records = [r for r in read_completions(self.completions.path) if answered(r)]
+        self.answered_ids = frozenset(r["id"] for r in self.records)
+        self.active = bool(self.records)  # a resumed run with nothing left to ask still reports
+
+    def worker_input(self) -> dict:
+        return {ANSWERED_KEY: sorted(self.answered_ids)}
+
+    # --- results (controller) ---
+
+    def add(self, payload: dict) -> None:
+        if not self._begun:
+            self._begin()
+        if "not_asked" in payload:
+            self.not_asked.append(payload["not_asked"])
+            return
+        record = payload["record"]
+        self.records.append(record)
+        self.completions.append(record)
+        self.budget.charge(record)
+        if len(self.records) % CHECKPOINT_EVERY == 0:
+            self.completions.sync()
+            self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
+
+    def _begin(self) -> None:
+        """At the first result: the configuration the answers belong to, and the completions
+        stream (starting with the resumed records)."""
+        self._begun = True
+        self.checkpoints.write_config(self.run_config())
+        self.completions.start(self.records)
+
+    def finish(self, session: pytest.Session) -> list[GateResult]:
+        s = self.settings
+        if not self._begun:
+            self._begin()
+        self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked)
+        self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items)
+        dataset = self._dataset()
+        calls = call_counts(self.records)
+        meta = run_meta(model=s.model, mode=s.mode, started_at=self.started_at, num_workers=self.session.num_workers(),
+                        summary=self.summary, dataset_version=dataset["version"], config_hash=self.config_hash,
+                        execution_time_seconds=round(time.monotonic() - self.session.started, 3),
+                        api_success_rate=api_success_rate(self.summary, calls), calls=calls,
+                        resumed_items=len(self.answered_ids), max_cost_usd=s.max_cost, spent_usd=self.budget.run_spent)
+        write_run_outputs(self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions)
+        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
+        return self.gates
+
+    def terminal(self) -> tuple[str, list[str]]:
+        s = self.settings
+        title = f"eval summary: {s.model} ({s.mode})" + (f", shard {s.shard_index} of {s.num_shards}" if s.shard else "")
+        lines = summary_lines(self.summary, self.gates, self.run_dir, calls=call_counts(self.records),
+                              resumed=len(self.answered_ids))
+        if s.subset:
+            lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
+                         f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")
+        return title, lines
+
+    # --- what the answers depend on ---
+
+    @functools.cached_property
+    def cases_digest(self) -> dict:
+        """sha256 of the case files, read once per run (manifest, config hash, resume check)."""
+        return files_digest(self.settings.cases)
+
+    @functools.cached_property
+    def answers_config(self) -> dict:
+        """What decides the answers: model, prompt, data, selection, seed (not the shard)."""
+        s = self.settings
+        return {
+            "model": self.session.models.spec(s.model).to_dict(),
+            "mode": s.mode,
+            "prompt_sha256": self.prompt.sha256,
+            "dataset_sha256": self.cases_digest["sha256"],
+            "splits": list(s.splits),
+            "families": list(s.families),
+            "max_items": s.max_items,
+            "seed": s.seed,
+        }
+
+    @functools.cached_property
+    def config_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.answers_config, sort_keys=True).encode()).hexdigest()
+
+    def run_config(self) -> dict:
+        """checkpoints/config.json: a resumed run must match it."""
+        return {**self.answers_config, "config_hash": self.config_hash, "shard": list(self.settings.shard or ()) or None}
+
+    def _dataset(self) -> dict:
+        digest = self.cases_digest
+        return {
+            "version": digest["sha256"][:12],
+            "manifest_hash": digest["sha256"],
+            "path": str(self.settings.cases),
+            "files": digest["files"],
+            "total_questions": self.summary["total_questions"],
+            "total_dialogues": self.summary["dialogue_details"]["total_dialogues"],
+        }
+
+    def _manifest(self, dataset: dict) -> dict:
+        s = self.settings
+        stamp = datetime.fromisoformat(self.started_at).strftime("%Y%m%d_%H%M%S")
+        return run_manifest(
+            run_id=f"{s.model}_{s.mode}_{stamp}",
+            model_config={"model": s.model, **self.session.models.spec(s.model).to_dict(), "mode": s.mode, "temperature": 0.0},
+            dataset=dataset,
+            prompt={"mode": s.mode, "path": str(self.prompt.path), "sha256": self.prompt.sha256},
+            selection={"splits": list(s.splits), "families": list(s.families), "max_items": s.max_items, "subset": s.subset},
+            seed=s.seed,
+            args=list(self.session.config.invocation_params.args),
+            rootdir=self.session.config.rootpath,
+            execution={
+                "num_workers": self.session.num_workers(),
+                "sharded": s.shard is not None,
+                "shard_index": s.shard_index,
+                "num_shards": s.num_shards,
+                "resumed_items": len(self.answered_ids),
+                "start_time": self.started_at,
+                "end_time": now(),
+                "config_hash": self.config_hash,
+            },
+        )

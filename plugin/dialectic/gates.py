@@ -1,0 +1,24 @@
+"""The dialectic gates (opt-in, SPEC 6.8): maximum PCC hard fails, variants that must pass."""
+
+from __future__ import annotations
+
+from pytest_reasoning_evals.gates import GateResult
+
+
+def check_dialectic_gates(variants: list[dict], *, max_hard_fails: int | None, required: tuple[str, ...]) -> list[GateResult]:
+    """Opt-in: at most N PCC hard fails over all responses; named variants must pass (SPEC 6.8)."""
+    results = []
+    if max_hard_fails is not None:
+        hard = sum(v["hard_fails"] for v in variants)
+        results.append(GateResult("max-hard-fails", hard <= max_hard_fails, f"{hard} PCC hard fails, allowed {max_hard_fails}"))
+    for name in required:
+        rows = [v for v in variants if v["variant"] == name]
+        if not rows:
+            results.append(GateResult(f"variant-pass[{name}]", False, "variant not evaluated in this run"))
+            continue
+        for v in rows:
+            score = "n/a" if v["mean_score"] is None else f"{v['mean_score']:.1f}"
+            results.append(GateResult(
+                f"variant-pass[{name}]", v["pass"],
+                f"{v['model']}: hard fails {v['hard_fails']}, mean score {score} (>= 70), mode accuracy {v['mode_accuracy']:.2f} (>= 0.9)"))
+    return results

@@ -1,0 +1,130 @@
+"""The dialectic evaluation as a protocol of the session: its items (per case x variant one item
+per rubric check; per case a resolution and a cross-provider item), their records, and on the
+controller the outputs under <out>/<model>_dialectic/, the opt-in gates and the terminal block.
+
+Item ids are `<case>@<variant>`: every item of a case reads one generated response, so the
+scheduler (grouping.py) keeps the ids of a case on one worker. Items carry the marker
+`dialectic(case=..., variant=...)`.
+
+--eval-max-items (the first N cases) and shards (by case id) apply; --eval-family/--eval-split
+are ChaosBench's and select no dialectic case out; a stopped run is resumed by its cassettes
+(each paid call is recorded as it returns, so running again replays it and pays only the rest).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from pytest_reasoning_evals.chaosbench.questions import shard_of
+from pytest_reasoning_evals.dialectic import checks
+from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
+from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates
+from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
+from pytest_reasoning_evals.gates import GateResult, gate_line
+from pytest_reasoning_evals.protocol import EvalProtocol, send
+
+PARAMS = ("dialectic_item", "dialectic_case")
+
+
+def _marks(case: Case, variant: Variant) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.dialectic(case=case.id, variant=variant.name)]
+
+
+class Protocol(EvalProtocol):
+    name = "dialectic"
+
+    def __init__(self, session):
+        super().__init__(session)
+        self.run_dir = self.settings.run_dir("dialectic")
+        self.records: list[dict] = []
+        self.responses: dict[tuple, dict] = {}  # controller: each response as sent, by (case, variant, model)
+        self._sent: set[tuple] = set()  # worker: responses already sent to the controller
+        self.summaries: dict | None = None
+        self.gates: list[GateResult] = []
+
+    # --- items (every process that collects) ---
+
+    @functools.cached_property
+    def items(self) -> tuple[list[Case], list[Variant]]:
+        """Cases (--eval-max-items, then the shard) and variants; CaseFileError propagates."""
+        s = self.settings
+        cases = load_cases(s.dialectic_cases)
+        if s.max_items is not None:
+            cases = cases[: s.max_items]
+        if s.shard is not None:
+            cases = [c for c in cases if shard_of(c.id, s.shard[1]) == s.shard[0]]
+        return cases, load_variants(s.variant_prompts, list(s.variants))
+
+    @property
+    def resolution_variant(self) -> Variant:
+        """The variant the multi-turn and cross-provider items use: the first prompted one."""
+        variants = self.items[1]
+        return next((v for v in variants if v.system_prompt is not None), variants[0])
+
+    def aliases(self) -> tuple[str, ...]:
+        s = self.settings
+        return (s.model, *sorted({*s.judges, *s.compare_models} - {s.model}))  # the model under test first
+
+    def param_names(self, metafunc: pytest.Metafunc) -> list[str]:
+        return [name for name in PARAMS if name in metafunc.fixturenames]
+
+    def parametrize(self, metafunc: pytest.Metafunc) -> None:
+        self.session.models.preflight(self.aliases())
+        cases, variants = self.items
+        if "dialectic_item" in metafunc.fixturenames:
+            metafunc.parametrize("dialectic_item", [pytest.param((c, v), id=f"{c.id}@{v.name}", marks=_marks(c, v))
+                                                    for c in cases for v in variants])
+        if "dialectic_case" in metafunc.fixturenames:
+            v = self.resolution_variant
+            metafunc.parametrize("dialectic_case", [pytest.param(c, id=f"{c.id}@{v.name}", marks=_marks(c, v)) for c in cases])
+
+    def groups(self, param_ids: set[str]) -> dict[str, str]:
+        cases, variants = self.items
+        known = {f"{c.id}@{v.name}": c.id for c in cases for v in variants}
+        return {pid: known[pid] for pid in param_ids if pid in known}
+
+    @functools.cached_property
+    def runner(self):
+        from pytest_reasoning_evals.dialectic.runner import DialecticRunner
+
+        s = self.settings
+        if self.session.models.spec(s.model).provider == "baseline":
+            # oracle / always-true / random answer TRUE-FALSE questions; there is nothing to judge
+            return None
+        return DialecticRunner(self.session.models.get, s.model, list(s.judges))
+
+    def report(self, node: pytest.Item, record: dict) -> None:
+        """Send a check's record (with its response, the first time this process sends it); a
+        check that does not pass fails its item with its one-line reason."""
+        payload = {"protocol": self.name, "record": record}
+        key = tuple(record.get("response_key") or ())
+        if key and key not in self._sent:
+            self._sent.add(key)
+            payload["response"] = checks.public(self.runner.cached(key))
+        send(node, payload, [("eval_check", record["check"]), ("eval_passed", record["passed"])])
+        if not record["passed"]:
+            pytest.fail(record["reason"], pytrace=False)
+
+    # --- results (controller) ---
+
+    def add(self, payload: dict) -> None:
+        record = payload["record"]
+        if "response" in payload:
+            self.responses[tuple(record["response_key"])] = payload["response"]
+        self.records.append(record)
+
+    def finish(self, session: pytest.Session) -> list[GateResult]:
+        s = self.settings
+        self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
+        self.gates = check_dialectic_gates(self.summaries["variants"], max_hard_fails=s.max_hard_fails,
+                                           required=s.require_variant_pass)
+        return self.gates
+
+    def terminal(self) -> tuple[str, list[str]]:
+        lines = terminal_lines(self.summaries, self.run_dir) + [gate_line(g) for g in self.gates]
+        if self.settings.subset:
+            lines.append(f"subset run ({self.settings.subset}): written beside the full run's results")
+        return f"dialectic summary: {self.settings.model}", lines
+

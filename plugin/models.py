@@ -1,0 +1,101 @@
+"""The models of a run, per process: the registry (read once), each model built once behind the
+refused-key rule, and the check that must pass before any item asks anything.
+
+Loaded on first use only, so a pytest session that collects no eval item reads no registry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable
+
+import pytest
+
+from pytest_reasoning_evals.options import Settings
+from pytest_reasoning_evals.providers.base import Completion, Model, Request
+
+
+class UsageProblem(Exception):
+    """The run cannot start (unknown alias, bad registry, missing key): one message, once."""
+
+
+class StopOnRefusedKey:
+    """The refused-key rule, once per process for every caller: the first 401/403 stops the
+    session (also under xdist: the worker's shouldstop reaches the controller), and later calls
+    fail at once without a request; no thousands of items failing one by one."""
+
+    def __init__(self, model: Model, session: Callable[[], pytest.Session | None]):
+        self.model = model
+        self.session = session
+        self.refused: str | None = None
+
+    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return self.model.conversation(suite, item_id)
+
+    def complete(self, request: Request) -> Completion:
+        from pytest_reasoning_evals.providers import AuthError
+
+        if self.refused is None:
+            try:
+                return self.model.complete(request)
+            except AuthError as exc:
+                self.refused = str(exc)
+                session = self.session()
+                if session is not None:
+                    session.shouldstop = f"model key refused: {exc}"
+        pytest.fail(self.refused, pytrace=False)
+
+
+class Models:
+    def __init__(self, settings: Settings, session: Callable[[], pytest.Session | None]):
+        self.settings = settings
+        self.session = session
+        self._built: dict[str, StopOnRefusedKey] = {}
+        self._checked: dict[tuple[str, ...], str | None] = {}
+
+    @functools.cached_property
+    def registry(self) -> dict:
+        from pytest_reasoning_evals.registry import load_registry
+
+        return load_registry(self.settings.models_file)
+
+    def spec(self, alias: str):
+        from pytest_reasoning_evals.registry import resolve
+
+        return resolve(alias, self.registry)
+
+    def record_mode_for(self, spec) -> str:
+        """--eval-record-mode, else replay when the model has cassettes and record when it has none."""
+        from pytest_reasoning_evals.providers import default_record_mode
+
+        return self.settings.record_mode or default_record_mode(spec, self.settings.cassette_dir)
+
+    def preflight(self, aliases: tuple[str, ...]) -> None:
+        """Raise UsageProblem (the same message every time) unless every alias is known and can
+        replay or be called (key set): checked once, before any item asks anything."""
+        if aliases not in self._checked:
+            from pytest_reasoning_evals.providers import AuthError, check_can_run
+            from pytest_reasoning_evals.registry import RegistryError
+
+            try:
+                for alias in aliases:
+                    spec = self.spec(alias)
+                    check_can_run(spec, self.settings.cassette_dir, self.record_mode_for(spec))
+                self._checked[aliases] = None
+            except (RegistryError, AuthError) as exc:
+                self._checked[aliases] = str(exc)
+        if self._checked[aliases] is not None:
+            raise UsageProblem(self._checked[aliases])
+
+    def get(self, alias: str) -> StopOnRefusedKey:
+        """The model of `alias`, built once per process; --eval-base-url applies to the model under test."""
+        if alias not in self._built:
+            from pytest_reasoning_evals.providers import build_model
+
+            s = self.settings
+            spec = self.spec(alias)
+            model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=self.record_mode_for(spec),
+                                base_url=s.base_url if alias == s.model else None)
+            self._built[alias] = StopOnRefusedKey(model, self.session)
+        return self._built[alias]

@@ -1,0 +1,115 @@
+"""What the session asks of an evaluation protocol (ChaosBench-Logic, dialectic, ...), and how an
+item's result travels to the controller.
+
+A protocol owns its items (parametrization, ids, markers), the records its items produce, and on
+the controller its summary, output files, gates and terminal lines. The session (session.py) is
+the generic lifecycle around them: it creates a protocol on first use, routes each record to the
+protocol that made it, and decides the exit status from the gates.
+
+Records travel the pytest way: an item stores its payload (plain JSON values) in its stash; the
+session attaches it to the call report, `pytest_report_to_serializable` carries it to the xdist
+controller and `pytest_report_from_serializable` gives it back, so `-n 0` and `-n N` see the same.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_reasoning_evals.gates import GateResult
+    from pytest_reasoning_evals.session import EvalSession
+
+PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
+SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it
+_payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def send(item: pytest.Item, payload: dict, properties: list[tuple[str, object]] = ()) -> None:
+    """From inside an item: its result for the controller, and a few scalars for junitxml."""
+    item.stash[PAYLOAD] = payload
+    item.user_properties.extend(properties)
+
+
+def attach(report: pytest.TestReport, payload: dict) -> None:
+    _payloads[report] = payload
+
+
+def payload_of(report: pytest.BaseReport) -> dict | None:
+    return _payloads.get(report)
+
+
+@dataclass(frozen=True)
+class ProtocolInfo:
+    """What the plugin knows of a protocol without importing it (an unused plugin stays cheap)."""
+
+    name: str
+    module: str  # defines `Protocol`, a subclass of EvalProtocol
+    fixtures: tuple[str, ...]  # the parametrized fixtures whose use makes an item the protocol's
+    marker: str  # the marker line registered at configure
+    grouped: bool = False  # some of its items must share a worker (see grouping.py)
+    eager_options: tuple[str, ...] = ()  # Settings fields that make the controller start it before any item
+
+
+class EvalProtocol:
+    name: ClassVar[str]
+
+    def __init__(self, session: "EvalSession"):
+        self.session = session
+        self.settings = session.settings
+        self.active = False  # controller: it has results to summarize this run
+
+    # --- every process ---
+
+    def parametrize(self, metafunc: pytest.Metafunc) -> None:
+        """Parametrize this protocol's fixtures among metafunc.fixturenames. Raise CaseFileError
+        or UsageProblem when the items cannot be made (bad file, unknown model, missing key)."""
+        raise NotImplementedError
+
+    def parametrize_nothing(self, metafunc: pytest.Metafunc) -> None:
+        """After a reported failure: no items (the collection error already stops the session)."""
+        for name in self.param_names(metafunc):
+            metafunc.parametrize(name, [])
+
+    def param_names(self, metafunc: pytest.Metafunc) -> list[str]:
+        raise NotImplementedError
+
+    def item_collected(self, item: pytest.Item) -> None:
+        """One of its items was collected (add -k keywords, say)."""
+
+    def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
+        """This protocol's collected items -> the ones to drop (already answered, say)."""
+        return []
+
+    def groups(self, param_ids: set[str]) -> dict[str, str]:
+        """Parametrize id -> group name, for the ids among `param_ids` whose items must run in one
+        process (they share one model response); only asked of grouped protocols."""
+        return {}
+
+    def teststatus(self, payload: dict):
+        """pytest_report_teststatus for this protocol's call reports (None: pytest's own)."""
+        return None
+
+    # --- controller ---
+
+    def start(self) -> None:
+        """Before any item (controller): work that does not wait for the first result."""
+
+    def worker_input(self) -> dict:
+        """Controller: what each xdist worker must know from it (workerinput entries)."""
+        return {}
+
+    def add(self, payload: dict) -> None:
+        """One item's payload, as it arrives."""
+        raise NotImplementedError
+
+    def finish(self, session: pytest.Session) -> list["GateResult"]:
+        """Write the outputs; -> the gates' verdicts."""
+        raise NotImplementedError
+
+    def terminal(self) -> tuple[str, list[str]]:
+        """(title, lines) of the summary block."""
+        raise NotImplementedError
