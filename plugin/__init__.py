@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_reasoning_evals.options import add_options
+from pytest_reasoning_evals.options import add_model_flag, add_options
 from pytest_reasoning_evals.protocol import ProtocolInfo
 from pytest_reasoning_evals.session import EVAL_SESSION, EvalSession
 
@@ -26,6 +26,12 @@ PROTOCOLS = (
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
+    yield
+    add_model_flag(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-PACKAGES = ("pytest-reasoning-evals", "pytest", "pytest-xdist", "vcrpy", "syrupy", "pytest-regressions", "requests", "PyYAML")
+PACKAGES = ("pytest-reasoning-evals", "pytest", "pytest-xdist", "vcrpy", "requests", "PyYAML")
 
 
 def now() -> str:

@@ -34,7 +34,7 @@ class StopOnRefusedKey:
         return self.model.conversation(suite, item_id)
 
     def complete(self, request: Request) -> Completion:
-        from pytest_reasoning_evals.providers import AuthError
+        from pytest_reasoning_evals.providers.http import AuthError
 
         if self.refused is None:
             try:
@@ -67,7 +67,7 @@ class Models:
 
     def record_mode_for(self, spec) -> str:
         """--eval-record-mode, else replay when the model has cassettes and record when it has none."""
-        from pytest_reasoning_evals.providers import default_record_mode
+        from pytest_reasoning_evals.providers.build import default_record_mode
 
         return self.settings.record_mode or default_record_mode(spec, self.settings.cassette_dir)
 
@@ -75,7 +75,7 @@ class Models:
         """Raise UsageProblem (the same message every time) unless every alias is known and can
         replay or be called (key set): checked once, before any item asks anything."""
         if aliases not in self._checked:
-            from pytest_reasoning_evals.providers import AuthError, check_can_run
+            from pytest_reasoning_evals.providers.build import AuthError, check_can_run
             from pytest_reasoning_evals.registry import RegistryError
 
             try:
@@ -91,7 +91,7 @@ class Models:
     def get(self, alias: str) -> StopOnRefusedKey:
         """The model of `alias`, built once per process; --eval-base-url applies to the model under test."""
         if alias not in self._built:
-            from pytest_reasoning_evals.providers import build_model
+            from pytest_reasoning_evals.providers.build import build_model
 
             s = self.settings
             spec = self.spec(alias)

@@ -1,7 +1,8 @@
 """Command-line and ini options of the harness, and the validated settings they produce.
 
-Every option but `--model` carries the `--eval-` prefix (so no other plugin's option can clash),
-and each is also an ini key `eval_<name>` (pytest.ini, tox.ini, setup.cfg or
+Every option carries the `--eval-` prefix (so no other plugin's option can clash), `--eval-model`
+also answers to `--model` unless the project defines a `--model` of its own; each is also an ini
+key `eval_<name>` (pytest.ini, tox.ini, setup.cfg or
 `[tool.pytest.ini_options]`): the command line wins, then the ini file, then the default.
 Relative paths on the command line resolve from the current directory, in an ini file from the
 ini file's folder. Defaults: cassettes and results under the pytest rootdir; the prompts, the
@@ -11,6 +12,7 @@ package. Building Settings reads no file: an unused plugin costs nothing.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,11 +41,11 @@ class Option:
 
     @property
     def flag(self) -> str:
-        return "--model" if self.name == "model" else f"--eval-{self.name}"
+        return f"--eval-{self.name}"
 
 
 OPTIONS = (
-    Option("model", f"model alias from the registry (default {DEFAULT_MODEL})", metavar="ALIAS"),
+    Option("model", f"model alias from the registry (default {DEFAULT_MODEL}); also --model", metavar="ALIAS"),
     Option("mode", "ChaosBench prompt: zeroshot or cot (default zeroshot)", choices=MODES),
     Option("cases", "ChaosBench question file or folder: the project's format or upstream v2 JSONL (default: the shipped bank)", "path", metavar="PATH"),
     Option("prompts", "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones)", "path", metavar="DIR"),
@@ -91,6 +93,16 @@ def add_options(parser: pytest.Parser) -> None:
         groups[option.group].addoption(option.flag, **kwargs)
         parser.addini(option.dest, f"{option.help} ({option.flag})", type=INI_TYPES.get(option.kind, "string"),
                       default=[] if option.kind == "list" else None)
+
+
+def add_model_flag(parser: pytest.Parser) -> None:
+    """`--model`, as in `pytest evals --model=gpt4 -n 8`, added once the project's conftest files
+    have added theirs: a project that owns a `--model` of its own keeps it (ours is then
+    `--eval-model` only) instead of failing to start."""
+    try:
+        parser.getgroup("evals").addoption("--model", dest="eval_model", default=None, metavar="ALIAS", help="the model under test (--eval-model)")
+    except (ValueError, argparse.ArgumentError):
+        pass
 
 
 @dataclass(frozen=True)

@@ -1,46 +1,5 @@
-"""Model providers. `build_model` turns a registry entry into something that can `complete()`:
-a baseline (no HTTP) or an HTTP model behind its cassettes."""
+"""Model providers: the request/completion types (base), the wire formats (wire), the HTTP client
+with its retry policy (http), the baselines (baseline), and build_model (build).
 
-from __future__ import annotations
-
-import os
-from pathlib import Path
-
-from pytest_reasoning_evals.providers.base import Completion, Model, Request
-from pytest_reasoning_evals.providers.baseline import BaselineModel
-from pytest_reasoning_evals.providers.http import AuthError, HttpModel, RetryPolicy
-from pytest_reasoning_evals.registry import ModelSpec
-
-__all__ = ["AuthError", "Completion", "Model", "Request", "build_model", "default_record_mode", "check_can_run"]
-
-
-def has_cassettes(cassette_dir: Path, alias: str) -> bool:
-    return any((cassette_dir / alias).rglob("*.yaml"))
-
-
-def default_record_mode(spec: ModelSpec, cassette_dir: Path) -> str:
-    """Replay only when the model has cassettes; record otherwise."""
-    return "none" if has_cassettes(cassette_dir, spec.alias) else "once"
-
-
-def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str) -> None:
-    """Fail once, before any item, when the model can neither replay nor be called."""
-    var = spec.api_key_env
-    if spec.provider == "baseline" or not var or os.environ.get(var):
-        return
-    if record_mode == "none" and has_cassettes(cassette_dir, spec.alias):
-        return
-    raise AuthError(
-        f"{var} is not set and model {spec.alias!r} has no cassettes to replay under "
-        f"{cassette_dir / spec.alias}: set {var} and record them with "
-        f"`pytest evals --model={spec.alias} --eval-record-mode=once`"
-    )
-
-
-def build_model(spec: ModelSpec, *, seed: int, cassette_dir: Path, record_mode: str,
-                base_url: str | None = None, policy: RetryPolicy | None = None) -> Model:
-    if spec.provider == "baseline":
-        return BaselineModel(spec, seed)
-    from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
-
-    return CassetteClient(HttpModel(spec, policy, base_url), cassette_dir, record_mode)
+Nothing is imported here, so that importing the types does not import `requests`.
+"""
