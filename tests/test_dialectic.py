@@ -408,3 +408,21 @@ def test_baselines_have_no_dialectic_answers_and_skip_with_a_reason(pytester) ->
     result.stdout.fnmatch_lines(["*dialectic items need a language model; 'oracle' is a TRUE/FALSE baseline*",
                                  "*10 skipped*"])
     assert not list((pytester.path / "results").glob("oracle_dialectic*"))
+
+
+def test_max_items_and_shards_select_dialectic_cases(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED, "d": "Canberra."})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"), ("d", "bypass"))  # d: shard 1 of 2
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1",
+                 "--eval-max-items", "2")
+    assert result.ret == 0, result.stdout.str()
+    assert {r["query_id"] for r in outputs(pytester)["per_response"]} == {"a", "b"}
+    assert (pytester.path / "results" / "fake_dialectic-subset").is_dir() and not (pytester.path / "results" / "fake_dialectic").exists()
+    shards = []
+    for index in range(2):
+        result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1",
+                     "--eval-num-shards", "2", "--eval-shard-index", str(index))
+        assert result.ret == 0, result.stdout.str()
+        lines = (pytester.path / "results" / f"fake_dialectic_shard{index}of2" / "per_response.jsonl").read_text().splitlines()
+        shards.append({json.loads(line)["query_id"] for line in lines})
+    assert shards == [{"a", "b"}, {"d"}]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, use_repo_cassettes, write_jsonl
 
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
+from pytest_reasoning_evals.session import EVAL_SESSION
 from helpers import DEFAULT_CASES
 
 LOADED = load_questions(DEFAULT_CASES)
@@ -272,7 +274,10 @@ def test_run_writes_every_output_file(evals: pytest.Pytester) -> None:
     assert meta["calls"] == {"total": 4, "cassette_hits": 0, "live": 0}  # a baseline: no HTTP, no cassette
     assert (meta["model"], meta["mode"], meta["num_workers"], meta["total_questions"]) == ("random", "cot", 1, 4)
     manifest = json.loads((directory / "run_manifest.json").read_text())
-    assert set(manifest) >= {"run_id", "model_config", "dataset_config", "environment", "execution"}
+    assert set(manifest) >= {"run_id", "model_config", "dataset_config", "environment", "execution", "harness", "project"}
+    assert manifest["harness"]["version"] == "0.1.0"
+    assert re.fullmatch(r"[0-9a-f]{40}", manifest["harness"]["git_revision"]), "this checkout's commit"
+    assert manifest["project"] == {"rootdir": str(evals.path), "git_revision": None}, "the project is not a git work tree"
     assert manifest["dataset_config"]["manifest_hash"] and manifest["prompt"]["sha256"]
     assert manifest["prompt"]["path"].endswith("cot.txt")
     completions = [json.loads(line) for line in (directory / "completions.jsonl").read_text().splitlines()]
@@ -362,3 +367,63 @@ def test_upstream_v2_always_true_scores_exactly_half(evals: pytest.Pytester) -> 
     assert summary["total_questions"] == 200
     assert list(summary["task_accuracy"]) == list(FAMILIES)
     assert all(summary["task_accuracy"][family] is not None for family in FAMILIES)
+
+
+# --- a good pytest citizen ---
+
+
+def test_a_session_without_eval_items_touches_nothing(pytester: pytest.Pytester) -> None:
+    """Installed but unused: no protocol, no registry, no model, no file; exit status untouched."""
+    pytester.makepyfile(test_app="def test_ok():\n    assert True\n\ndef test_fails():\n    assert False\n")
+    pytester.makeini("[pytest]\neval_models_file = does-not-exist.yaml\neval_cases = nowhere.jsonl\n")
+    sessions = []
+    result = pytester.runpytest(plugins=[type("Spy", (), {"pytest_sessionfinish": lambda self, session: sessions.append(
+        session.config.stash[EVAL_SESSION])})()])
+    result.assert_outcomes(passed=1, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    (session,) = sessions
+    assert session.protocols == {} and "models" not in session.__dict__
+    assert sorted(p.name for p in pytester.path.iterdir()) == [".pytest_cache", "test_app.py", "tox.ini"]  # pytest's own cache only
+    assert "eval summary" not in result.stdout.str()
+
+
+def test_settings_come_from_the_ini_file_relative_to_it(evals: pytest.Pytester) -> None:
+    bank = small_bank(evals)
+    use_repo_cassettes(evals, f"eval_model = oracle\neval_cases = {bank}\neval_out_dir = out\neval_min_accuracy = 0.5\n"
+                              "eval_family =\n    atomic\n    multi_hop\n")
+    result = evals.runpytest()
+    assert result.ret == 0, result.stdout.str()
+    summary = json.loads((evals.path / "out" / "oracle_zeroshot-subset" / "summary.json").read_text())
+    assert summary["total_questions"] == 3 and summary["overall_accuracy"] == 1.0
+    result.stdout.fnmatch_lines(["gate min-accuracy: passed*", "subset run (--eval-family)*untouched"])
+    assert evals.runpytest("--model", "always-false").ret == 1, "the command line wins over the ini file"
+
+
+def test_a_filtered_run_writes_beside_the_full_run(evals: pytest.Pytester) -> None:
+    bank = small_bank(evals)
+    evals.runpytest("--model", "oracle", f"--eval-cases={bank}")
+    full = (run_dir(evals, "oracle") / "summary.json").read_text()
+    for args in (["-k", "q-true-1"], ["-m", "chaosbench(family='atomic')"], ["--eval-max-items", "1"],
+                 ["test_chaosbench.py::test_question[q-false-1]"]):
+        result = evals.runpytest("--model", "oracle", f"--eval-cases={bank}", *args)
+        assert result.ret == 0
+        result.stdout.fnmatch_lines([f"results: {run_dir(evals, 'oracle', subset=True)}", "subset run (*"])
+        assert (run_dir(evals, "oracle") / "summary.json").read_text() == full, args
+    assert read_summary(evals, "oracle", subset=True)["total_questions"] == 1
+
+
+def test_junitxml_gets_a_few_scalar_properties_not_the_record(evals: pytest.Pytester) -> None:
+    junit = evals.path / "junit.xml"
+    result = evals.runpytest("--model", "always-true", f"--eval-cases={small_bank(evals)}", f"--junitxml={junit}")
+    assert result.ret == 0
+    text = junit.read_text()
+    assert '<property name="eval_status" value="wrong" />' in text and '<property name="eval_gold" value="FALSE" />' in text
+    assert "raw_text" not in text and "{" not in text, "no repr of the record"
+
+
+def test_usage_problems_stop_the_session_once_under_xdist(evals: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = evals.runpytest_subprocess("--model", "gpt4", f"--eval-cassette-dir={evals.path / 'cassettes'}", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.str().count("OPENAI_API_KEY is not set") == 1
+    assert "passed" not in result.stdout.str()
