@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spot = commands.add_parser("spotcheck-import", help="human-judge agreement from a filled spot-check queue")
     spot.add_argument("filled", help="the spot-check queue with the rubric scores filled in (JSONL)")
-    spot.add_argument("--results", default="results/dialectic", help="the dialectic results folder with spotcheck_key.json")
+    spot.add_argument("--results", required=True, help="the dialectic run folder with spotcheck_key.json (results/<model>_dialectic)")
     spot.set_defaults(run=spotcheck_import)
 
     args = parser.parse_args(argv)

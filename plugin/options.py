@@ -13,21 +13,19 @@ package. Building Settings reads no file: an unused plugin costs nothing.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
-from pytest_reasoning_evals.chaosbench.prompts import MODES
-from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
+from pytest_reasoning_evals.chaosbench.names import FAMILIES, MODES, SPLITS
 from pytest_reasoning_evals.shipped import shipped
 
 RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import at every pytest start
     name: str  # --eval-<name> and ini eval_<name> (dashes -> underscores)
     help: str
     kind: str = "str"  # str | int | float | bool | path | list
@@ -105,8 +103,7 @@ def add_model_flag(parser: pytest.Parser) -> None:
         pass
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     model: str
     mode: str
     cases: Path
@@ -126,8 +123,8 @@ class Settings:
     shard_index: int | None = None
     resume: bool = False
     max_cost: float | None = None
-    dialectic_cases: Path = field(default_factory=lambda: shipped("dialectic"))
-    variant_prompts: Path = field(default_factory=lambda: shipped("prompts"))
+    dialectic_cases: Path | None = None
+    variant_prompts: Path | None = None
     variants: tuple[str, ...] = ()
     judges: tuple[str, ...] = (DEFAULT_MODEL,) * 3
     compare_models: tuple[str, ...] = ()
@@ -150,7 +147,7 @@ class Settings:
         return self.out_dir / name
 
     def to_dict(self) -> dict:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self._asdict().items()}
 
 
 class _Reader:

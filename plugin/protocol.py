@@ -14,8 +14,7 @@ controller and `pytest_report_from_serializable` gives it back, so `-n 0` and `-
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 import pytest
 
@@ -42,8 +41,7 @@ def payload_of(report: pytest.BaseReport) -> dict | None:
     return _payloads.get(report)
 
 
-@dataclass(frozen=True)
-class ProtocolInfo:
+class ProtocolInfo(NamedTuple):
     """What the plugin knows of a protocol without importing it (an unused plugin stays cheap)."""
 
     name: str

@@ -17,14 +17,17 @@ from __future__ import annotations
 import functools
 import importlib
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
-from pytest_reasoning_evals.gates import GateResult
 from pytest_reasoning_evals.options import Settings, settings_from
 from pytest_reasoning_evals.protocol import (PAYLOAD, SERIALIZED_KEY, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
+
+if TYPE_CHECKING:
+    from pytest_reasoning_evals.gates import GateResult
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
@@ -40,7 +43,7 @@ class EvalSession:
         self.pytest_session: pytest.Session | None = None
         self.started = time.monotonic()
         self.harness_failures = 0
-        self.gates: list[GateResult] = []
+        self.gates: list["GateResult"] = []
         self._reported: set[str] = set()  # collection errors already shown
 
     # --- protocols and shared services, on first use ---

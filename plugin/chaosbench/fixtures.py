@@ -3,9 +3,12 @@ parametrized by the plugin from the bank (--eval-cases and the selection options
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+if TYPE_CHECKING:
+    from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 
 
 def _protocol(config: pytest.Config):
@@ -15,7 +18,7 @@ def _protocol(config: pytest.Config):
 
 
 @pytest.fixture(scope="session")
-def chaosbench_prompt(pytestconfig: pytest.Config) -> PromptTemplate:
+def chaosbench_prompt(pytestconfig: pytest.Config) -> "PromptTemplate":
     """The prompt template chosen with --eval-mode (from --eval-prompts)."""
     return _protocol(pytestconfig).prompt
 

@@ -7,10 +7,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.names import MODES  # noqa: F401 - re-exported: the modes of these templates
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.providers.base import Request
 
-MODES = ("zeroshot", "cot")
 # Generation budget per mode: a label needs few tokens, a chain of thought many.
 MAX_TOKENS = {"zeroshot": 64, "cot": 512}
 

@@ -12,20 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pytest_reasoning_evals.casefiles import CaseFileError, check_id, numbered_lines
+from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
 
-FAMILIES = (
-    "atomic",
-    "multi_hop",
-    "indicator_diagnostics",
-    "regime_transition",
-    "fol_inference",
-    "cross_indicator",
-    "extended_systems",
-    "consistency_paraphrase",
-    "adversarial",
-    "perturbation_robustness",
-)
-SPLITS = ("core", "robustness", "heldout_systems", "heldout_templates", "hard")
 LABELS = ("TRUE", "FALSE")
 POLARITIES = ("positive", "negative")
 
