@@ -7,7 +7,8 @@ from pathlib import Path
 
 import yaml
 
-SHIPPED_REGISTRY = Path(__file__).with_name("models.yaml")
+from pytest_reasoning_evals.shipped import registry_file
+
 PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
 BASELINES = ("always-true", "always-false", "random", "oracle")
 
@@ -68,7 +69,7 @@ def _read(path: Path) -> dict[str, ModelSpec]:
 
 def load_registry(override: Path | None = None) -> dict[str, ModelSpec]:
     """The shipped registry, with the aliases of `override` (if given) added or replacing."""
-    models = _read(SHIPPED_REGISTRY)
+    models = _read(registry_file())
     if override is not None:
         models.update(_read(override))
     return models
