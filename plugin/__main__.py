@@ -55,6 +55,23 @@ def merge(args: argparse.Namespace) -> int:
     return 0 if all(g.passed for g in gates) else 1
 
 
+def baseline(args: argparse.Namespace) -> int:
+    from pytest_reasoning_evals.chaosbench.compare import BaselineError, baseline_file
+    from pytest_reasoning_evals.results import write_json
+
+    try:
+        data = baseline_file(Path(args.run_dir))
+    except BaselineError as exc:
+        print(f"baseline: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_json(out, data)
+    right = sum(item["correct"] for item in data["items"].values())
+    print(f"baseline: {len(data['items'])} items ({right} right) of {data['model']} ({data['mode']}) written to {out}")
+    return 0
+
+
 def spotcheck_import(args: argparse.Namespace) -> int:
     import json
 
@@ -96,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     merging.add_argument("--min-accuracy", type=float, default=None, metavar="X",
                          help="gate: exit 1 when the merged overall accuracy < X (0..1)")
     merging.set_defaults(run=merge)
+
+    base = commands.add_parser("baseline", help="write a ChaosBench run's per-item results as a baseline file to commit (for --eval-baseline)")
+    base.add_argument("run_dir", metavar="RUN_DIR", help="a ChaosBench run directory (<model>_<mode>)")
+    base.add_argument("out", metavar="OUT", help="the baseline file to write, e.g. snapshots/smollm2-135m_zeroshot.baseline.json")
+    base.set_defaults(run=baseline)
 
     spot = commands.add_parser("spotcheck-import", help="human-judge agreement from a filled spot-check queue")
     spot.add_argument("filled", help="the spot-check queue with the rubric scores filled in (JSONL)")

@@ -59,6 +59,10 @@ OPTIONS = (
     Option("seed", "seed for the random baseline and the spot-check sample (default 42)", "int", metavar="N"),
     Option("strict-items", "gate: any wrong or UNKNOWN answer fails the session", "bool"),
     Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
+    Option("baseline", "compare with an earlier run directory or a baseline file (reasoning-evals baseline); writes comparison.json", "path", metavar="PATH"),
+    Option("fail-on-regression", "gate: fail when accuracy dropped against --eval-baseline and McNemar p < alpha (or the drop exceeds --eval-max-accuracy-drop)", "bool"),
+    Option("regression-alpha", "significance level of the regression gate (default 0.05)", "float", metavar="ALPHA"),
+    Option("max-accuracy-drop", "gate: a paired accuracy drop above X is a regression whatever the p-value (0..1)", "float", metavar="X"),
     Option("num-shards", "split the items into K disjoint shards by id (with --eval-shard-index)", "int", metavar="K"),
     Option("shard-index", "run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/", "int", metavar="I"),
     Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
@@ -119,6 +123,10 @@ class Settings(NamedTuple):
     seed: int
     strict_items: bool
     min_accuracy: float | None
+    baseline: Path | None = None
+    fail_on_regression: bool = False
+    regression_alpha: float = 0.05
+    max_accuracy_drop: float | None = None
     num_shards: int | None = None
     shard_index: int | None = None
     resume: bool = False
@@ -233,6 +241,15 @@ def settings_from(config: pytest.Config) -> Settings:
     min_accuracy = get("min-accuracy")
     if min_accuracy is not None and not 0.0 <= min_accuracy <= 1.0:
         raise pytest.UsageError(f"--eval-min-accuracy must be between 0 and 1, got {min_accuracy}")
+    alpha = get("regression-alpha")
+    if alpha is not None and not 0.0 < alpha < 1.0:
+        raise pytest.UsageError(f"--eval-regression-alpha must be between 0 and 1, got {alpha}")
+    max_drop = get("max-accuracy-drop")
+    if max_drop is not None and not 0.0 <= max_drop <= 1.0:
+        raise pytest.UsageError(f"--eval-max-accuracy-drop must be between 0 and 1, got {max_drop}")
+    baseline = get.path("baseline", None)
+    if (get("fail-on-regression") or max_drop is not None) and baseline is None:
+        raise pytest.UsageError("--eval-fail-on-regression and --eval-max-accuracy-drop need --eval-baseline PATH")
     count, index = get("num-shards"), get("shard-index")
     if (count is None) != (index is None):
         raise pytest.UsageError("--eval-num-shards and --eval-shard-index go together")
@@ -262,6 +279,10 @@ def settings_from(config: pytest.Config) -> Settings:
         seed=42 if get("seed") is None else get("seed"),
         strict_items=bool(get("strict-items")),
         min_accuracy=min_accuracy,
+        baseline=baseline,
+        fail_on_regression=bool(get("fail-on-regression")),
+        regression_alpha=0.05 if alpha is None else alpha,
+        max_accuracy_drop=max_drop,
         num_shards=count,
         shard_index=index,
         resume=bool(get("resume")),

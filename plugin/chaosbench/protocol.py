@@ -17,6 +17,7 @@ from datetime import datetime
 import pytest
 
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
+from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
@@ -31,6 +32,7 @@ from pytest_reasoning_evals.gates import GateResult
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import EvalProtocol, send
+from pytest_reasoning_evals.results import write_json
 
 PARAMS = ("chaosbench_question", "chaosbench_dialogue")
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
@@ -51,6 +53,7 @@ class Protocol(EvalProtocol):
         self.answered_ids: frozenset[str] = frozenset(getattr(session.config, "workerinput", {}).get(ANSWERED_KEY, ()))
         self.summary: dict | None = None
         self.gates: list[GateResult] = []
+        self.comparison: dict | None = None
         self.started_at = now()
         self._begun = False
 
@@ -194,13 +197,36 @@ class Protocol(EvalProtocol):
                         resumed_items=len(self.answered_ids), max_cost_usd=s.max_cost, spent_usd=self.budget.run_spent)
         write_run_outputs(self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions)
         self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
+        if s.baseline is not None:
+            self.gates += self._compare_with_baseline()
         return self.gates
+
+    def _compare_with_baseline(self) -> list[GateResult]:
+        """comparison.json in the run directory; the regression gate when asked for."""
+        s = self.settings
+        try:
+            baseline = load_baseline(s.baseline)
+        except BaselineError as exc:
+            return [GateResult("baseline", False, str(exc))]
+        self.comparison = compare(baseline, self.records, alpha=s.regression_alpha, max_drop=s.max_accuracy_drop)
+        write_json(self.run_dir / "comparison.json", self.comparison)
+        if not (s.fail_on_regression or s.max_accuracy_drop is not None):
+            return []
+        c = self.comparison
+        if c["n_paired"] == 0:
+            return [GateResult("no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare")]
+        delta = f"{c['accuracy_delta']:+.4f}"
+        return [GateResult("no-regression", not c["regressed"],
+                           f"paired accuracy {c['accuracy_baseline']:.4f} -> {c['accuracy_current']:.4f} ({delta}), "
+                           f"broken {c['broken']}, fixed {c['fixed']}, McNemar p = {c['p_value']:.4g}, alpha {c['alpha']}"
+                           + (f", max drop {c['max_accuracy_drop']}" if c["max_accuracy_drop"] is not None else ""))]
 
     def terminal(self) -> tuple[str, list[str]]:
         s = self.settings
         title = f"eval summary: {s.model} ({s.mode})" + (f", shard {s.shard_index} of {s.num_shards}" if s.shard else "")
         lines = summary_lines(self.summary, self.gates, self.run_dir, calls=call_counts(self.records),
-                              resumed=len(self.answered_ids))
+                              resumed=len(self.answered_ids),
+                              comparison=comparison_lines(self.comparison) if self.comparison else [])
         if s.subset:
             lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
                          f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")

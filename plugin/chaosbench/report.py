@@ -20,7 +20,7 @@ def _rate(value: float | None) -> str:
 
 
 def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: dict | None = None,
-                  resumed: int = 0) -> list[str]:
+                  resumed: int = 0, comparison: list[str] = ()) -> list[str]:
     lines = [
         f"overall accuracy {_pct(summary['overall_accuracy']).strip()} {_ci(summary['overall_accuracy_ci95'])} "
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), "
@@ -51,6 +51,7 @@ def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: 
     if summary["not_asked"]["count"]:
         lines.append(f"NOT ASKED: {summary['not_asked']['count']} items (--max-cost budget spent); "
                      "run again with --eval-resume to ask them")
+    lines.extend(comparison)
     for gate in gates:
         lines.append(gate_line(gate))
     lines.append(f"results: {run_dir}")

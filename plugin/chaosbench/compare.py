@@ -1,0 +1,142 @@
+"""Comparing a ChaosBench run with a baseline, item by item (SPEC 8): did a prompt or model change
+make answers better or worse, and is the difference more than chance?
+
+Paired items are the ids present in both runs with gold (questions and dialogues alike). An item
+is right when its record is correct; wrong, UNKNOWN and failed calls are not right. `fixed` =
+not right before and right now; `broken` = right before, not right now. The p-value is the exact
+two-sided McNemar test: the binomial test of min(broken, fixed) out of broken + fixed at 0.5,
+doubled and capped at 1 (1.0 when no pair disagrees). `regressed` = the paired accuracy dropped
+and (p < alpha, or the drop exceeds max_drop).
+
+A baseline is an earlier run directory (its completions.jsonl) or a baseline file written from
+one by `reasoning-evals baseline RUN_DIR OUT.json` (small enough to commit, e.g. under snapshots/).
+"""
+
+from __future__ import annotations
+
+import json
+from math import comb
+from pathlib import Path
+
+from pytest_reasoning_evals.completions import read_completions
+from pytest_reasoning_evals.stats import ratio
+
+BASELINE_FORMAT = "pytest-reasoning-evals/chaosbench-baseline/1"
+SHOWN = 20  # broken items named in the terminal
+
+
+class BaselineError(Exception):
+    pass
+
+
+def mcnemar_exact(broken: int, fixed: int) -> float:
+    """Exact two-sided McNemar p-value of the discordant pairs."""
+    n = broken + fixed
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, k) for k in range(min(broken, fixed) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def _item(record: dict) -> dict:
+    return {"correct": record["correct"] is True, "gold": record["status"] != "no_gold",
+            "family": record["family"], "split": record["split"]}
+
+
+def baseline_file(run_dir: Path) -> dict:
+    """The committed form of a run: per item whether it was right, and what the run was."""
+    records = read_completions(run_dir / "completions.jsonl")
+    if not records:
+        raise BaselineError(f"{run_dir}: no completions.jsonl records; is this a ChaosBench run directory?")
+    meta = _meta(run_dir)
+    return {"format": BASELINE_FORMAT, "source": str(run_dir), "model": meta.get("model"), "mode": meta.get("mode"),
+            "config_hash": meta.get("config_hash"), "items": {r["id"]: _item(r) for r in sorted(records, key=lambda r: r["id"])}}
+
+
+def _meta(run_dir: Path) -> dict:
+    try:
+        return json.loads((run_dir / "run_meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def load_baseline(path: Path) -> dict:
+    """A run directory or a baseline file -> the baseline file's content."""
+    if path.is_dir():
+        return baseline_file(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BaselineError(f"--eval-baseline {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise BaselineError(f"--eval-baseline {path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("items"), dict):
+        raise BaselineError(f"--eval-baseline {path}: not a run directory or a baseline file "
+                            f"(write one with `reasoning-evals baseline RUN_DIR {path}`)")
+    return {**data, "source": str(path)}
+
+
+def _group_deltas(pairs: list[tuple[dict, dict]], key: str) -> dict[str, dict]:
+    groups: dict[str, list[tuple[dict, dict]]] = {}
+    for before, now in pairs:
+        groups.setdefault(now[key], []).append((before, now))
+    out = {}
+    for name in sorted(groups):
+        rows = groups[name]
+        acc_before = ratio(sum(b["correct"] for b, _ in rows), len(rows))
+        acc_now = ratio(sum(n["correct"] for _, n in rows), len(rows))
+        out[name] = {"n_paired": len(rows), "accuracy_baseline": acc_before, "accuracy_current": acc_now,
+                     "accuracy_delta": acc_now - acc_before}
+    return out
+
+
+def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: float | None) -> dict:
+    current = {r["id"]: _item(r) for r in records}
+    ids = sorted(i for i in current if i in baseline["items"] and current[i]["gold"] and baseline["items"][i]["gold"])
+    pairs = [(baseline["items"][i], current[i]) for i in ids]
+    fixed = [i for i, (b, n) in zip(ids, pairs) if not b["correct"] and n["correct"]]
+    broken = [i for i, (b, n) in zip(ids, pairs) if b["correct"] and not n["correct"]]
+    acc_before = ratio(sum(b["correct"] for b, _ in pairs), len(pairs))
+    acc_now = ratio(sum(n["correct"] for _, n in pairs), len(pairs))
+    delta = None if acc_now is None else acc_now - acc_before
+    p_value = mcnemar_exact(len(broken), len(fixed))
+    dropped = delta is not None and delta < 0
+    regressed = dropped and (p_value < alpha or (max_drop is not None and -delta > max_drop))
+    return {
+        "baseline": {"path": baseline["source"], "config_hash": baseline.get("config_hash"),
+                     "model": baseline.get("model"), "mode": baseline.get("mode")},
+        "n_paired": len(pairs),
+        "n_current_only": sum(i not in baseline["items"] for i in current),
+        "n_baseline_only": sum(i not in current for i in baseline["items"]),
+        "fixed": len(fixed),
+        "broken": len(broken),
+        "accuracy_baseline": acc_before,
+        "accuracy_current": acc_now,
+        "accuracy_delta": delta,
+        "p_value": p_value,
+        "alpha": alpha,
+        "max_accuracy_drop": max_drop,
+        "regressed": regressed,
+        "family_deltas": _group_deltas(pairs, "family"),
+        "split_deltas": _group_deltas(pairs, "split"),
+        "fixed_ids": fixed,
+        "broken_ids": broken,
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def comparison_lines(c: dict) -> list[str]:
+    delta = "n/a" if c["accuracy_delta"] is None else f"{c['accuracy_delta']:+.1%}"
+    lines = [f"baseline {c['baseline']['path']}: {c['n_paired']} paired items, accuracy {_pct(c['accuracy_baseline'])} -> "
+             f"{_pct(c['accuracy_current'])} ({delta}), fixed {c['fixed']}, broken {c['broken']}, "
+             f"McNemar p = {c['p_value']:.4g}: {'REGRESSED' if c['regressed'] else 'no significant regression'}"]
+    if c["broken_ids"]:
+        more = f" (and {len(c['broken_ids']) - SHOWN} more)" if len(c["broken_ids"]) > SHOWN else ""
+        lines.append(f"  broken: {', '.join(c['broken_ids'][:SHOWN])}{more}")
+    if c["fixed_ids"]:
+        more = f" (and {len(c['fixed_ids']) - SHOWN} more)" if len(c["fixed_ids"]) > SHOWN else ""
+        lines.append(f"  fixed: {', '.join(c['fixed_ids'][:SHOWN])}{more}")
+    return lines

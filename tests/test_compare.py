@@ -1,0 +1,101 @@
+"""Baseline comparison and the regression gate (SPEC 8): pairs, fixed/broken, the exact McNemar
+p-value against an independent binomial test, comparison.json, and the exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from helpers import add_eval_module, question, run_dir, write_jsonl
+from scipy.stats import binomtest
+
+from pytest_reasoning_evals.chaosbench.compare import compare, mcnemar_exact
+
+
+@pytest.mark.parametrize(("broken", "fixed"), [(0, 0), (1, 0), (5, 1), (7, 7), (30, 12), (3, 40), (400, 350)])
+def test_mcnemar_matches_an_independent_binomial_test(broken: int, fixed: int) -> None:
+    n = broken + fixed
+    expected = 1.0 if n == 0 else binomtest(min(broken, fixed), n, 0.5).pvalue
+    assert mcnemar_exact(broken, fixed) == pytest.approx(expected, rel=1e-9)
+
+
+def item(correct: bool, family: str = "atomic", split: str = "core", gold: bool = True) -> dict:
+    return {"correct": correct, "gold": gold, "family": family, "split": split}
+
+
+def record(id: str, status: str, family: str = "atomic", split: str = "core") -> dict:
+    return {"id": id, "status": status, "correct": {"correct": True, "wrong": False}.get(status),
+            "family": family, "split": split}
+
+
+def test_pairs_are_the_ids_with_gold_in_both_and_unknown_is_not_right() -> None:
+    baseline = {"source": "b.json", "items": {"a": item(True), "b": item(True), "c": item(False, "multi_hop", "hard"),
+                                             "d": item(True), "only-before": item(True), "nogold": item(False, gold=False)}}
+    records = [record("a", "correct"), record("b", "unknown"), record("c", "correct", "multi_hop", "hard"),
+               record("d", "wrong"), record("only-now", "correct"), record("nogold", "no_gold")]
+    c = compare(baseline, records, alpha=0.05, max_drop=None)
+    assert (c["n_paired"], c["fixed_ids"], c["broken_ids"]) == (4, ["c"], ["b", "d"])
+    assert (c["n_current_only"], c["n_baseline_only"]) == (1, 1)
+    assert (c["accuracy_baseline"], c["accuracy_current"], c["accuracy_delta"]) == (0.75, 0.5, -0.25)
+    assert c["p_value"] == pytest.approx(binomtest(1, 3, 0.5).pvalue) and c["regressed"] is False
+    assert c["family_deltas"]["multi_hop"] == {"n_paired": 1, "accuracy_baseline": 0.0, "accuracy_current": 1.0,
+                                               "accuracy_delta": 1.0}
+    assert compare(baseline, records, alpha=0.05, max_drop=0.2)["regressed"] is True, "a drop above max_drop"
+    assert compare(baseline, records, alpha=0.05, max_drop=0.3)["regressed"] is False
+
+
+def small_bank(pytester) -> str:
+    records = [question(f"q-{i}", "TRUE" if i % 2 else "FALSE", family=("atomic", "multi_hop")[i % 2]) for i in range(12)]
+    return str(write_jsonl(pytester.path / "bank.jsonl", records))
+
+
+def baseline_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "baseline", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_oracle_baseline_then_always_false_fails_the_regression_gate(pytester) -> None:
+    add_eval_module(pytester)
+    bank = small_bank(pytester)
+    assert pytester.runpytest("--model", "oracle", f"--eval-cases={bank}").ret == 0
+    committed = pytester.path / "snapshots" / "oracle.baseline.json"
+    made = baseline_cli(run_dir(pytester, "oracle"), committed)
+    assert made.returncode == 0 and "12 items (12 right) of oracle (zeroshot)" in made.stdout
+    for baseline in (run_dir(pytester, "oracle"), committed):  # a run directory or the committed file
+        result = pytester.runpytest("--model", "always-false", f"--eval-cases={bank}", f"--eval-baseline={baseline}",
+                                    "--eval-fail-on-regression")
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        result.stdout.fnmatch_lines([f"baseline {baseline}: 12 paired items, accuracy 100.0% -> 50.0% (-50.0%), "
+                                     "fixed 0, broken 6, McNemar p = 0.03125: REGRESSED",
+                                     "  broken: q-1, q-11, q-3, q-5, q-7, q-9",
+                                     "gate no-regression: FAILED*"])
+        c = json.loads((run_dir(pytester, "always-false") / "comparison.json").read_text())
+        assert (c["broken"], c["fixed"], c["regressed"]) == (6, 0, True)
+        assert c["p_value"] == pytest.approx(binomtest(0, 6, 0.5).pvalue)
+        assert c["baseline"]["config_hash"] == json.loads((run_dir(pytester, "oracle") / "run_meta.json").read_text())["config_hash"]
+
+
+def test_a_model_against_its_own_baseline_passes(pytester) -> None:
+    add_eval_module(pytester)
+    bank = small_bank(pytester)
+    pytester.runpytest("--model", "random", f"--eval-cases={bank}")
+    result = pytester.runpytest("--model", "random", f"--eval-cases={bank}", f"--eval-baseline={run_dir(pytester, 'random')}",
+                                "--eval-fail-on-regression")
+    assert result.ret == 0, result.stdout.str()
+    c = json.loads((run_dir(pytester, "random") / "comparison.json").read_text())
+    assert (c["n_paired"], c["fixed"], c["broken"], c["p_value"], c["regressed"]) == (12, 0, 0, 1.0, False)
+
+
+def test_regression_options_are_checked(pytester) -> None:
+    add_eval_module(pytester)
+    result = pytester.runpytest("--model", "oracle", "--eval-fail-on-regression")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--eval-fail-on-regression and --eval-max-accuracy-drop need --eval-baseline PATH*"])
+    bad = pytester.path / "bad.json"
+    bad.write_text('{"not": "a baseline"}')
+    result = pytester.runpytest("--model", "oracle", f"--eval-cases={small_bank(pytester)}", f"--eval-baseline={bad}",
+                                "--eval-fail-on-regression")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"gate baseline: FAILED (--eval-baseline {bad}: not a run directory or a baseline file*"])
