@@ -56,8 +56,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def baseline(args: argparse.Namespace) -> int:
-    from pytest_reasoning_evals.chaosbench.compare import BaselineError, baseline_file
-    from pytest_reasoning_evals.results import write_json
+    from pytest_reasoning_evals.chaosbench.compare import BaselineError, baseline_file, dump_baseline
 
     try:
         data = baseline_file(Path(args.run_dir))
@@ -66,7 +65,7 @@ def baseline(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_json(out, data)
+    out.write_text(dump_baseline(data), encoding="utf-8")
     right = sum(item["correct"] for item in data["items"].values())
     print(f"baseline: {len(data['items'])} items ({right} right) of {data['model']} ({data['mode']}) written to {out}")
     return 0

@@ -111,3 +111,8 @@ class EvalProtocol:
     def terminal(self) -> tuple[str, list[str]]:
         """(title, lines) of the summary block."""
         raise NotImplementedError
+
+    def markdown(self) -> str:
+        """The summary block as Markdown, for a CI job summary."""
+        title, lines = self.terminal()
+        return f"### {title}\n\n```\n" + "\n".join(lines) + "\n```\n\n"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -195,6 +196,14 @@ class EvalSession:
             self.gates += protocol.finish(session)
         if active:
             self._decide_exit_status(session)
+            self._write_job_summary(active)
+
+    def _write_job_summary(self, active: list[EvalProtocol]) -> None:
+        """In GitHub Actions, append each protocol's block to the job summary page."""
+        path = os.environ.get("GITHUB_STEP_SUMMARY")
+        if path:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write("".join(protocol.markdown() for protocol in active))
 
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.

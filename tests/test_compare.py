@@ -99,3 +99,22 @@ def test_regression_options_are_checked(pytester) -> None:
                                 "--eval-fail-on-regression")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"gate baseline: FAILED (--eval-baseline {bad}: not a run directory or a baseline file*"])
+
+
+def test_github_step_summary_gets_a_markdown_table(pytester, monkeypatch) -> None:
+    add_eval_module(pytester)
+    bank = small_bank(pytester)
+    pytester.runpytest("--model", "oracle", f"--eval-cases={bank}")
+    page = pytester.path / "step-summary.md"
+    page.write_text("# earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(page))
+    result = pytester.runpytest("--model", "always-true", f"--eval-cases={bank}", f"--eval-baseline={run_dir(pytester, 'oracle')}",
+                                "--eval-fail-on-regression", "--eval-min-accuracy", "0.4")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    text = page.read_text()
+    assert text.startswith("# earlier step\n### eval summary: always-true (zeroshot)\n"), "appended, not replaced"
+    assert "| family | n | accuracy | 95% CI | Δ paired accuracy vs baseline |" in text
+    assert "| atomic | 6 | 0.0% | [0.0%, 39.0%] | -100.0% |" in text and "| multi_hop | 6 | 100.0% | [61.0%, 100.0%] | +0.0% |" in text
+    assert "fixed 0, broken 6, McNemar p = 0.03125: **regressed**" in text
+    assert "| min-accuracy | ✅ passed | overall accuracy 0.5000, required >= 0.4 |" in text
+    assert "| no-regression | ❌ FAILED |" in text

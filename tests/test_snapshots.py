@@ -5,8 +5,10 @@ that moves any number fails here; regenerate deliberately with --force-regen."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+import yaml
 from helpers import DIALECTIC_MODULE, PROJECT_ROOT, add_eval_module, read_summary, use_repo_cassettes
 
 from pytest_reasoning_evals.options import DEFAULT_MODEL
@@ -50,3 +52,25 @@ def test_dialectic_replay_reproduces_the_committed_summaries(pytester, data_regr
     assert "cassette miss" not in result.stdout.str()
     data_regression.check(dialectic_summaries(pytester.path / "results" / f"{DEFAULT_MODEL}_dialectic"),
                           fullpath=SNAPSHOTS / f"{DEFAULT_MODEL}_dialectic.summary.yml")
+
+
+def test_the_replay_matches_the_committed_baseline_item_by_item(pytester) -> None:
+    """snapshots/<model>_zeroshot.baseline.json is what the PR workflow compares with."""
+    add_eval_module(pytester)
+    baseline = SNAPSHOTS / f"{DEFAULT_MODEL}_zeroshot.baseline.json"
+    result = pytester.runpytest_subprocess(f"--eval-baseline={baseline}", "--eval-fail-on-regression", "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    comparison = json.loads((pytester.path / "results" / f"{DEFAULT_MODEL}_zeroshot" / "comparison.json").read_text())
+    assert (comparison["n_paired"], comparison["fixed"], comparison["broken"]) == (1002, 0, 0)
+    assert comparison["n_current_only"] == comparison["n_baseline_only"] == 0
+
+
+def test_the_pull_request_workflow_uses_options_that_exist(pytester) -> None:
+    workflow = yaml.safe_load((PROJECT_ROOT / ".github" / "workflows" / "evals.yml").read_text())
+    runs = [step["run"] for job in workflow["jobs"].values() for step in job["steps"] if "run" in step]
+    replay = next(r for r in runs if r.startswith("pytest evals"))
+    help_text = pytester.runpytest("--help").stdout.str()
+    for option in re.findall(r"(--eval-[a-z-]+)", replay):
+        assert option in help_text, option
+    baseline = re.search(r"--eval-baseline=(\S+)", replay).group(1)
+    assert (PROJECT_ROOT / baseline).is_file()

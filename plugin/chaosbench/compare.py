@@ -53,6 +53,13 @@ def baseline_file(run_dir: Path) -> dict:
             "config_hash": meta.get("config_hash"), "items": {r["id"]: _item(r) for r in sorted(records, key=lambda r: r["id"])}}
 
 
+def dump_baseline(data: dict) -> str:
+    """The baseline file's text: one item per line, so a re-recording is a readable diff."""
+    head = {k: v for k, v in data.items() if k != "items"}
+    items = ",\n".join(f"    {json.dumps(i)}: {json.dumps(v, sort_keys=True)}" for i, v in data["items"].items())
+    return json.dumps(head, indent=2)[:-2] + ',\n  "items": {\n' + items + "\n  }\n}\n"
+
+
 def _meta(run_dir: Path) -> dict:
     try:
         return json.loads((run_dir / "run_meta.json").read_text(encoding="utf-8"))

@@ -25,7 +25,7 @@ from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues,
                                                          load_questions, select, select_dialogues, shard_of)
-from pytest_reasoning_evals.chaosbench.report import summary_lines
+from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
 from pytest_reasoning_evals.chaosbench.scoring import failure_reason
 from pytest_reasoning_evals.completions import CompletionsLog, answered, read_completions
 from pytest_reasoning_evals.gates import GateResult
@@ -231,6 +231,9 @@ class Protocol(EvalProtocol):
             lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
                          f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")
         return title, lines
+
+    def markdown(self) -> str:
+        return markdown(self.terminal()[0], self.summary, self.gates, self.comparison)
 
     # --- what the answers depend on ---
 
