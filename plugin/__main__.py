@@ -43,7 +43,8 @@ def merge(args: argparse.Namespace) -> int:
         print(f"merge: --min-accuracy must be between 0 and 1, got {args.min_accuracy}", file=sys.stderr)
         return 2
     try:
-        target, summary = merge_shards([Path(d) for d in args.dirs], Path(args.out) if args.out else None)
+        target, summary = merge_shards([Path(d) for d in args.dirs], Path(args.out) if args.out else None,
+                                       allow_partial=args.allow_partial)
     except MergeError as exc:
         print(f"merge: {exc}", file=sys.stderr)
         return 2
@@ -111,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     merging.add_argument("--out", default=None, help="merged run directory (default: <model>_<mode> beside the first shard)")
     merging.add_argument("--min-accuracy", type=float, default=None, metavar="X",
                          help="gate: exit 1 when the merged overall accuracy < X (0..1)")
+    merging.add_argument("--allow-partial", action="store_true",
+                         help="merge shards that stopped early (the merged summary says complete: false)")
     merging.set_defaults(run=merge)
 
     base = commands.add_parser("baseline", help="write a ChaosBench run's per-item results as a baseline file to commit (for --eval-baseline)")

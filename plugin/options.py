@@ -59,6 +59,8 @@ OPTIONS = (
     Option("seed", "seed for the random baseline and the spot-check sample (default 42)", "int", metavar="N"),
     Option("strict-items", "gate: any wrong or UNKNOWN answer fails the session", "bool"),
     Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
+    Option("min-coverage", "gate: fail when coverage (answers with a TRUE/FALSE) < X (0..1); without it, more than 5 percent of items ending in provider errors fails", "float", metavar="X"),
+    Option("max-fol-violation-rate", "gate: fail when the dialogues' FOL violation rate > X (or nothing was checked)", "float", metavar="X"),
     Option("baseline", "compare with an earlier run directory or a baseline file (reasoning-evals baseline); writes comparison.json", "path", metavar="PATH"),
     Option("fail-on-regression", "gate: fail when accuracy dropped against --eval-baseline and McNemar p < alpha (or the drop exceeds --eval-max-accuracy-drop)", "bool"),
     Option("regression-alpha", "significance level of the regression gate (default 0.05)", "float", metavar="ALPHA"),
@@ -123,6 +125,8 @@ class Settings(NamedTuple):
     seed: int
     strict_items: bool
     min_accuracy: float | None
+    min_coverage: float | None = None
+    max_fol_violation_rate: float | None = None
     baseline: Path | None = None
     fail_on_regression: bool = False
     regression_alpha: float = 0.05
@@ -241,6 +245,12 @@ def settings_from(config: pytest.Config) -> Settings:
     min_accuracy = get("min-accuracy")
     if min_accuracy is not None and not 0.0 <= min_accuracy <= 1.0:
         raise pytest.UsageError(f"--eval-min-accuracy must be between 0 and 1, got {min_accuracy}")
+    min_coverage = get("min-coverage")
+    if min_coverage is not None and not 0.0 <= min_coverage <= 1.0:
+        raise pytest.UsageError(f"--eval-min-coverage must be between 0 and 1, got {min_coverage}")
+    max_fol = get("max-fol-violation-rate")
+    if max_fol is not None and max_fol < 0:
+        raise pytest.UsageError(f"--eval-max-fol-violation-rate must be >= 0, got {max_fol}")
     alpha = get("regression-alpha")
     if alpha is not None and not 0.0 < alpha < 1.0:
         raise pytest.UsageError(f"--eval-regression-alpha must be between 0 and 1, got {alpha}")
@@ -279,6 +289,8 @@ def settings_from(config: pytest.Config) -> Settings:
         seed=42 if get("seed") is None else get("seed"),
         strict_items=bool(get("strict-items")),
         min_accuracy=min_accuracy,
+        min_coverage=min_coverage,
+        max_fol_violation_rate=max_fol,
         baseline=baseline,
         fail_on_regression=bool(get("fail-on-regression")),
         regression_alpha=0.05 if alpha is None else alpha,

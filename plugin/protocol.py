@@ -50,6 +50,7 @@ class ProtocolInfo(NamedTuple):
     marker: str  # the marker line registered at configure
     grouped: bool = False  # some of its items must share a worker (see grouping.py)
     eager_options: tuple[str, ...] = ()  # Settings fields that make the controller start it before any item
+    gate_options: tuple[str, ...] = ()  # its gates: set in an eval session, they judge it even with no item of it
 
 
 class EvalProtocol:

@@ -34,6 +34,11 @@ EVAL_SESSION = pytest.StashKey["EvalSession"]()
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
+def _is_set(value) -> bool:
+    """An option given a value (0 is a value: `--eval-max-hard-fails 0`)."""
+    return value is not None and value is not False and value != ()
+
+
 class EvalSession:
     def __init__(self, config: pytest.Config, protocols: tuple[ProtocolInfo, ...]):
         self.config = config
@@ -174,7 +179,7 @@ class EvalSession:
         if self.is_worker:
             return
         for info in self.infos.values():  # options such as a resume need the controller first
-            if any(getattr(self.settings, name) not in (None, False) for name in info.eager_options):
+            if any(_is_set(getattr(self.settings, name)) for name in info.eager_options):
                 self.protocol(info.name).start()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -192,6 +197,13 @@ class EvalSession:
         if self.is_worker:
             return
         active = [p for p in self.protocols.values() if p.active]
+        if active:  # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails
+            for info in self.infos.values():
+                if any(_is_set(getattr(self.settings, name)) for name in info.gate_options):
+                    protocol = self.protocol(info.name)
+                    if not protocol.active:
+                        protocol.active = True
+                        active.append(protocol)
         for protocol in active:
             self.gates += protocol.finish(session)
         if active:

@@ -255,12 +255,16 @@ def test_example_project_replays_and_gates(installed: Installed, tmp_path: Path)
     assert all(v["test_cases"] == 2 for v in variants)
     assert "gate min-accuracy: passed" in replay.stdout and "gate max-hard-fails: passed" in replay.stdout
 
+    # a gate over nothing fails: a baseline answers no dialectic case, so the dialectic gate fails...
     baseline = installed.pytest(project, "--model=always-true")
+    assert baseline.returncode == 1 and "gate dialectic: FAILED (nothing evaluated" in baseline.stdout, baseline.stdout
+    # ...unless it is switched off for that run
+    baseline = installed.pytest(project, "--model=always-true", "-o", "eval_max_hard_fails=")
     assert baseline.returncode == 0, baseline.stdout
     assert summary_of(project, "always-true_zeroshot")["total_questions"] == len(questions)
     skipped = re.search(r"(\d+) skipped", baseline.stdout)
     assert skipped and int(skipped[1]) > 0, baseline.stdout  # the dialectic items, for a baseline
-    assert not (project / "results" / "always-true_dialectic").exists()
+    assert json.loads((project / "results" / "always-true_dialectic" / "variant_summary.json").read_text())["variants"] == []
 
     gated = installed.pytest(project, "--eval-min-accuracy", "0.99")
     assert gated.returncode == 1, gated.stdout

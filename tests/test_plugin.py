@@ -427,3 +427,30 @@ def test_usage_problems_stop_the_session_once_under_xdist(evals: pytest.Pytester
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.str().count("OPENAI_API_KEY is not set") == 1
     assert "passed" not in result.stdout.str()
+
+
+# --- nothing measured is not a pass ---
+
+
+def test_a_gate_over_zero_items_fails_with_a_reason(evals: pytest.Pytester) -> None:
+    bank = small_bank(evals)
+    # ChaosBench items run, but the dialectic gate asked for has nothing to judge
+    result = evals.runpytest("--model", "oracle", f"--eval-cases={bank}", "--eval-max-hard-fails", "0")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["gate dialectic: FAILED (nothing evaluated: no dialectic response was judged)"])
+    # the ChaosBench gates over a selection with no ChaosBench item beside an eval that ran
+    result = evals.runpytest("--model", "oracle", f"--eval-cases={bank}", "-k", "q-true-1", "--eval-strict-items",
+                             "--eval-max-fol-violation-rate", "0.1")
+    result.stdout.fnmatch_lines(["gate max-fol-violation-rate: FAILED (FOL violation rate n/a (no dialogue turn carries predicates), allowed <= 0.1)"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    summary = read_summary(evals, "oracle", subset=True)
+    assert (summary["complete"], summary["incomplete_reason"], summary["error_rate"]) == (True, None, 0.0)
+
+
+def test_min_coverage_gate(evals: pytest.Pytester) -> None:
+    scripted_model(evals, {"q-true-1": "It depends.", "q-true-2": "TRUE", "q-false-1": "FALSE", "q-false-2": "FALSE"})
+    bank = small_bank(evals)
+    assert evals.runpytest("--model", "always-true", f"--eval-cases={bank}", "--eval-min-coverage", "0.7").ret == 0
+    result = evals.runpytest("--model", "always-true", f"--eval-cases={bank}", "--eval-min-coverage", "0.8")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["gate min-coverage: FAILED (coverage 0.7500 (answers with a TRUE/FALSE), required >= 0.8)"])

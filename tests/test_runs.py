@@ -220,7 +220,8 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
         server.responder = answer_by_text
         args = eval_args(pytester, server.openai_base, "budget", price_in=250_000.0)[1:]
         result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "10", "-n", workers, "-rs")
-        assert result.ret == 0, result.stdout.str()
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # a partial run is not a pass
+        result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: * items not asked (--eval-max-cost budget spent))"])
         asked = len(server.requests)
         assert 4 <= asked <= 4 + int(workers), "stops once $10 is spent ($12 after 4 calls), plus calls in flight"
         summary = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())

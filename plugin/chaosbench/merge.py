@@ -44,8 +44,12 @@ class Shard:
         self.config_hash = execution["config_hash"]
 
 
-def _check(shards: list[Shard]) -> None:
+def _check(shards: list[Shard], allow_partial: bool) -> None:
     first = shards[0]
+    incomplete = [s for s in shards if not s.summary.get("complete", True)]
+    if incomplete and not allow_partial:
+        raise MergeError("incomplete shard(s): " + "; ".join(f"{s.directory} ({s.summary.get('incomplete_reason')})" for s in incomplete)
+                         + " — run them again with --eval-resume, or merge anyway with --allow-partial")
     for shard in shards[1:]:
         if shard.config_hash != first.config_hash:
             raise MergeError(f"{shard.directory} and {first.directory} were run with different configurations "
@@ -68,17 +72,19 @@ def _check(shards: list[Shard]) -> None:
             seen[record["id"]] = shard.directory
 
 
-def merge(directories: list[Path], out: Path | None = None) -> tuple[Path, dict]:
+def merge(directories: list[Path], out: Path | None = None, allow_partial: bool = False) -> tuple[Path, dict]:
     """-> (merged run directory, merged summary)."""
     if not directories:
         raise MergeError("no shard directories given")
     shards = sorted((Shard(Path(d)) for d in directories), key=lambda s: s.index)
-    _check(shards)
+    _check(shards, allow_partial)
     first = shards[0]
     model, mode = first.meta["model"], first.meta["mode"]
     records = [r for s in shards for r in s.records]
     not_asked = [i for s in shards for i in s.summary["not_asked"]["ids"]]
-    summary = summarize(records, model=model, mode=mode, not_asked=not_asked)
+    stopped = "; ".join(f"shard {s.index}: {s.summary['incomplete_reason']}" for s in shards
+                        if not s.summary.get("complete", True) and not s.summary["not_asked"]["count"]) or None
+    summary = summarize(records, model=model, mode=mode, not_asked=not_asked, stopped=stopped)
     calls = call_counts(records)
     meta, manifest = merged(first.meta, first.manifest, [s.meta for s in shards], [s.manifest for s in shards],
                             summary, calls, api_success_rate(summary, calls), [str(s.directory) for s in shards])

@@ -63,10 +63,11 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
     turns_correct = sum(t["correct"] for t in turns_evaluated)
     violations = [len(fol_violations(claims(d))) for d in dialogues]
     contradicted = [bool(contradictions(claims(d))) for d in dialogues]
+    checked = any(t["predicates"] for t in turns)  # no predicate on any turn: nothing was checked
     return {
         "dialogue_accuracy": ratio(correct, len(with_gold)),
-        "fol_violation_rate": ratio(sum(violations), total),
-        "contradiction_rate": ratio(sum(contradicted), total),
+        "fol_violation_rate": ratio(sum(violations), total) if checked else None,
+        "contradiction_rate": ratio(sum(contradicted), total) if checked else None,
         "dialogue_details": {
             "total_dialogues": total,
             "evaluated": len(with_gold),
@@ -102,7 +103,10 @@ def api_success_rate(summary: dict, calls: dict) -> float | None:
     return (calls["total"] - summary["num_errors"]) / calls["total"] if calls["total"] else None
 
 
-def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str] = ()) -> dict:
+def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str] = (),
+              stopped: str | None = None) -> dict:
+    """`stopped`: why the run ended before asking everything (key refused, interrupt); with items
+    not asked (budget) the summary is incomplete too."""
     records = sorted(records, key=lambda r: r["id"])
     questions = [r for r in records if r.get("kind", "question") == "question"]
     dialogues = [r for r in records if r.get("kind") == "dialogue"]
@@ -143,5 +147,8 @@ def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str
         "dialogue_details": dialogue["dialogue_details"],
         **_spend(records),
         "num_errors": sum(r["error"] is not None for r in records),
+        "error_rate": ratio(sum(r["error"] is not None for r in records), len(records)),
         "not_asked": {"count": len(not_asked), "ids": sorted(not_asked)},
+        "complete": stopped is None and not not_asked,
+        "incomplete_reason": stopped or (f"{len(not_asked)} items not asked (--eval-max-cost budget spent)" if not_asked else None),
     }

@@ -38,6 +38,16 @@ PARAMS = ("chaosbench_question", "chaosbench_dialogue")
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
 
 
+def stop_reason(session: pytest.Session) -> str | None:
+    """Why the session ended before running every item, if it did."""
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    for reason in (session.shouldstop, session.shouldfail):
+        if reason:
+            return str(reason)
+    return None
+
+
 class Protocol(EvalProtocol):
     name = "chaosbench"
 
@@ -186,8 +196,10 @@ class Protocol(EvalProtocol):
         s = self.settings
         if not self._begun:
             self._begin()
-        self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked)
-        self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items)
+        self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked,
+                                 stopped=stop_reason(session))
+        self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items,
+                                 min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
         dataset = self._dataset()
         calls = call_counts(self.records)
         meta = run_meta(model=s.model, mode=s.mode, started_at=self.started_at, num_workers=self.session.num_workers(),

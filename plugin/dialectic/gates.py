@@ -8,6 +8,8 @@ from pytest_reasoning_evals.gates import GateResult
 def check_dialectic_gates(variants: list[dict], *, max_hard_fails: int | None, required: tuple[str, ...]) -> list[GateResult]:
     """Opt-in: at most N PCC hard fails over all responses; named variants must pass (SPEC 6.8)."""
     results = []
+    if not variants and (max_hard_fails is not None or required):
+        return [GateResult("dialectic", False, "nothing evaluated: no dialectic response was judged")]
     if max_hard_fails is not None:
         hard = sum(v["hard_fails"] for v in variants)
         results.append(GateResult("max-hard-fails", hard <= max_hard_fails, f"{hard} PCC hard fails, allowed {max_hard_fails}"))
