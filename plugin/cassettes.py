@@ -5,7 +5,8 @@ cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
   local server may move.
 - Scrubbing: key headers and the `key` query parameter on requests; cookies, request ids,
   organisation ids and rate-limit headers on responses; non-2xx responses are never recorded.
-- A replay miss raises CassetteMiss naming the item, what differs, and how to re-record.
+- A replay miss raises CassetteMiss: one line naming the item, what differs and the file (the
+  models wrapper turns it into a failed call of that item, counted as an error).
 
 Recording goes through vcrpy's HTTP patching. Replay (record mode "none") does not need it:
 the item's cassette is loaded with vcrpy and served to `requests` by a transport adapter, with
@@ -173,6 +174,9 @@ class CassetteClient:
         if self._replay is not None:
             yield self._load(path)
         else:
+            # vcrpy creates a missing folder without exist_ok: two xdist workers saving their first
+            # cassettes of a suite at once would race, so the folder exists before vcrpy looks.
+            path.parent.mkdir(parents=True, exist_ok=True)
             with self._vcr.use_cassette(str(path), **overrides) as cassette:
                 yield cassette
 
@@ -204,13 +208,14 @@ class CassetteClient:
         return Cassette.load(path=str(path), **self._cassette_config)
 
     def _miss_message(self, request: Request, path: Path, exc: Exception) -> str:
-        alias = self.model.spec.alias
-        what = "no cassette file" if not path.exists() else "the cassette has no matching request"
-        detail = str(exc).strip().splitlines()
-        return (
-            f"cassette miss for item {request.item_id!r} ({what}: {path})\n"
-            + "\n".join(f"    {line}" for line in detail[:25])
-            + f"\n  re-record it with: pytest evals --model={alias} --eval-record-mode=rewrite -k '{request.item_id}'"
-            + " (needs the model reachable"
-            + (f" and {self.model.spec.api_key_env} set)" if self.model.spec.api_key_env else ")")
-        )
+        """One line: the item, what differs from the recording, the file. How to record the
+        misses is said once, in the run's summary block (see chaosbench/report.py)."""
+        if not path.exists():
+            what = "no cassette file"
+        else:
+            what = "the cassette has no matching request"
+            cassette, wanted = getattr(exc, "cassette", None), getattr(exc, "failed_request", None)
+            closest = cassette.find_requests_with_most_matches(wanted) if cassette is not None and wanted is not None else []
+            if closest:
+                what += f" (differs in: {', '.join(name for name, _ in closest[0][2])})"
+        return f"cassette miss for item {request.item_id!r}: {what}: {path}"

@@ -23,7 +23,8 @@ class UsageProblem(Exception):
 class StopOnRefusedKey:
     """The refused-key rule, once per process for every caller: the first 401/403 stops the
     session (also under xdist: the worker's shouldstop reaches the controller), and later calls
-    fail at once without a request; no thousands of items failing one by one."""
+    fail at once without a request; no thousands of items failing one by one. A cassette miss
+    becomes the item's failed call (one line, counted), not a traceback."""
 
     def __init__(self, model: Model, session: Callable[[], pytest.Session | None]):
         self.model = model
@@ -34,11 +35,16 @@ class StopOnRefusedKey:
         return self.model.conversation(suite, item_id)
 
     def complete(self, request: Request) -> Completion:
+        from pytest_reasoning_evals.cassettes import CassetteMiss
         from pytest_reasoning_evals.providers.http import AuthError
 
         if self.refused is None:
             try:
                 return self.model.complete(request)
+            except CassetteMiss as exc:  # a failed call of this item (counted), not a harness crash
+                spec = getattr(self.model, "model", None) and self.model.model.spec
+                return Completion(provider=spec.provider if spec else "", model=spec.model_id if spec else "",
+                                  text="", error=str(exc))
             except AuthError as exc:
                 self.refused = str(exc)
                 session = self.session()

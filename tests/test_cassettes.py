@@ -95,15 +95,13 @@ def test_replay_miss_names_item_difference_and_rerecord_command(server: FakeProv
     with pytest.raises(CassetteMiss) as miss:
         make_client(tmp_path, "none", server.openai_base).complete(ask("Is Lorenz-63 periodic?"))
     message = str(miss.value)
-    assert "cassette miss for item 'q-1' (the cassette has no matching request" in message
-    assert "periodic" in message and "body" in message, message
-    assert "re-record it with: pytest evals --model=fake --eval-record-mode=rewrite -k 'q-1'" in message
-    assert f"{KEY_VAR} set" in message
+    path = cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1")
+    assert message == f"cassette miss for item 'q-1': the cassette has no matching request (differs in: body): {path}"
     assert len(server.requests) == 1, "a replay miss sends nothing"
 
 
 def test_replay_without_cassette_file(server: FakeProvider, tmp_path) -> None:
-    with pytest.raises(CassetteMiss, match="cassette miss for item 'q-7' \\(no cassette file: "):
+    with pytest.raises(CassetteMiss, match="cassette miss for item 'q-7': no cassette file: "):
         make_client(tmp_path, "none", server.openai_base).complete(ask(item="q-7"))
     assert server.requests == []
 
@@ -159,9 +157,18 @@ def test_record_under_xdist_then_replay_offline(pytester, server) -> None:
 
 def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
     add_eval_module(pytester)
-    result = fake_run(pytester, server.openai_base, "--eval-record-mode", "none", "--eval-max-items", "1")
+    result = fake_run(pytester, server.openai_base, "--eval-record-mode", "none", "--eval-max-items", "2", "-rA")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*cassette miss for item 'q-0' (no cassette file: *", "*re-record it with*"])
+    result.stdout.fnmatch_lines([
+        "gate failed-calls: FAILED (2 items (100.0%) ended in failed calls (0 provider errors, 2 cassette misses)*",
+        "CASSETTE MISSES: 2 items have no matching cassette *; record them with: "
+        f"{KEY_VAR}=... pytest * --eval-max-items 2 -rA --eval-record-mode=once",
+    ])
+    assert "Traceback" not in result.stdout.str() and "How to fix" not in result.stdout.str()
+    summary = read_summary(pytester, "fake", subset=True)
+    assert summary["errors_by_kind"] == {"cassette_miss": 2, "provider": 0} and summary["num_errors"] == 2
+    first = json.loads((pytester.path / "results" / "fake_zeroshot-subset" / "completions.jsonl").read_text().splitlines()[0])
+    assert first["error"] == f"cassette miss for item 'q-0': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'chaosbench-zeroshot' / 'q-0.yaml'}"
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])

@@ -231,7 +231,7 @@ def test_a_failed_turn_leaves_the_later_turns_unasked(pytester, server) -> None:
     result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once", "-k", dialogue.id)
     # a failed call is an UNKNOWN answer, not a harness error; an outage fails the session by its gate
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    result.stdout.fnmatch_lines(["gate provider-errors: FAILED (1 items (100.0%) ended in provider errors, allowed 5%*"])
+    result.stdout.fnmatch_lines(["gate failed-calls: FAILED (1 items (100.0%) ended in failed calls (1 provider errors, 0 cassette misses), allowed 5%*"])
     assert "Traceback" not in result.stdout.str()
     assert len(server.requests) == 1
     (record,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]

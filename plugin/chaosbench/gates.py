@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_reasoning_evals.gates import GateResult
 
 
-MAX_ERROR_RATE = 0.05  # items whose call failed (provider errors, not UNKNOWN answers), unless --eval-min-coverage
+MAX_ERROR_RATE = 0.05  # items whose call failed (provider errors, cassette misses; not UNKNOWN answers), unless --eval-min-coverage
 
 
 def check_gates(summary: dict, *, min_accuracy: float | None, strict_items: bool, min_coverage: float | None = None,
@@ -21,9 +21,10 @@ def check_gates(summary: dict, *, min_accuracy: float | None, strict_items: bool
         results.append(GateResult("min-coverage", coverage is not None and coverage >= min_coverage,
                                   f"coverage {shown} (answers with a TRUE/FALSE), required >= {min_coverage}"))
     elif summary["num_errors"]:
-        rate = summary["error_rate"]
-        results.append(GateResult("provider-errors", rate <= MAX_ERROR_RATE,
-                                  f"{summary['num_errors']} items ({rate:.1%}) ended in provider errors, allowed "
+        rate, kinds = summary["error_rate"], summary["errors_by_kind"]
+        results.append(GateResult("failed-calls", rate <= MAX_ERROR_RATE,
+                                  f"{summary['num_errors']} items ({rate:.1%}) ended in failed calls ({kinds['provider']} "
+                                  f"provider errors, {kinds['cassette_miss']} cassette misses), allowed "
                                   f"{MAX_ERROR_RATE:.0%} (--eval-min-coverage sets another bound)"))
     if min_accuracy is not None:
         accuracy = summary["overall_accuracy"]

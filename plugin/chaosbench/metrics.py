@@ -87,6 +87,16 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
     }
 
 
+MISS = "cassette miss"  # how a replay miss's error starts (cassettes.py)
+
+
+def errors_by_kind(records: list[dict]) -> dict[str, int]:
+    """Items whose call failed: replay misses (no matching cassette) and provider errors."""
+    errors = [r["error"] for r in records if r["error"] is not None]
+    misses = sum(e.startswith(MISS) for e in errors)
+    return {"cassette_miss": misses, "provider": len(errors) - misses}
+
+
 def call_counts(records: list[dict]) -> dict:
     """Model calls made for the records, and how many a cassette answered. A fact about the run,
     not the evaluation: it goes to run_meta.json, so a replay's summary equals the recording's."""
@@ -148,6 +158,7 @@ def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str
         **_spend(records),
         "num_errors": sum(r["error"] is not None for r in records),
         "error_rate": ratio(sum(r["error"] is not None for r in records), len(records)),
+        "errors_by_kind": errors_by_kind(records),
         "not_asked": {"count": len(not_asked), "ids": sorted(not_asked)},
         "complete": stopped is None and not not_asked,
         "incomplete_reason": stopped or (f"{len(not_asked)} items not asked (--eval-max-cost budget spent)" if not_asked else None),
