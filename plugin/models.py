@@ -20,19 +20,34 @@ class UsageProblem(Exception):
     """The run cannot start (unknown alias, bad registry, missing key): one message, once."""
 
 
-class StopOnRefusedKey:
-    """The refused-key rule, once per process for every caller: the first 401/403 stops the
-    session (also under xdist: the worker's shouldstop reaches the controller), and later calls
-    fail at once without a request; no thousands of items failing one by one. A cassette miss
-    becomes the item's failed call (one line, counted), not a traceback."""
+OUTAGE_AFTER = 3  # items in a row whose calls failed after all retries: the provider is down
+
+
+class StoppingModel:
+    """The rules that stop a session, once per process for every caller (ChaosBench items, the
+    dialectic runner, judges):
+
+    - a refused key: the first 401/403 stops the session (under xdist the worker's shouldstop
+      reaches the controller) and later calls fail at once without a request;
+    - an outage: a connection that cannot be made, or OUTAGE_AFTER calls in a row failing after
+      their retries, stops the session with a line naming the outage (the run is incomplete, so
+      its gates fail) instead of every item retrying for hours.
+
+    A cassette miss becomes the item's failed call (one line, counted), not a traceback."""
 
     def __init__(self, model: Model, session: Callable[[], pytest.Session | None]):
         self.model = model
         self.session = session
         self.refused: str | None = None
+        self.failed_in_a_row = 0
 
     def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
         return self.model.conversation(suite, item_id)
+
+    def _stop(self, reason: str) -> None:
+        session = self.session()
+        if session is not None and not session.shouldstop:
+            session.shouldstop = reason
 
     def complete(self, request: Request) -> Completion:
         from pytest_reasoning_evals.cassettes import CassetteMiss
@@ -40,24 +55,36 @@ class StopOnRefusedKey:
 
         if self.refused is None:
             try:
-                return self.model.complete(request)
-            except CassetteMiss as exc:  # a failed call of this item (counted), not a harness crash
+                completion = self.model.complete(request)
+            except CassetteMiss as exc:
                 spec = getattr(self.model, "model", None) and self.model.model.spec
                 return Completion(provider=spec.provider if spec else "", model=spec.model_id if spec else "",
                                   text="", error=str(exc))
             except AuthError as exc:
                 self.refused = str(exc)
-                session = self.session()
-                if session is not None:
-                    session.shouldstop = f"model key refused: {exc}"
+                self._stop(f"model key refused: {exc}")
+            else:
+                self._watch(completion)
+                return completion
         pytest.fail(self.refused, pytrace=False)
+
+    def _watch(self, completion: Completion) -> None:
+        """Count calls that failed after their retries; stop the session on an outage."""
+        error = completion.error
+        if error is None or error.startswith("malformed provider response"):
+            self.failed_in_a_row = 0
+            return
+        self.failed_in_a_row += 1
+        if error.startswith("connection failed") or self.failed_in_a_row >= OUTAGE_AFTER:
+            self._stop(f"provider outage: {self.failed_in_a_row} call(s) in a row failed after their retries "
+                       f"(last: {error}); the run stopped, incomplete")
 
 
 class Models:
     def __init__(self, settings: Settings, session: Callable[[], pytest.Session | None]):
         self.settings = settings
         self.session = session
-        self._built: dict[str, StopOnRefusedKey] = {}
+        self._built: dict[str, StoppingModel] = {}
         self._checked: dict[tuple[str, ...], str | None] = {}
 
     @functools.cached_property
@@ -94,7 +121,7 @@ class Models:
         if self._checked[aliases] is not None:
             raise UsageProblem(self._checked[aliases])
 
-    def get(self, alias: str) -> StopOnRefusedKey:
+    def get(self, alias: str) -> StoppingModel:
         """The model of `alias`, built once per process; --eval-base-url applies to the model under test."""
         if alias not in self._built:
             from pytest_reasoning_evals.providers.build import build_model
@@ -103,5 +130,5 @@ class Models:
             spec = self.spec(alias)
             model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=self.record_mode_for(spec),
                                 base_url=s.base_url if alias == s.model else None)
-            self._built[alias] = StopOnRefusedKey(model, self.session)
+            self._built[alias] = StoppingModel(model, self.session)
         return self._built[alias]

@@ -40,12 +40,14 @@ ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not 
 
 
 def stop_reason(session: pytest.Session) -> str | None:
-    """Why the session ended before running every item, if it did."""
-    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-        return "interrupted"
-    for reason in (session.shouldstop, session.shouldfail):
+    """Why the session ended before running every item, if it did (under xdist the controller's
+    scheduler holds a worker's reason)."""
+    dsession = session.config.pluginmanager.get_plugin("dsession")
+    for reason in (session.shouldstop, session.shouldfail, getattr(dsession, "shouldstop", None)):
         if reason:
             return str(reason)
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
     return None
 
 
