@@ -303,3 +303,22 @@ def test_no_server_at_all_stops_within_one_retry_budget(pytester, key) -> None:
     summary = json.loads((pytester.path / "results-down" / "fake_zeroshot" / "summary.json").read_text())
     assert summary["complete"] is False and summary["num_errors"] == 1, "the first item only: the others were not asked"
     assert elapsed < 60, f"one retry budget (~8 s), not one per item: {elapsed:.0f} s"
+
+
+def test_merge_refuses_a_shard_that_stopped_early(pytester) -> None:
+    add_eval_module(pytester)
+    for index in range(2):
+        pytester.runpytest("--model", "oracle", "--eval-num-shards", "2", "--eval-shard-index", str(index))
+    shards = sorted((pytester.path / "results").glob("oracle_zeroshot_shard*of2"))
+    summary_file = shards[1] / "summary.json"
+    summary = json.loads(summary_file.read_text())  # plant what a run stopped by an interrupt writes
+    summary.update(complete=False, incomplete_reason="interrupted")
+    summary_file.write_text(json.dumps(summary))
+    refused = merge_cli(*shards)
+    assert refused.returncode == 2
+    assert f"incomplete shard(s): {shards[1]} (interrupted)" in refused.stderr and "--allow-partial" in refused.stderr
+    partial = merge_cli(*shards, "--allow-partial", "--min-accuracy", "0.5")
+    assert partial.returncode == 1, partial.stdout  # merged, but an incomplete run is not a pass
+    merged = json.loads((pytester.path / "results" / "oracle_zeroshot" / "summary.json").read_text())
+    assert merged["complete"] is False and merged["incomplete_reason"] == "shard 1: interrupted"
+    assert "gate complete: FAILED" in partial.stdout
