@@ -22,7 +22,7 @@ PROTOCOLS = (
                  gate_options=("min_accuracy", "strict_items", "min_coverage", "max_fol_violation_rate", "fail_on_regression")),
     ProtocolInfo("dialectic", "pytest_reasoning_evals.dialectic.protocol", ("dialectic_item", "dialectic_case"),
                  "dialectic(case, variant): a dialectical-reasoning item of this case and prompt variant", grouped=True,
-                 gate_options=("max_hard_fails", "require_variant_pass")),
+                 gate_options=("max_hard_fails", "require_variant_pass", "dialectic_baseline")),
 )
 
 

@@ -75,6 +75,7 @@ OPTIONS = (
     Option("judge-model", "judge model alias(es), comma-separated, used in turn (default: the model under test)", metavar="ALIASES", group="dialectic"),
     Option("n-judges", "judges per response (default 3)", "int", metavar="N", group="dialectic"),
     Option("compare-models", "cross-provider comparison: comma-separated aliases (default: the model under test)", metavar="ALIASES", group="dialectic"),
+    Option("dialectic-baseline", "compare with an earlier <model>_dialectic run directory per variant; writes comparison.json (the regression gate: --eval-fail-on-regression)", "path", metavar="PATH", group="dialectic"),
     Option("max-hard-fails", "gate: fail the session with more than N PCC hard fails", "int", metavar="N", group="dialectic"),
     Option("require-variant-pass", "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)", "list", metavar="VARIANT", group="dialectic"),
 )
@@ -140,6 +141,7 @@ class Settings(NamedTuple):
     variants: tuple[str, ...] = ()
     judges: tuple[str, ...] = (DEFAULT_MODEL,) * 3
     compare_models: tuple[str, ...] = ()
+    dialectic_baseline: Path | None = None
     max_hard_fails: int | None = None
     require_variant_pass: tuple[str, ...] = ()
     subset: str | None = None  # why this run selects a subset of the items (None: all of them)
@@ -258,8 +260,11 @@ def settings_from(config: pytest.Config) -> Settings:
     if max_drop is not None and not 0.0 <= max_drop <= 1.0:
         raise pytest.UsageError(f"--eval-max-accuracy-drop must be between 0 and 1, got {max_drop}")
     baseline = get.path("baseline", None)
-    if (get("fail-on-regression") or max_drop is not None) and baseline is None:
-        raise pytest.UsageError("--eval-fail-on-regression and --eval-max-accuracy-drop need --eval-baseline PATH")
+    dialectic_baseline = get.path("dialectic-baseline", None)
+    if get("fail-on-regression") and baseline is None and dialectic_baseline is None:
+        raise pytest.UsageError("--eval-fail-on-regression needs --eval-baseline PATH or --eval-dialectic-baseline PATH")
+    if max_drop is not None and baseline is None:
+        raise pytest.UsageError("--eval-max-accuracy-drop needs --eval-baseline PATH")
     count, index = get("num-shards"), get("shard-index")
     if (count is None) != (index is None):
         raise pytest.UsageError("--eval-num-shards and --eval-shard-index go together")
@@ -304,6 +309,7 @@ def settings_from(config: pytest.Config) -> Settings:
         variants=tuple(get("variant") or ()),
         judges=tuple(judge_aliases[k % len(judge_aliases)] for k in range(n_judges)),
         compare_models=tuple(_aliases(get("compare-models") or model)),
+        dialectic_baseline=dialectic_baseline,
         max_hard_fails=get("max-hard-fails"),
         require_variant_pass=tuple(get("require-variant-pass") or ()),
         subset=_subset(config, get),

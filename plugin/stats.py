@@ -47,3 +47,14 @@ def mcc(c: dict[str, int]) -> float | None:
         return None
     denom = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
     return (tp * tn - fp * fn) / denom if denom else 0.0
+
+
+def mcnemar_exact(down: int, up: int) -> float:
+    """Exact two-sided test of paired changes: the binomial test of min(down, up) out of
+    down + up at 0.5, doubled and capped at 1 (1.0 with no change). McNemar's test on the
+    discordant pairs of right/wrong items; the sign test on paired score differences."""
+    n = down + up
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(down, up) + 1))
+    return min(1.0, 2 * tail / 2**n)

@@ -92,7 +92,9 @@ def test_regression_options_are_checked(pytester) -> None:
     add_eval_module(pytester)
     result = pytester.runpytest("--model", "oracle", "--eval-fail-on-regression")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--eval-fail-on-regression and --eval-max-accuracy-drop need --eval-baseline PATH*"])
+    result.stderr.fnmatch_lines(["*--eval-fail-on-regression needs --eval-baseline PATH or --eval-dialectic-baseline PATH*"])
+    result = pytester.runpytest("--model", "oracle", "--eval-max-accuracy-drop", "0.1")
+    result.stderr.fnmatch_lines(["*--eval-max-accuracy-drop needs --eval-baseline PATH*"])
     bad = pytester.path / "bad.json"
     bad.write_text('{"not": "a baseline"}')
     result = pytester.runpytest("--model", "oracle", f"--eval-cases={small_bank(pytester)}", f"--eval-baseline={bad}",
@@ -118,3 +120,44 @@ def test_github_step_summary_gets_a_markdown_table(pytester, monkeypatch) -> Non
     assert "fixed 0, broken 6, McNemar p = 0.03125: **regressed**" in text
     assert "| min-accuracy | ✅ passed | overall accuracy 0.5000, required >= 0.4 |" in text
     assert "| no-regression | ❌ FAILED |" in text
+
+
+# --- dialectic: per variant, paired by case ---
+
+
+def response(case: str, variant: str, score: float | None, hard_fail: bool = False) -> dict:
+    return {"query_id": case, "variant": variant, "model": "m", "score": score, "hard_fail": hard_fail}
+
+
+def test_dialectic_comparison_pairs_cases_per_variant_with_exact_tests() -> None:
+    from pytest_reasoning_evals.dialectic.baseline import compare as compare_dialectic
+
+    cases = [f"c{i}" for i in range(8)]
+    before = [response(c, "v", 80.0) for c in cases] + [response("c0", "w", 50.0)]
+    now = [response(c, "v", 40.0 if i < 7 else 90.0, hard_fail=i < 6) for i, c in enumerate(cases)] + [response("c9", "w", 10.0)]
+    c = compare_dialectic(("before", before), now, alpha=0.05)
+    v, w = c["variants"][0], c["variants"][1]
+    assert (v["variant"], v["n_paired"], v["score_lower"], v["score_higher"]) == ("v", 8, 7, 1)
+    assert v["mean_score_delta"] == pytest.approx((7 * 40 + 90) / 8 - 80)
+    assert v["p_value_score"] == pytest.approx(binomtest(1, 8, 0.5).pvalue)
+    assert (v["hard_fails_baseline"], v["hard_fails_current"], v["new_hard_fails"]) == (0, 6, cases[:6])
+    assert v["p_value_hard_fails"] == pytest.approx(binomtest(0, 6, 0.5).pvalue)
+    assert v["regressed"] is True and c["regressed"] is True
+    assert (w["n_paired"], w["mean_score_delta"], w["regressed"]) == (0, None, False), "c9 has no pair"
+
+
+def test_dialectic_replay_against_itself_passes_the_regression_gate(pytester) -> None:
+    from helpers import DIALECTIC_MODULE, use_repo_cassettes
+
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    use_repo_cassettes(pytester)
+    assert pytester.runpytest_subprocess().ret == 0
+    baseline = pytester.path / "results" / "smollm2-135m_dialectic"
+    kept = pytester.path / "baseline-run"
+    baseline.rename(kept)
+    result = pytester.runpytest_subprocess(f"--eval-dialectic-baseline={kept}", "--eval-fail-on-regression")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*variant dialectic: 16 paired cases, mean score +0.0 (sign test p = 1), hard fails 0 -> 0 (p = 1)",
+                                 "gate dialectic-no-regression: passed*"])
+    c = json.loads((baseline / "comparison.json").read_text())
+    assert [v["variant"] for v in c["variants"]] == ["baseline", "dialectic"] and c["regressed"] is False

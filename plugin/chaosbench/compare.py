@@ -15,11 +15,10 @@ one by `reasoning-evals baseline RUN_DIR OUT.json` (small enough to commit, e.g.
 from __future__ import annotations
 
 import json
-from math import comb
 from pathlib import Path
 
 from pytest_reasoning_evals.completions import read_completions
-from pytest_reasoning_evals.stats import ratio
+from pytest_reasoning_evals.stats import mcnemar_exact, ratio
 
 BASELINE_FORMAT = "pytest-reasoning-evals/chaosbench-baseline/1"
 SHOWN = 20  # broken items named in the terminal
@@ -27,15 +26,6 @@ SHOWN = 20  # broken items named in the terminal
 
 class BaselineError(Exception):
     pass
-
-
-def mcnemar_exact(broken: int, fixed: int) -> float:
-    """Exact two-sided McNemar p-value of the discordant pairs."""
-    n = broken + fixed
-    if n == 0:
-        return 1.0
-    tail = sum(comb(n, k) for k in range(min(broken, fixed) + 1))
-    return min(1.0, 2 * tail / 2**n)
 
 
 def _item(record: dict) -> dict:

@@ -14,16 +14,19 @@ are ChaosBench's and select no dialectic case out; a stopped run is resumed by i
 from __future__ import annotations
 
 import functools
+import json
 
 import pytest
 
 from pytest_reasoning_evals.chaosbench.questions import shard_of
 from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
+from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.protocol import EvalProtocol, send
+from pytest_reasoning_evals.results import write_json
 
 PARAMS = ("dialectic_item", "dialectic_case")
 
@@ -43,6 +46,7 @@ class Protocol(EvalProtocol):
         self._sent: set[tuple] = set()  # worker: responses already sent to the controller
         self.summaries: dict | None = None
         self.gates: list[GateResult] = []
+        self.comparison: dict | None = None
 
     # --- items (every process that collects) ---
 
@@ -120,10 +124,32 @@ class Protocol(EvalProtocol):
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
         self.gates = check_dialectic_gates(self.summaries["variants"], max_hard_fails=s.max_hard_fails,
                                            required=s.require_variant_pass)
+        if s.dialectic_baseline is not None:
+            self.gates += self._compare_with_baseline()
         return self.gates
 
+    def _compare_with_baseline(self) -> list[GateResult]:
+        s = self.settings
+        try:
+            baseline = load_responses(s.dialectic_baseline)
+        except BaselineError as exc:
+            return [GateResult("dialectic-baseline", False, str(exc))]
+        current = [json.loads(line) for line in (self.run_dir / "per_response.jsonl").read_text(encoding="utf-8").splitlines()]
+        self.comparison = compare(baseline, current, alpha=s.regression_alpha)
+        write_json(self.run_dir / "comparison.json", self.comparison)
+        if not s.fail_on_regression:
+            return []
+        if not any(v["n_paired"] for v in self.comparison["variants"]):
+            return [GateResult("dialectic-no-regression", False, f"no case is paired with {s.dialectic_baseline}: nothing to compare")]
+        worse = [v["variant"] for v in self.comparison["variants"] if v["regressed"]]
+        return [GateResult("dialectic-no-regression", not worse,
+                           f"regressed: {', '.join(worse)}" if worse else f"no variant regressed (alpha {s.regression_alpha})")]
+
     def terminal(self) -> tuple[str, list[str]]:
-        lines = terminal_lines(self.summaries, self.run_dir) + [gate_line(g) for g in self.gates]
+        lines = terminal_lines(self.summaries, self.run_dir)
+        if self.comparison is not None:
+            lines += comparison_lines(self.comparison)
+        lines += [gate_line(g) for g in self.gates]
         if self.settings.subset:
             lines.append(f"subset run ({self.settings.subset}): written beside the full run's results")
         return f"dialectic summary: {self.settings.model}", lines

@@ -1,0 +1,77 @@
+"""Comparing a dialectic run with a baseline run, per variant (SPEC 8): paired by (case, variant),
+the mean judge score and the PCC hard fails before and after, each with an exact paired test.
+
+- score: the sign test on the paired score differences (cases judged in both runs; ties
+  dropped): the binomial test of min(lower, higher) out of lower + higher at 0.5, two-sided.
+- hard fails: McNemar's exact test on the cases that became or stopped being hard fails.
+A variant `regressed` when its mean score dropped or its hard fails rose, with p < alpha.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from pytest_reasoning_evals.stats import mcnemar_exact
+
+
+class BaselineError(Exception):
+    pass
+
+
+def load_responses(path: Path) -> tuple[str, list[dict]]:
+    """A dialectic run directory (or its per_response.jsonl) -> (its path, its responses)."""
+    file = path / "per_response.jsonl" if path.is_dir() else path
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+        return str(path), [json.loads(line) for line in lines if line.strip()]
+    except OSError as exc:
+        raise BaselineError(f"--eval-dialectic-baseline {path}: {exc.strerror or exc} (a <model>_dialectic run directory)") from None
+    except ValueError as exc:
+        raise BaselineError(f"--eval-dialectic-baseline {file}: not JSON lines ({exc})") from None
+
+
+def _mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def compare(baseline: tuple[str, list[dict]], current: list[dict], *, alpha: float) -> dict:
+    source, before_rows = baseline
+    before = {(r["query_id"], r["variant"]): r for r in before_rows}
+    variants = []
+    for variant in sorted({r["variant"] for r in current}):
+        pairs = [(before[(r["query_id"], variant)], r) for r in current
+                 if r["variant"] == variant and (r["query_id"], variant) in before]
+        scored = [(b["score"], n["score"]) for b, n in pairs if b["score"] is not None and n["score"] is not None]
+        lower, higher = sum(n < b for b, n in scored), sum(n > b for b, n in scored)
+        new_fails = sorted(n["query_id"] for b, n in pairs if n["hard_fail"] and not b["hard_fail"])
+        gone_fails = sorted(n["query_id"] for b, n in pairs if b["hard_fail"] and not n["hard_fail"])
+        mean_before, mean_now = _mean([b for b, _ in scored]), _mean([n for _, n in scored])
+        p_score, p_fails = mcnemar_exact(lower, higher), mcnemar_exact(len(new_fails), len(gone_fails))
+        score_drop = mean_before is not None and mean_now < mean_before and p_score < alpha
+        more_fails = len(new_fails) > len(gone_fails) and p_fails < alpha
+        variants.append({
+            "variant": variant, "n_paired": len(pairs), "n_scored": len(scored),
+            "mean_score_baseline": mean_before, "mean_score_current": mean_now,
+            "mean_score_delta": None if mean_before is None else mean_now - mean_before,
+            "score_lower": lower, "score_higher": higher, "p_value_score": p_score,
+            "hard_fails_baseline": sum(b["hard_fail"] for b, _ in pairs),
+            "hard_fails_current": sum(n["hard_fail"] for _, n in pairs),
+            "new_hard_fails": new_fails, "resolved_hard_fails": gone_fails, "p_value_hard_fails": p_fails,
+            "regressed": score_drop or more_fails,
+        })
+    return {"baseline": {"path": source}, "alpha": alpha, "variants": variants,
+            "regressed": any(v["regressed"] for v in variants)}
+
+
+def comparison_lines(c: dict) -> list[str]:
+    lines = []
+    for v in c["variants"]:
+        delta = "n/a" if v["mean_score_delta"] is None else f"{v['mean_score_delta']:+.1f}"
+        lines.append(f"baseline {c['baseline']['path']}, variant {v['variant']}: {v['n_paired']} paired cases, mean score "
+                     f"{delta} (sign test p = {v['p_value_score']:.4g}), hard fails {v['hard_fails_baseline']} -> "
+                     f"{v['hard_fails_current']} (p = {v['p_value_hard_fails']:.4g})"
+                     + (": REGRESSED" if v["regressed"] else "")
+                     + (f"; new hard fails: {', '.join(v['new_hard_fails'][:20])}" if v["new_hard_fails"] else ""))
+    return lines
