@@ -60,6 +60,7 @@ class EvalProtocol:
         self.session = session
         self.settings = session.settings
         self.active = False  # controller: it has results to summarize this run
+        self.collected = False  # this process asked it for items (they may all be filtered out)
 
     # --- every process ---
 

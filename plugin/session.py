@@ -78,6 +78,7 @@ class EvalSession:
             if not set(info.fixtures) & set(metafunc.fixturenames):
                 continue
             protocol = self.protocol(info.name)
+            protocol.collected = True
             try:
                 protocol.parametrize(metafunc)
             except (CaseFileError, UsageProblem) as exc:
@@ -197,7 +198,8 @@ class EvalSession:
         if self.is_worker:
             return
         active = [p for p in self.protocols.values() if p.active]
-        if active:  # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails
+        if active or any(p.collected for p in self.protocols.values()):
+            # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails
             for info in self.infos.values():
                 if any(_is_set(getattr(self.settings, name)) for name in info.gate_options):
                     protocol = self.protocol(info.name)

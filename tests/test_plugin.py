@@ -454,3 +454,16 @@ def test_min_coverage_gate(evals: pytest.Pytester) -> None:
     result = evals.runpytest("--model", "always-true", f"--eval-cases={bank}", "--eval-min-coverage", "0.8")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["gate min-coverage: FAILED (coverage 0.7500 (answers with a TRUE/FALSE), required >= 0.8)"])
+
+
+@pytest.mark.parametrize("args", [["--eval-cases={empty}"], ["--eval-cases={bank}", "-k", "no-such-item"]],
+                         ids=["empty-file", "filter-selects-none"])
+def test_zero_selected_items_with_an_accuracy_gate_fail(evals: pytest.Pytester, args: list[str]) -> None:
+    empty = evals.path / "empty.jsonl"
+    empty.write_text("")
+    args = [a.format(empty=empty, bank=small_bank(evals)) for a in args]
+    result = evals.runpytest("--model", "oracle", "--eval-min-accuracy", "0.9", *args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["gate min-accuracy: FAILED (overall accuracy n/a (nothing evaluated), required >= 0.9)"])
+    under_xdist = evals.runpytest_subprocess("--model", "oracle", "--eval-min-accuracy", "0.9", *args, "-n", "2")
+    assert under_xdist.ret != 0, "no item ran: never a pass"
