@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import shlex
 import time
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,21 @@ class EvalSession:
         from pytest_reasoning_evals.models import Models
 
         return Models(self.settings, lambda: self.pytest_session)
+
+    def record_command(self) -> str:
+        """This run's own command line, recording what has no cassette (the key variables of the
+        models it used, if they have one, in front)."""
+        args, skip = [], False
+        for arg in self.config.invocation_params.args:
+            if skip:
+                skip = False
+            elif arg == "--eval-record-mode":
+                skip = True
+            elif not arg.startswith("--eval-record-mode="):
+                args.append(arg)
+        keys = sorted({spec.api_key_env for spec in map(self.models.spec, {self.settings.model, *self.settings.judges})
+                       if spec.api_key_env})
+        return " ".join([*(f"{k}=..." for k in keys), "pytest", *map(shlex.quote, args), "--eval-record-mode=once"])
 
     def num_workers(self) -> int:
         return int(self.config.getoption("numprocesses", None) or 0) or 1

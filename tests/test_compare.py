@@ -161,3 +161,20 @@ def test_dialectic_replay_against_itself_passes_the_regression_gate(pytester) ->
                                  "gate dialectic-no-regression: passed*"])
     c = json.loads((baseline / "comparison.json").read_text())
     assert [v["variant"] for v in c["variants"]] == ["baseline", "dialectic"] and c["regressed"] is False
+
+
+def test_an_edited_variant_prompt_is_told_once_with_the_record_command(pytester) -> None:
+    from helpers import DEFAULT_VARIANT_PROMPTS, DIALECTIC_MODULE, use_repo_cassettes
+
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    use_repo_cassettes(pytester)
+    variants = pytester.path / "prompts"
+    variants.mkdir()
+    (variants / "dialectic.txt").write_text((DEFAULT_VARIANT_PROMPTS / "dialectic.txt").read_text() + "\nBe brief.\n")
+    result = pytester.runpytest_subprocess(f"--eval-variant-prompts={variants}", "--eval-variant", "dialectic")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert out.count("CASSETTE MISSES") == 1 and "Traceback" not in out
+    result.stdout.fnmatch_lines([f"CASSETTE MISSES: 16 dialectic responses have no matching cassette *; record them with: "
+                                 f"pytest --basetemp=* --eval-variant-prompts={variants} --eval-variant dialectic --eval-record-mode=once"])
+    result.stdout.fnmatch_lines(["gate dialectic-failed-calls: FAILED (16 of 16 responses (100.0%) failed (0 provider errors, 16 cassette misses), allowed 5%)"])

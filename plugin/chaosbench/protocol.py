@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import shlex
 import time
 from datetime import datetime
 
@@ -245,25 +244,11 @@ class Protocol(EvalProtocol):
         misses = self.summary["errors_by_kind"]["cassette_miss"]
         if misses:
             lines.insert(-1, f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
-                             f"changed since the recording, or they were never recorded); record them with: {self.record_command()}")
+                             f"changed since the recording, or they were never recorded); record them with: {self.session.record_command()}")
         if s.subset:
             lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
                          f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")
         return title, lines
-
-    def record_command(self) -> str:
-        """This run's own command line, recording what has no cassette."""
-        args, skip = [], False
-        for arg in self.session.config.invocation_params.args:
-            if skip:
-                skip = False
-            elif arg == "--eval-record-mode":
-                skip = True
-            elif not arg.startswith("--eval-record-mode="):
-                args.append(arg)
-        spec = self.session.models.spec(self.settings.model)
-        key = f"{spec.api_key_env}=... " if spec.api_key_env else ""
-        return f"{key}pytest {shlex.join(args)} --eval-record-mode=once".replace("pytest  ", "pytest ")
 
     def markdown(self) -> str:
         return markdown(self.terminal()[0], self.summary, self.gates, self.comparison)

@@ -24,3 +24,19 @@ def check_dialectic_gates(variants: list[dict], *, max_hard_fails: int | None, r
                 f"variant-pass[{name}]", v["pass"],
                 f"{v['model']}: hard fails {v['hard_fails']}, mean score {score} (>= 70), mode accuracy {v['mode_accuracy']:.2f} (>= 0.9)"))
     return results
+
+
+MAX_ERROR_RATE = 0.05  # responses whose call failed (provider errors, cassette misses)
+
+
+def check_failed_calls(responses: list[dict]) -> list[GateResult]:
+    """Always on: more than 5% of responses without an answer is an outage or a stale recording,
+    not a result."""
+    failed = [r for r in responses if r.get("error")]
+    if not failed:
+        return []
+    misses = sum(str(r["error"]).startswith("cassette miss") for r in failed)
+    rate = len(failed) / len(responses)
+    return [GateResult("dialectic-failed-calls", rate <= MAX_ERROR_RATE,
+                       f"{len(failed)} of {len(responses)} responses ({rate:.1%}) failed ({len(failed) - misses} provider "
+                       f"errors, {misses} cassette misses), allowed {MAX_ERROR_RATE:.0%}")]

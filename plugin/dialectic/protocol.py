@@ -22,7 +22,7 @@ from pytest_reasoning_evals.chaosbench.questions import shard_of
 from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, comparison_lines, load_responses
-from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates
+from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.protocol import EvalProtocol, send
@@ -122,8 +122,8 @@ class Protocol(EvalProtocol):
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
-        self.gates = check_dialectic_gates(self.summaries["variants"], max_hard_fails=s.max_hard_fails,
-                                           required=s.require_variant_pass)
+        self.gates = check_failed_calls(list(self.responses.values())) + check_dialectic_gates(
+            self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
         if s.dialectic_baseline is not None:
             self.gates += self._compare_with_baseline()
         return self.gates
@@ -147,6 +147,11 @@ class Protocol(EvalProtocol):
 
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
+        misses = sum(str(r.get("error") or "").startswith("cassette miss") for r in self.responses.values())
+        if misses:
+            lines.append(f"CASSETTE MISSES: {misses} dialectic responses have no matching cassette (a case, a variant's "
+                         f"prompt or an option changed since the recording, or they were never recorded); record them "
+                         f"with: {self.session.record_command()}")
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)
         lines += [gate_line(g) for g in self.gates]
