@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
 SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it
+# pytest's report category of a wrong answer or an unmet rubric check without -v: not "failed",
+# so pytest does not print a failure section each; the session lists them one line each.
+WRONG = "wrong"
 _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

@@ -25,13 +25,14 @@ import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.options import Settings, settings_from
-from pytest_reasoning_evals.protocol import (PAYLOAD, SERIALIZED_KEY, EvalProtocol, ProtocolInfo, attach,
+from pytest_reasoning_evals.protocol import (PAYLOAD, SERIALIZED_KEY, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
+SHOWN_WRONG = 30  # wrong answers listed in the terminal, one line each
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -245,6 +246,14 @@ class EvalSession:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        wrong = terminalreporter.stats.get(WRONG, [])
+        if wrong:
+            terminalreporter.write_sep("_", f"wrong answers and unmet checks: {len(wrong)} (one line each; -v shows the details)")
+            for report in wrong[:SHOWN_WRONG]:
+                reason = str(report.longrepr).strip().splitlines()[0] if report.longrepr else ""
+                terminalreporter.write_line(f"{report.nodeid} - {reason}")
+            if len(wrong) > SHOWN_WRONG:
+                terminalreporter.write_line(f"... and {len(wrong) - SHOWN_WRONG} more (every item's record is in the run's outputs)")
         for protocol in self.protocols.values():
             if protocol.active:
                 title, lines = protocol.terminal()

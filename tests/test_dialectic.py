@@ -184,7 +184,7 @@ def test_confident_answer_without_process_is_a_hard_fail_only_where_dialectic_is
     cases = cases_file(pytester.path / "cases.yaml", ("decide", "dialectic"), ("fact", "bypass"))
     result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1")
     assert result.ret == 0, result.stdout.str()  # hard fails fail items; the gate is opt-in
-    result.stdout.fnmatch_lines(["*_ test_pcc?decide@dialectic? _*",
+    result.stdout.fnmatch_lines(["test_dialectic.py::test_pcc[decide@dialectic] - "
                                  "PCC violation: confidence 0.90 > ceiling 0.45 (no oscillation table)"])
     out = outputs(pytester)
     decide, fact = response_of(out, "decide"), response_of(out, "fact")
@@ -288,7 +288,7 @@ def test_resolution_follows_up_with_the_real_history_until_resolved(pytester, se
     assert followups[1][4]["content"] == "Follow-up 1: do it."  # the model's own earlier reply, as history
     assert (out["resolution_rate"], out["first_turn_resolution_rate"], out["mean_turns_to_resolution"]) == (0.5, 0.0, 3.0)
     assert out["cost_per_resolution"] == pytest.approx(out["total_cost_usd"] / 1)
-    result.stdout.fnmatch_lines(["*test_resolution?b?*", "not resolved after 4 turns"])
+    result.stdout.fnmatch_lines(["test_dialectic.py::test_resolution[[]b@dialectic] - not resolved after 4 turns"])
 
 
 # --- cross-provider ---

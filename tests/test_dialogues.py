@@ -187,7 +187,7 @@ def test_a_model_breaking_one_axiom_in_one_dialogue(pytester, server) -> None:
     assert summary["contradiction_rate"] == 0.0
     assert summary["dialogue_details"]["dialogues_with_violations"] == 1
     assert summary["dialogue_accuracy"] == pytest.approx((len(DIALOGUES) - 1) / len(DIALOGUES))
-    result.stdout.fnmatch_lines([f"*_ test_dialogue?{flip[0]}? _*", "turn 2: expected TRUE, got FALSE: 'FALSE'"])
+    result.stdout.fnmatch_lines([f"*test_dialogue[[]{flip[0]}[]] - turn 2: expected TRUE, got FALSE: 'FALSE'"])
     record = next(json.loads(line) for line in (run_dir(pytester, "fake") / "completions.jsonl").open()
                   if json.loads(line)["id"] == flip[0])
     assert fol_violations(claims(record)) and f"{opening}=True requires {required}" in fol_violations(claims(record))[0]

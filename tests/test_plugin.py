@@ -226,6 +226,16 @@ def scripted_model(pytester: pytest.Pytester, replies: dict) -> None:
     pytester.makeconftest(f"REPLIES = {replies!r}\n" + FAKE_MODEL_CONFTEST)
 
 
+def test_without_v_a_wrong_answer_is_one_line_and_no_failure_section(evals: pytest.Pytester) -> None:
+    result = evals.runpytest("--model", "always-true", f"--eval-cases={small_bank(evals)}")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*wrong answers and unmet checks: 2 (one line each; -v shows the details)*",
+                                 "test_chaosbench.py::test_question[[]q-false-1] - expected FALSE, got TRUE: 'TRUE'",
+                                 "test_chaosbench.py::test_question[[]q-false-2] - expected FALSE, got TRUE: 'TRUE'",
+                                 "*eval summary: always-true (zeroshot)*", "*2 passed*2 wrong in*"])
+    assert "FAILURES" not in result.stdout.str()
+
+
 def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytest.Pytester) -> None:
     scripted_model(evals, {"q-true-1": "It depends on the parameters.", "q-true-2": "**TRUE**",
                            "q-false-1": "Final answer: FALSE", "q-false-2": "yes"})

@@ -31,7 +31,7 @@ from pytest_reasoning_evals.completions import CompletionsLog, answered, read_co
 from pytest_reasoning_evals.gates import GateResult
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
-from pytest_reasoning_evals.protocol import EvalProtocol, send
+from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.results import write_json
 
 PARAMS = ("chaosbench_question", "chaosbench_dialogue")
@@ -149,8 +149,8 @@ class Protocol(EvalProtocol):
         status = (payload.get("record") or {}).get("status")
         if status == "unknown":
             return "unknown", "U", "UNKNOWN"
-        if status == "wrong":
-            return "failed", "F", "WRONG"
+        if status == "wrong":  # with -v, pytest's full failure section; else one line (session.py)
+            return ("failed" if self.session.config.option.verbose > 0 else WRONG), "F", "WRONG"
         return None
 
     # --- resume (controller) ---

@@ -25,7 +25,7 @@ from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, co
 from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, gate_line
-from pytest_reasoning_evals.protocol import EvalProtocol, send
+from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.results import write_json
 
 PARAMS = ("dialectic_item", "dialectic_case")
@@ -110,6 +110,11 @@ class Protocol(EvalProtocol):
         send(node, payload, [("eval_check", record["check"]), ("eval_passed", record["passed"])])
         if not record["passed"]:
             pytest.fail(record["reason"], pytrace=False)
+
+    def teststatus(self, payload: dict):
+        if payload["record"]["passed"] or self.session.config.option.verbose > 0:
+            return None  # with -v, pytest's full failure section
+        return WRONG, "F", "FAILED"
 
     # --- results (controller) ---
 
