@@ -9,20 +9,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def timed(args: list[str], cwd: Path) -> float:
-    started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        sys.exit(f"pytest {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-2000:]}")
-    return elapsed
+from replay_throughput import timed  # this script's folder is on sys.path: run it as a script
 
 
 def main() -> None:

@@ -5,8 +5,8 @@ cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
   local server may move.
 - Scrubbing: key headers and the `key` query parameter on requests; cookies, request ids,
   organisation ids and rate-limit headers on responses; non-2xx responses are never recorded.
-- A replay miss raises CassetteMiss: one line naming the item, what differs and the file (the
-  models wrapper turns it into a failed call of that item, counted as an error).
+- A replay miss is a failed call of that item (counted as an error, not a crash) whose error is
+  one line naming the item, what differs and the file.
 
 Recording goes through vcrpy's HTTP patching. Replay (record mode "none") does not need it:
 the item's cassette is loaded with vcrpy and served to `requests` by a transport adapter, with
@@ -29,7 +29,7 @@ from vcr.cassette import Cassette
 from vcr.errors import CannotOverwriteExistingCassetteException, UnhandledHTTPRequestError
 from vcr.request import Request as VcrRequest
 
-from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.providers.base import MISS, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
 
 MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
@@ -40,10 +40,6 @@ DROPPED_RESPONSE_HEADER_PREFIXES = ("set-cookie", "x-request-id", "request-id", 
                                     "anthropic-organization", "x-ratelimit", "anthropic-ratelimit",
                                     "openai-project", "cf-ray", "x-goog", "date", "server-timing",
                                     "openai-processing-ms", "alt-svc")
-
-
-class CassetteMiss(Exception):
-    """Replay found no recorded interaction for this item's request."""
 
 
 def _scrub_response(response: dict) -> dict | None:
@@ -161,7 +157,8 @@ class CassetteClient:
                 with self._cassette(path) as cassette:
                     completion = self._call(cassette, request)
         except CannotOverwriteExistingCassetteException as exc:
-            raise CassetteMiss(self._miss_message(request, path, exc)) from None
+            # a failed call of this item (one line, counted as an error), not a harness crash
+            return self.model.failed(self._miss_message(request, path, exc))
         completion.extra["cassette"] = path.relative_to(self.root).as_posix()
         return completion
 
@@ -218,4 +215,4 @@ class CassetteClient:
             closest = cassette.find_requests_with_most_matches(wanted) if cassette is not None and wanted is not None else []
             if closest:
                 what += f" (differs in: {', '.join(name for name, _ in closest[0][2])})"
-        return f"cassette miss for item {request.item_id!r}: {what}: {path}"
+        return f"{MISS} for item {request.item_id!r}: {what}: {path}"

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_reasoning_evals.options import Settings
-from pytest_reasoning_evals.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.providers.base import MISS, Completion, Model, Request
 
 
 class UsageProblem(Exception):
@@ -31,9 +31,8 @@ class StoppingModel:
       reaches the controller) and later calls fail at once without a request;
     - an outage: a connection that cannot be made, or OUTAGE_AFTER calls in a row failing after
       their retries, stops the session with a line naming the outage (the run is incomplete, so
-      its gates fail) instead of every item retrying for hours.
-
-    A cassette miss becomes the item's failed call (one line, counted), not a traceback."""
+      its gates fail) instead of every item retrying for hours (a malformed response or a
+      cassette miss is the item's own failure, not an outage)."""
 
     def __init__(self, model: Model, session: Callable[[], pytest.Session | None]):
         self.model = model
@@ -50,16 +49,11 @@ class StoppingModel:
             session.shouldstop = reason
 
     def complete(self, request: Request) -> Completion:
-        from pytest_reasoning_evals.cassettes import CassetteMiss
         from pytest_reasoning_evals.providers.http import AuthError
 
         if self.refused is None:
             try:
                 completion = self.model.complete(request)
-            except CassetteMiss as exc:
-                spec = getattr(self.model, "model", None) and self.model.model.spec
-                return Completion(provider=spec.provider if spec else "", model=spec.model_id if spec else "",
-                                  text="", error=str(exc))
             except AuthError as exc:
                 self.refused = str(exc)
                 self._stop(f"model key refused: {exc}")
@@ -71,7 +65,7 @@ class StoppingModel:
     def _watch(self, completion: Completion) -> None:
         """Count calls that failed after their retries; stop the session on an outage."""
         error = completion.error
-        if error is None or error.startswith("malformed provider response"):
+        if error is None or error.startswith(("malformed provider response", MISS)):
             self.failed_in_a_row = 0
             return
         self.failed_in_a_row += 1

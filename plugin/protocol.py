@@ -62,6 +62,7 @@ class EvalProtocol:
     def __init__(self, session: "EvalSession"):
         self.session = session
         self.settings = session.settings
+        self.fixtures = session.infos[self.name].fixtures  # the parametrized fixtures of its items
         self.active = False  # controller: it has results to summarize this run
         self.collected = False  # this process asked it for items (they may all be filtered out)
 
@@ -74,11 +75,9 @@ class EvalProtocol:
 
     def parametrize_nothing(self, metafunc: pytest.Metafunc) -> None:
         """After a reported failure: no items (the collection error already stops the session)."""
-        for name in self.param_names(metafunc):
-            metafunc.parametrize(name, [])
-
-    def param_names(self, metafunc: pytest.Metafunc) -> list[str]:
-        raise NotImplementedError
+        for name in self.fixtures:
+            if name in metafunc.fixturenames:
+                metafunc.parametrize(name, [])
 
     def item_collected(self, item: pytest.Item) -> None:
         """One of its items was collected (add -k keywords, say)."""

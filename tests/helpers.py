@@ -59,3 +59,9 @@ def question(id: str, truth: str = "TRUE", family: str = "atomic", split: str = 
     }
     record.update(extra)
     return record
+
+
+def answer_by_text(body: dict) -> str:
+    """A deterministic model: the answer depends on the conversation only."""
+    text = "".join(m["content"] for m in body["messages"])
+    return "TRUE" if sum(map(ord, text)) % 3 else "FALSE"

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from fakeprovider import FakeProvider
+from helpers import answer_by_text
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "own-evals"
@@ -276,12 +277,6 @@ def test_example_project_replays_and_gates(installed: Installed, tmp_path: Path)
 
 
 # --- e. record from a user project (fake provider), then replay with the server stopped ---
-
-
-def answer_by_text(body: dict) -> str:
-    """A deterministic model: the answer depends on the conversation only."""
-    text = "".join(m["content"] for m in body["messages"])
-    return "TRUE" if sum(map(ord, text)) % 3 else "FALSE"
 
 
 def test_record_then_replay_in_a_user_project(installed: Installed, tmp_path: Path) -> None:

@@ -13,10 +13,9 @@ import time
 import pytest
 import yaml
 from fakeprovider import FakeProvider
-from helpers import PROJECT_ROOT, add_eval_module, question, run_dir, write_jsonl
+from helpers import DEFAULT_CASES, PROJECT_ROOT, add_eval_module, answer_by_text, question, run_dir, write_jsonl
 
 from pytest_reasoning_evals.chaosbench.questions import load_questions, shard_of
-from helpers import DEFAULT_CASES
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 FAKE_MODELS = ("models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR +
@@ -150,12 +149,6 @@ def small_bank(path, dialogues: int = 2, turns: int = 3, questions: int = 12):
             records.append(question(f"d{d}-t{t}", "TRUE" if (d + t) % 2 else "FALSE", family="multi_hop",
                                     dialogue_id=f"d{d}", turn=t))
     return write_jsonl(path, records)
-
-
-def answer_by_text(body: dict) -> str:
-    """A deterministic model: the answer depends on the conversation only."""
-    text = "".join(m["content"] for m in body["messages"])
-    return "TRUE" if sum(map(ord, text)) % 3 else "FALSE"
 
 
 def eval_args(pytester, base_url: str, tag: str, price_in: float = 0.0) -> list[str]:

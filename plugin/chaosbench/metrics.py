@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
+from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, ratio, wilson_interval
 
 
@@ -85,9 +86,6 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
             **_spend(dialogues),
         },
     }
-
-
-MISS = "cassette miss"  # how a replay miss's error starts (cassettes.py)
 
 
 def errors_by_kind(records: list[dict]) -> dict[str, int]:

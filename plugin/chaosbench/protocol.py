@@ -34,7 +34,6 @@ from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.results import write_json
 
-PARAMS = ("chaosbench_question", "chaosbench_dialogue")
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
 
 
@@ -95,9 +94,6 @@ class Protocol(EvalProtocol):
             dialogues = [d for d in dialogues if shard_of(d.id, count) == index]
         return questions, dialogues
 
-    def param_names(self, metafunc: pytest.Metafunc) -> list[str]:
-        return [name for name in PARAMS if name in metafunc.fixturenames]
-
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight((self.settings.model,))  # unknown alias, missing key: stop here
         self.prompt  # noqa: B018 - a missing or broken prompt file stops collection too
@@ -109,7 +105,7 @@ class Protocol(EvalProtocol):
 
     def item_collected(self, item: pytest.Item) -> None:
         """-k matches family, split and system id (`-k lorenz63`, `-k "atomic and core"`)."""
-        value = next((item.callspec.params[name] for name in PARAMS if name in item.callspec.params), None)
+        value = next((item.callspec.params[name] for name in self.fixtures if name in item.callspec.params), None)
         first = value.turns[0] if isinstance(value, Dialogue) else value
         if first is not None and hasattr(first, "family"):
             item.extra_keyword_matches.update({first.family, first.split, first.system_id})
@@ -120,9 +116,9 @@ class Protocol(EvalProtocol):
         drop = []
         for item in items:
             params = getattr(item, "callspec", None)
-            if params is None or not set(PARAMS) & set(params.params):
+            if params is None or not set(self.fixtures) & set(params.params):
                 continue
-            value = next(params.params[name] for name in PARAMS if name in params.params)
+            value = next(params.params[name] for name in self.fixtures if name in params.params)
             skip = item.get_closest_marker("skip")
             if skip is not None and str(skip.kwargs.get("reason", "")).startswith("got empty parameter set"):
                 drop.append(item)

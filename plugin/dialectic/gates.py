@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_reasoning_evals.gates import GateResult
+from pytest_reasoning_evals.providers.base import MISS
 
 
 def check_dialectic_gates(variants: list[dict], *, max_hard_fails: int | None, required: tuple[str, ...]) -> list[GateResult]:
@@ -35,7 +36,7 @@ def check_failed_calls(responses: list[dict]) -> list[GateResult]:
     failed = [r for r in responses if r.get("error")]
     if not failed:
         return []
-    misses = sum(str(r["error"]).startswith("cassette miss") for r in failed)
+    misses = sum(str(r["error"]).startswith(MISS) for r in failed)
     rate = len(failed) / len(responses)
     return [GateResult("dialectic-failed-calls", rate <= MAX_ERROR_RATE,
                        f"{len(failed)} of {len(responses)} responses ({rate:.1%}) failed ({len(failed) - misses} provider "

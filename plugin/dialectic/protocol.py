@@ -14,7 +14,6 @@ are ChaosBench's and select no dialectic case out; a stopped run is resumed by i
 from __future__ import annotations
 
 import functools
-import json
 
 import pytest
 
@@ -26,9 +25,8 @@ from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
+from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.results import write_json
-
-PARAMS = ("dialectic_item", "dialectic_case")
 
 
 def _marks(case: Case, variant: Variant) -> list[pytest.MarkDecorator]:
@@ -70,9 +68,6 @@ class Protocol(EvalProtocol):
     def aliases(self) -> tuple[str, ...]:
         s = self.settings
         return (s.model, *sorted({*s.judges, *s.compare_models} - {s.model}))  # the model under test first
-
-    def param_names(self, metafunc: pytest.Metafunc) -> list[str]:
-        return [name for name in PARAMS if name in metafunc.fixturenames]
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight(self.aliases())
@@ -139,8 +134,7 @@ class Protocol(EvalProtocol):
             baseline = load_responses(s.dialectic_baseline)
         except BaselineError as exc:
             return [GateResult("dialectic-baseline", False, str(exc))]
-        current = [json.loads(line) for line in (self.run_dir / "per_response.jsonl").read_text(encoding="utf-8").splitlines()]
-        self.comparison = compare(baseline, current, alpha=s.regression_alpha)
+        self.comparison = compare(baseline, self.summaries["per_response"], alpha=s.regression_alpha)
         write_json(self.run_dir / "comparison.json", self.comparison)
         if not s.fail_on_regression:
             return []
@@ -152,7 +146,7 @@ class Protocol(EvalProtocol):
 
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
-        misses = sum(str(r.get("error") or "").startswith("cassette miss") for r in self.responses.values())
+        misses = sum(str(r.get("error") or "").startswith(MISS) for r in self.responses.values())
         if misses:
             lines.append(f"CASSETTE MISSES: {misses} dialectic responses have no matching cassette (a case, a variant's "
                          f"prompt or an option changed since the recording, or they were never recorded); record them "

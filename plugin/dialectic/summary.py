@@ -78,6 +78,7 @@ def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict],
     conversations = sorted((r["conversation"] for r in records if r["check"] == "resolution"), key=_key)
     comparisons = [r["comparison"] for r in records if r["check"] == "cross_provider"]
     summaries = {
+        "per_response": per_response,  # also what a baseline comparison reads
         "variants": variants,
         "multiturn": multiturn.summarize(conversations) | {"conversations_detail": conversations},
         "cross_provider": compare.summarize(comparisons),

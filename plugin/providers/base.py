@@ -7,6 +7,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 
+MISS = "cassette miss"  # how the error of a replay that found no recording starts (cassettes.py)
+
+
 @dataclass(frozen=True)
 class Request:
     """One model call for one item. `item_id` and `suite` name the item (and, later, its cassette)."""

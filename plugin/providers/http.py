@@ -105,7 +105,7 @@ class HttpModel:
                 retry_after = response.headers.get("Retry-After")
             if attempt + 1 < attempts:
                 time.sleep(self.policy.wait(attempt, retry_after))
-        return self._failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''})")
+        return self.failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''})")
 
     def _completion(self, response: requests.Response, latency_ms: float) -> Completion:
         try:
@@ -114,7 +114,7 @@ class HttpModel:
                 latency_ms = float(recorded)
             parsed = self._parse(response.json())
         except (json.JSONDecodeError, requests.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as exc:
-            return self._failed(f"malformed provider response ({exc.__class__.__name__}): {response.text[:200]}")
+            return self.failed(f"malformed provider response ({exc.__class__.__name__}): {response.text[:200]}")
         return Completion(
             provider=self.spec.provider,
             model=self.spec.model_id,
@@ -127,5 +127,6 @@ class HttpModel:
             finish_reason=parsed.finish_reason,
         )
 
-    def _failed(self, error: str) -> Completion:
+    def failed(self, error: str) -> Completion:
+        """A completion that carries `error` instead of an answer."""
         return Completion(provider=self.spec.provider, model=self.spec.model_id, text="", error=error)
