@@ -88,6 +88,9 @@ def spotcheck_import(args: argparse.Namespace) -> int:
     shown = "n/a" if agreement["agreement"] is None else f"{agreement['agreement']:.0%}"
     print(f"spotcheck-import: {agreement['reviewed']} reviewed, human-judge agreement {shown} "
           f"(within 2 points per dimension); {results / 'spotcheck_agreement.json'}")
+    if agreement["reviewed_without_judge_scores"]:
+        print(f"spotcheck-import: {agreement['reviewed_without_judge_scores']} reviewed response(s) left out: "
+              "every judge reply for them was a judge error, so there is no judge score to compare")
     print(json.dumps(agreement["per_dimension"], indent=2))
     return 0
 

@@ -320,9 +320,10 @@ def test_cross_provider_comparison_schema_and_rankings(pytester, server) -> None
 
 
 def spot_response(i: int, **flags) -> dict:
+    """A per-response row as summary.responses() writes it: the medians are judge_scores."""
     return {"query_id": f"q{i}", "variant": "v", "model": "m", "query": "q", "text": "t",
             "metrics": {"pcc_valid": flags.get("pcc", True), "mode_correct": flags.get("mode", True)},
-            "judge": {"agreement": True, "errors": [], "medians": {d: 5.0 for d in judge.DIMENSIONS}}}
+            "judge_scores": {d: 5.0 for d in judge.DIMENSIONS}, "judge": {"agreement": True, "errors": []}}
 
 
 def test_spotcheck_queue_is_a_seeded_blinded_sample_plus_every_flagged_response(tmp_path) -> None:
@@ -351,16 +352,58 @@ def test_spotcheck_queue_is_a_seeded_blinded_sample_plus_every_flagged_response(
     assert result["agreement"] == pytest.approx(within / len(entries))
 
 
-def test_spotcheck_import_command(tmp_path) -> None:
-    entries, key = spotcheck.queue([spot_response(0, pcc=False)], seed=1)
+def import_one_review(tmp_path, response: dict) -> subprocess.CompletedProcess:
+    """Queue one response, review it with 5 on every dimension, run spotcheck-import."""
+    entries, key = spotcheck.queue([response], seed=1)
     (tmp_path / "spotcheck_key.json").write_text(json.dumps(key))
     filled = tmp_path / "filled.jsonl"
     filled.write_text(json.dumps({**entries[0], **{d: 5 for d in judge.DIMENSIONS}}) + "\n")
     result = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "spotcheck-import", str(filled), "--results", str(tmp_path)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_spotcheck_import_command(tmp_path) -> None:
+    result = import_one_review(tmp_path, spot_response(0, pcc=False))
     assert "1 reviewed, human-judge agreement 100%" in result.stdout
     assert json.loads((tmp_path / "spotcheck_agreement.json").read_text())["agreement"] == 1.0
+
+
+def test_spotcheck_import_says_which_reviews_had_no_judge_score_to_compare(tmp_path) -> None:
+    # a response whose judges all errored has null medians; a review of it was skipped silently
+    result = import_one_review(tmp_path, {**spot_response(0, pcc=False), "judge_scores": None})
+    assert "0 reviewed, human-judge agreement n/a" in result.stdout
+    assert "1 reviewed response(s) left out: every judge reply for them was a judge error" in result.stdout
+    assert json.loads((tmp_path / "spotcheck_agreement.json").read_text())["reviewed_without_judge_scores"] == 1
+
+
+def test_spotcheck_import_reports_agreement_for_a_real_dialectic_run(pytester, server) -> None:
+    """End to end: a dialectic run writes the queue and key, a reviewer fills the queue, the
+    import compares the human scores with the judges' medians recorded by the run."""
+    low = {**JUDGE_OK, "h_quality": 2}  # judges 8, 2, 8: they disagree, so every response is queued
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED, "c": "Canberra."}, judges=[JUDGE_OK, low, JUDGE_OK])
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"), ("c", "bypass"))
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "judge")
+    assert result.ret == 0, result.stdout.str()
+    directory = pytester.path / "results" / "fake_dialectic-subset"
+    out = outputs(pytester)
+    assert len(out["queue"]) == 3
+    medians = {d: float(JUDGE_OK[d]) for d in judge.DIMENSIONS}  # h_quality: median of 8, 2, 8
+    assert all(entry["judge_medians"] == medians for entry in out["key"].values())
+
+    human = {**JUDGE_OK, "h_quality": 3}  # 5 points from the judges on h_quality, equal elsewhere
+    filled = pytester.path / "filled.jsonl"
+    filled.write_text("".join(json.dumps({**entry, **{d: human[d] for d in judge.DIMENSIONS}}) + "\n"
+                              for entry in out["queue"]))
+    imported = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "spotcheck-import", str(filled),
+                               "--results", str(directory)], capture_output=True, text=True)
+    assert imported.returncode == 0, imported.stderr
+    assert "3 reviewed, human-judge agreement 80%" in imported.stdout
+    agreement = json.loads((directory / "spotcheck_agreement.json").read_text())
+    assert agreement["reviewed"] == 3 and agreement["agreement"] == pytest.approx(0.8)
+    assert agreement["per_dimension"]["h_quality"] == {"agreement": 0.0, "mean_abs_gap": 5.0}
+    assert agreement["per_dimension"]["actionability"] == {"agreement": 1.0, "mean_abs_gap": 0.0}
 
 
 # --- gates ---

@@ -232,6 +232,16 @@ def test_thinking_content_never_counts(tag):
         ("inline-code-ignored", "`**H1: a**`", 0),
         ("fence-ignored", "```\n**H1: a**\n## H2: b\n```", 0),
         ("heading-without-colon", "## H1 and H2 compared", 0),
+        # a qualifying word makes it another kind of hypothesis; only plain "Hypothesis N" counts
+        ("counter-hypothesis", "**Counter-hypothesis 1**: pay nothing", 0),
+        ("counter-hypothesis-spaced", "Counter hypothesis 2: x", 0),
+        ("alternative-hypothesis", "Alternative hypothesis 2: x", 0),
+        ("null-hypothesis-bold", "**Null Hypothesis 1**: no effect", 0),
+        ("counter-beside-real", "**H1: Pay**\n**Counter-hypothesis 2**: x\nHypothesis 3: y", 2),
+        ("hypothesis-bullet", "- Hypothesis 3: x", 1),
+        ("hypothesis-numbered", "1. Hypothesis 3: x", 1),
+        ("hypothesis-heading", "### Hypothesis 2: x", 1),
+        ("hypothesis-in-parens", "(Hypothesis 2: x)", 1),
     ),
 )
 def test_h_count(text, expected):
@@ -417,6 +427,25 @@ def test_iteration_limit(text, expected):
         ("tilde-fence", "~~~\nConfidence: 0.9\n~~~", None),
         ("inline-code", "Write `Confidence: 0.9` on its own line.", None),
         ("think", "<think>Confidence: 0.9</think>Confidence: 0.4", 0.4),
+        # a statistic near the label is not its value
+        ("statistic-in-object", "Confidence in shipping at p = 0.087 should be ~70%+", None),
+        ("statistic-in-parenthetical", "Confidence in shipping (p = 0.087) should be high", None),
+        ("statistic-given", "Confidence in H2 given r = 0.4 is moderate", None),
+        ("statistic-after-is-word", "Confidence is high at p = 0.03", None),
+        ("in-x-equals", "Confidence in H1 = 0.6", 0.6),
+        ("in-x-of", "Confidence in the success of H3: 0.55", 0.55),
+        ("in-x-clause-colon", "Confidence in the plan at this point: 0.6", 0.6),
+        ("in-x-clause-is", "Confidence in H2 given the data is 0.65", 0.65),
+        # a parenthetical between the label and its separator
+        (
+            "parenthetical-bold",
+            "**Framework Confidence** (How well does the framework fit the evidence?): **0.80**",
+            0.80,
+        ),
+        ("parenthetical-plain", "Confidence (after oscillation): 0.65", 0.65),
+        ("parenthetical-equals", "Prediction Confidence (12 months) = 55%", 0.55),
+        ("parenthetical-in-x", "Confidence in H4 (post-oscillation): 0.7", 0.7),
+        ("parenthetical-no-separator", "Confidence (0.7 in the draft) remains high", None),
     ),
 )
 def test_confidence(text, expected):
@@ -495,6 +524,28 @@ def crux_types(entry_line):
         ),
         ("prose-parenthetical-skipped", "- **X (a former colleague)** (empirical)", ["empirical"]),
         ("heading-entry", "### Crux 1: Payment ends it (empirical)", ["empirical"]),
+        # multi-word parts beside a canonical type are kept as other:<part>
+        (
+            "compound-multi-word-unknown",
+            "1. **Will the team deliver?** (empirical + team assessment)",
+            ["empirical", "other:team assessment"],
+        ),
+        ("semicolon", "- X (value; strategic)", ["value", "other:strategic"]),
+        ("prose-part-dropped", "- X (empirical, measurable with a pilot study)", ["empirical"]),
+        # a dash qualifier is a note on the label, not part of it
+        (
+            "dash-qualifier-unknown",
+            "- **Is the risk acceptable?** [inference\u2014high uncertainty]",
+            ["other:inference"],
+        ),
+        ("en-dash-qualifier", "- X (empirical \u2013 contested)", ["empirical"]),
+        ("spaced-hyphen-qualifier", "- X (values - contested)", ["value"]),
+        ("hyphenated-word-kept", "- X (value-laden)", ["other:value-laden"]),
+        (
+            "qualifier-after-compound",
+            "- X (empirical + values \u2014 both open)",
+            ["empirical", "value"],
+        ),
     ),
 )
 def test_crux_types(line, expected):
@@ -523,6 +574,16 @@ def test_crux_types(line, expected):
             "prose-parenthetical-kept",
             "- **X (a former colleague)** (empirical)",
             "X (a former colleague)",
+        ),
+        (
+            "compound-label-removed",
+            "1. **Will the team deliver?** (empirical + team assessment)",
+            "Will the team deliver?",
+        ),
+        (
+            "qualified-label-removed",
+            "- **Is the risk acceptable?** [inference\u2014high uncertainty]",
+            "Is the risk acceptable?",
         ),
     ),
 )
@@ -639,6 +700,65 @@ def test_crux_section_bounds(text, expected):
 )
 def test_crux_entry_selection(body, expected):
     assert extract(f"## Cruxes\n\n{body}\n\n## Synthesis\n\nDone.")["cruxes"] == expected
+
+
+SYNTHESIS = "## Synthesis\n\n**Position**: H3\n\n"
+
+
+@pytest.mark.parametrize(
+    "text, expected, signal",
+    cases(
+        (
+            "heading-after-inline-label-wins",
+            SYNTHESIS + "**Cruxes Identified**:\n\n**Confidence**: 0.7\n\n"
+            "## Cruxes\n\n- **Demand** (empirical)\n- **Risk** (values)\n",
+            [crux("Demand", "empirical"), crux("Risk", "value")],
+            True,
+        ),
+        (
+            "heading-wins-over-typed-label",
+            "**Key Cruxes:**\n- **a** (empirical)\n\n## Cruxes\n- **b** (values)\n",
+            [crux("b", "value")],
+            True,
+        ),
+        (
+            "empty-label-no-junk",
+            SYNTHESIS + "**Cruxes Identified**:\n\n**Next step**: ask her\n- then decide\n",
+            [],
+            False,
+        ),
+        (
+            "label-prose-after-no-junk",
+            SYNTHESIS + "**Cruxes Identified**:\nThe two above remain open.\n\n1. Call her\n",
+            [],
+            False,
+        ),
+        (
+            "label-list-ends-at-next-label",
+            SYNTHESIS + "**Cruxes Identified**:\n- whether demand holds\n- whether risk is ok\n\n"
+            "**Next steps**:\n1. Call her\n2. Decide\n",
+            [crux("whether demand holds"), crux("whether risk is ok")],
+            True,
+        ),
+        (
+            "label-typed-bold-entries-with-details",
+            "**Key Cruxes:**\n\n**Payment** (empirical)\n- H1: ends it\n\n"
+            "**Trust** (values)\n- detail\n\n**Position**: H3\n",
+            [crux("Payment", "empirical"), crux("Trust", "value")],
+            True,
+        ),
+        (
+            "second-label-with-entries",
+            "**Cruxes**:\nSee below.\n\n**Key Cruxes:**\n- **a** (empirical)\n",
+            [crux("a", "empirical")],
+            True,
+        ),
+    ),
+)
+def test_crux_heading_beats_inline_label(text, expected, signal):
+    result = extract(text)
+    assert result["cruxes"] == expected
+    assert ("## Cruxes" in result["signals"]) is signal
 
 
 # --- signals and mode -------------------------------------------------------

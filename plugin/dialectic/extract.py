@@ -3,7 +3,8 @@
 ``extract(text)`` returns a dict with these keys:
 
 - ``h_count``: distinct hypothesis numbers in ``**H1:`` / ``**H1 (`` / ``**H1**:``,
-  ``## H1:`` / ``## H1 (`` (heading levels 1-4) and ``Hypothesis 1:``.
+  ``## H1:`` / ``## H1 (`` (heading levels 1-4) and a plain ``Hypothesis 1:`` (not
+  "Counter-hypothesis 1:", "Null hypothesis 1:").
 - ``oscillation_table``: a pipe table (header row plus ``|---|`` delimiter row) whose first
   header cell starts with "Hypothes" or is "H" and with a header cell starting with "Post";
   or a heading "Oscillation Results".
@@ -12,15 +13,19 @@
 - ``iteration_limit``: final stability is UNSTABLE, or "instability flag" /
   "iteration limit reached" appears.
 - ``confidences`` / ``confidence``: every labelled value in order / the last one. Labels:
-  [Framework|Prediction] Confidence [Level|in <X>], any case, bold/italic tolerated; separators
-  ":", "=", " - " (or en/em dash), "is", or a table-cell "|". Decimals in [0, 1], percentages,
-  and fractions (7/10) are accepted, a leading "~" tolerated; bare numbers > 1, words, ranges
-  ("0.6-0.7") and negative values give nothing. On an arithmetic line (a number directly
-  followed by an operator and a number) the value after the last "=" is taken, or nothing if
-  there is no "=". "Impact/effect on confidence" and "confidence interval" are not labels, and a
-  "Confidence" column header is not a label for the cells below it.
+  [Framework|Prediction] Confidence [Level|in <X>] [(parenthetical)], any case, bold/italic
+  tolerated; separators ":", "=", " - " (or en/em dash), "is", or a table-cell "|". The value
+  must follow the separator: "Confidence in shipping at p = 0.087" gives nothing. Decimals in
+  [0, 1], percentages, and fractions (7/10) are accepted, a leading "~" tolerated; bare numbers
+  > 1, words, ranges ("0.6-0.7") and negative values give nothing. On an arithmetic line (a
+  number directly followed by an operator and a number) the value after the last "=" is taken,
+  or nothing if there is no "=". "Impact/effect on confidence" and "confidence interval" are
+  not labels, and a "Confidence" column header is not a label for the cells below it.
 - ``cruxes``: ``{"name", "types"}`` per entry of the first section headed "Cruxes"
   (optionally one leading word, e.g. "Key Cruxes", and any suffix, e.g. "Cruxes (By Type)").
+  An ATX heading outranks a wholly bold label ("**Cruxes Identified**:"); a bold label only
+  counts with entries right after it. Types: canonical ones, plurals and case folded; unknown
+  labels kept as ``other:<label>`` (see ``_types``).
 - ``signals`` (in ``SIGNALS`` order), ``mode`` ("dialectic" with >= 2 signals, else "bypass")
   and ``pcc_ceiling`` (table+STABLE 0.85 > iteration limit 0.50 > table 0.70 > 0.45).
 
@@ -61,8 +66,12 @@ _TITLE_NUMBER = re.compile(r"^\d+[.)]\s+")
 
 # "**H1:", "**H1 (", "**H1**:" — the bold label dialectic answers give each hypothesis.
 _HYP_BOLD = re.compile(r"\*\*H(\d+)(?:\s*:|\s*\(|\*\*\s*:)")
-# "## H1:" / "## H1 (" (levels 1-4) and "Hypothesis 1:" (bold tolerated before the colon).
-_HYP_OTHER = re.compile(r"^ {0,3}#{1,4}\s+H(\d+)\s*[:(]|(?i:hypothesis)\s+(\d+)[*_]*\s*:", re.M)
+# "## H1:" / "## H1 (" (levels 1-4) and "Hypothesis 1:" (bold tolerated before the colon). Only a
+# plain "Hypothesis N" counts: a word before it ("Counter-hypothesis 1", "Null hypothesis 2",
+# "Alternative hypothesis 3") names another kind of hypothesis.
+_HYP_OTHER = re.compile(
+    r"^ {0,3}#{1,4}\s+H(\d+)\s*[:(]|(?<![\w-])(?<!\w[ \t])(?i:hypothesis)\s+(\d+)[*_]*\s*:", re.M
+)
 
 # Pipe-table delimiter row ("|---|:--:|"); at least two columns, so "---" alone is a rule.
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
@@ -79,14 +88,21 @@ _STABILITY = re.compile(
 )
 _LIMIT_PHRASE = re.compile(r"instability\s+flag|iteration\s+limit\s+reached", re.I)
 
-# A confidence label and its separator. "on " before it marks an adjustment
-# ("Impact on confidence: -0.10"); "confidence interval" has no separator so never matches.
+# A confidence label and its separator: the number after it is the statement's value, never a
+# statistic near the label. "on " before it marks an adjustment ("Impact on confidence: -0.10");
+# "confidence interval" has no separator so never matches. Between label and separator may come
+# "in <object>" (up to 8 words) and a parenthetical, whose content is never the value
+# ("**Framework Confidence** (How well...?): **0.80**", "Confidence in shipping (p = 0.087)").
 _CONF_LABEL = re.compile(
     r"(?<![\w-])(?<!on )(?:(?:framework|prediction)\s+)?confidence"
-    r"(?:\s+level|\s+in\s+[^:=|\n]{1,60}?)?"
-    r"[*_]*\s*(?::|=|\||\s[-\u2013\u2014]\s|\sis\s)[*_\s~\u2248]*",
+    r"(?:\s+level|\s+in(?P<object>(?:\s+[^\s:=|()]+){1,8}?))?"
+    r"[*_]*(?:\s*\([^()\n]{1,120}\)[*_]*)?"
+    r"\s*(?P<sep>:|=|\||\s[-\u2013\u2014]\s|\sis\s)[*_\s~\u2248]*",
     re.I,
 )
+# A clause word in the object starts a condition: in "Confidence in shipping at p = 0.087" the
+# "=" gives the condition's statistic, not the confidence.
+_CLAUSE = re.compile(r"\b(?:at|given|if|when|unless|assuming|where|with)\b", re.I)
 # A bold confidence label: "**Confidence**", "**Confidence:**", "**Confidence: 0.7**".
 _CONF_BOLD = re.compile(
     r"(?<!on )\*\*(?:(?:framework|prediction)\s+)?confidence(?:\s+level|\s+in\s+[^*:\n]{1,60})?"
@@ -103,8 +119,10 @@ _BULLET = re.compile(r"^ ?[-*+]\s+(.*)")
 _BOLD_LED = re.compile(r"^(?:\*\*|__)\S")
 # A type label: "(empirical + values)" or "[Value]"; not a markdown link's "[text](url)".
 _LABEL_GROUP = re.compile(r"(?<!\])\(([^()\n]{1,60})\)|\[([^\[\]\n]{1,60})\](?!\()")
-_LABEL_SPLIT = re.compile(r"\s*(?:[+/,&]|\band\b)\s*", re.I)
-_LABEL_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")  # one word; longer bracketed text is prose
+_LABEL_SPLIT = re.compile(r"\s*(?:[+/,&;]|\band\b)\s*", re.I)
+# A dash qualifier is a note on the type, not a type: "inference—high uncertainty" -> "inference".
+_LABEL_QUALIFIER = re.compile(r"\s*(?:[\u2013\u2014]|\s-\s).*", re.S)
+_LABEL_PART = re.compile(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}")  # one to three words
 # "**Definitional:** ..." — a canonical label before the first colon.
 _LEAD_LABEL = re.compile(r"^[*_\s]*([A-Za-z][A-Za-z +/,&-]*?)[*_\s]*:[*_]*\s*")
 # Where a label sits: right after the list marker or a bold span, or before "**", ":" or a dash.
@@ -187,18 +205,24 @@ def _confidences(lines: list[str]) -> list[float]:
     for line in lines:
         matches = list(_CONF_LABEL.finditer(line))
         for m, nxt in zip(matches, matches[1:] + [None]):
+            if m["sep"] == "=" and m["object"] and _CLAUSE.search(m["object"]):
+                continue
             value = _value(line[m.end():nxt.start() if nxt else len(line)])
             if value is not None:
                 values.append(value)
     return values
 
 
-def _crux_section(lines: list[str], heads: _Heads) -> tuple[list[str], int] | None:
-    """Lines of the first crux section and its level, or None when there is none."""
-    start = next(((i, lvl) for i, lvl, title in heads if _CRUX_TITLE.match(title)), None)
-    if start is None:
-        return None
-    begin, level = start
+def _crux_sections(lines: list[str], heads: _Heads) -> list[tuple[list[str], int]]:
+    """(body lines, level) of the candidate crux sections: the first heading titled Cruxes, or
+    when there is none every wholly bold crux label in order. A heading outranks a bold label,
+    which may be a line inside another section ("**Cruxes Identified**:" in a synthesis)."""
+    found = [(i, lvl) for i, lvl, title in heads if _CRUX_TITLE.match(title)]
+    atx = [(i, lvl) for i, lvl in found if lvl <= 6]
+    return [_section(lines, heads, i, lvl) for i, lvl in (atx[:1] or found)]
+
+
+def _section(lines: list[str], heads: _Heads, begin: int, level: int) -> tuple[list[str], int]:
     end = next((i for i, lvl, _ in heads if i > begin and lvl <= min(level, 6)), len(lines))
     heading_lines = {i for i, _, _ in heads}
     for j in range(begin + 1, end):  # a horizontal rule followed by a heading also ends it
@@ -211,21 +235,31 @@ def _crux_section(lines: list[str], heads: _Heads) -> tuple[list[str], int] | No
 
 
 def _types(label: str, canonical_only: bool = False) -> list[str] | None:
-    """Normalise "empirical + Values" -> ["empirical", "value"]; None if it is not a label."""
-    parts = [p for p in _LABEL_SPLIT.split(label.strip(" *_")) if p]
-    if not parts or not all(_LABEL_WORD.fullmatch(p) for p in parts):
-        return None
+    """Normalise a type label; None if the text is not one.
+
+    "Empirical + Values" -> ["empirical", "value"]; "empirical + team assessment" -> ["empirical",
+    "other:team assessment"]; "inference—high uncertainty" -> ["other:inference"]. Parts are split
+    on + / , & ; "and", after dropping a dash qualifier. A label holds a canonical type or only
+    one-word parts, so other bracketed text stays prose ("(a former colleague)"). Beside a canonical
+    type, unknown parts of one to three words are kept as other:<part>; longer ones are prose and
+    dropped. canonical_only (a label leading the line): every part must be canonical.
+    """
+    label = _LABEL_QUALIFIER.sub("", label.strip(" *_"))
+    parts = [" ".join(p.lower().split()) for p in _LABEL_SPLIT.split(label)]
+    parts = [p for p in parts if p]
     types: list[str] = []
-    for part in (p.lower() for p in parts):
+    for part in parts:
         if part.endswith("s") and part[:-1] in CANONICAL_CRUX_TYPES:  # plurals: values -> value
             part = part[:-1]
-        if part not in CANONICAL_CRUX_TYPES:
-            if canonical_only:
-                return None
-            part = f"other:{part}"
-        if part not in types:
+        if part in CANONICAL_CRUX_TYPES:
             types.append(part)
-    return types
+        elif _LABEL_PART.fullmatch(part):
+            types.append(f"other:{part}")
+    known = [t for t in types if not t.startswith("other:")]
+    one_words = all(_LABEL_PART.fullmatch(p) and " " not in p for p in parts)
+    if not parts or (len(known) < len(parts) if canonical_only else not (known or one_words)):
+        return None
+    return list(dict.fromkeys(types))  # in order, each once
 
 
 def _in_label_position(text: str, m: re.Match) -> bool:
@@ -257,17 +291,34 @@ def _crux_entry(text: str) -> dict:
     return {"name": name.strip(" :-\u2013\u2014"), "types": types}
 
 
-def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[dict], bool]:
-    """Entries of the crux section and whether the section exists.
+def _label_block(body: list[str]) -> list[str]:
+    """Under a bold label the cruxes are the block right after it: it ends at the first line
+    that is not blank, indented, a list item or a typed bold-led entry, e.g. the enclosing
+    section's "**Position**: H3" (which would otherwise be a junk untyped crux)."""
+    for j, line in enumerate(body):
+        if line.strip() and not (line[:1] in " \t" or _NUMBERED.match(line) or _BULLET.match(line)
+                                 or _BOLD_LED.match(line) and _crux_entry(line.strip())["types"]):
+            return body[:j]
+    return body
 
-    Entry kinds, by priority: sub-headings, bold-led paragraphs, numbered items, bullets. The
+
+def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[dict], bool]:
+    """Entries of the crux section and whether there is one: a crux heading, else the first
+    bold crux label with entries after it (a label without entries is no section)."""
+    for body, level in _crux_sections(lines, heads):
+        if level <= 6:
+            return _entries(body, level), True
+        entries = _entries(_label_block(body), level)
+        if entries:
+            return entries, True
+    return [], False
+
+
+def _entries(body: list[str], level: int) -> list[dict]:
+    """Entry kinds, by priority: sub-headings, bold-led paragraphs, numbered items, bullets. The
     first kind with a typed entry is used (only its typed entries); if none is typed, the first
     kind present. Sub-bullets under bold-led cruxes are thus details, not cruxes.
     """
-    section = _crux_section(lines, heads)
-    if section is None:
-        return [], False
-    body, level = section
     tiers: dict[str, list[dict]] = {"heading": [], "bold": [], "numbered": [], "bullet": []}
     for line in body:
         atx, numbered, bullet = _ATX.match(line), _NUMBERED.match(line), _BULLET.match(line)
@@ -280,8 +331,8 @@ def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[dict], bool]:
             tiers["numbered" if numbered else "bullet"].append(_crux_entry(item[1]))
     for entries in tiers.values():
         if any(e["types"] for e in entries):
-            return [e for e in entries if e["types"]], True
-    return next((entries for entries in tiers.values() if entries), []), True
+            return [e for e in entries if e["types"]]
+    return next((entries for entries in tiers.values() if entries), [])
 
 
 def _signals(text: str, heads: _Heads, has_cruxes: bool) -> list[str]:

@@ -8,7 +8,6 @@ Judging is separate from generation: a judge call is its own request with its ow
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from dataclasses import dataclass
 
@@ -51,23 +50,19 @@ def prompt(query: str, response: str) -> tuple[dict, ...]:
             {"role": "user", "content": TEMPLATE.format(response=response, query=query)})
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
 def json_object(text: str) -> dict:
-    """The first JSON object in a reply (bare, fenced, or inside prose)."""
-    fenced = _FENCE.search(text)
-    candidates = [fenced.group(1)] if fenced else []
+    """The first complete JSON object in a reply, bare, fenced or inside prose: decoded from each
+    "{" in turn, so prose or braces after the object (or a non-JSON "{" before it) do not matter."""
+    decoder = json.JSONDecoder()
     start = text.find("{")
-    if start >= 0:
-        candidates.append(text[start:text.rfind("}") + 1])
-    for candidate in candidates:
+    while start >= 0:
         try:
-            value = json.loads(candidate)
+            value, _ = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
-            continue
+            value = None
         if isinstance(value, dict):
             return value
+        start = text.find("{", start + 1)
     raise JudgeError(f"no JSON object in the judge reply: {' '.join(text.split())[:120]!r}")
 
 

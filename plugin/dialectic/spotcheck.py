@@ -52,7 +52,8 @@ def queue(responses: list[dict], seed: int, rate: float = SAMPLE_RATE) -> tuple[
         entries.append({"review_id": rid, "reasons": why, "query": response["query"], "response": response["text"],
                         **{dim: None for dim in DIMENSIONS}, "rationale": None})
         key[rid] = {"query_id": response["query_id"], "variant": response["variant"], "model": response["model"],
-                    "judge_medians": (response.get("judge") or {}).get("medians")}
+                    # summary.responses() keeps the medians as judge_scores, not under "judge"
+                    "judge_medians": response.get("judge_scores")}
     return entries, key
 
 
@@ -61,7 +62,7 @@ def import_reviews(filled: Path, key_file: Path) -> dict:
     dimension the share within the agreement spread (<= 2 points) and the mean absolute gap."""
     key = json.loads(key_file.read_text(encoding="utf-8"))
     gaps: dict[str, list[float]] = {dim: [] for dim in DIMENSIONS}
-    reviewed = 0
+    reviewed = no_judge = 0
     for where, line in numbered_lines(filled):
         entry = json.loads(line)
         if any(entry.get(dim) is None for dim in DIMENSIONS):
@@ -71,6 +72,7 @@ def import_reviews(filled: Path, key_file: Path) -> dict:
             raise ValueError(f"{where}: review id {entry.get('review_id')!r} is not in {key_file}")
         medians = known["judge_medians"]
         if medians is None:
+            no_judge += 1  # every judge errored on this response: nothing to agree with
             continue
         reviewed += 1
         for dim in DIMENSIONS:
@@ -80,5 +82,5 @@ def import_reviews(filled: Path, key_file: Path) -> dict:
         for dim, values in gaps.items() if values
     }
     overall = [g <= AGREEMENT_SPREAD for values in gaps.values() for g in values]
-    return {"reviewed": reviewed, "agreement": sum(overall) / len(overall) if overall else None,
-            "per_dimension": per_dimension}
+    return {"reviewed": reviewed, "reviewed_without_judge_scores": no_judge,
+            "agreement": sum(overall) / len(overall) if overall else None, "per_dimension": per_dimension}
