@@ -34,6 +34,7 @@ BUILD_VERSION = 1
 # Chaos thresholds on the computed indicators; values in between give no question.
 LLE_EPS = 0.01
 K_CHAOTIC, K_REGULAR = 0.8, 0.2
+PE_GAP = 0.1  # permutation entropies compared only when this far apart
 
 # The template of each family that is held out of every other split (heldout_templates).
 HELDOUT_TEMPLATES = {
@@ -57,6 +58,15 @@ def cap(text: str) -> str:
 
 def pred(name: str, polarity: str = "positive") -> dict:
     return {"name": name, "polarity": polarity}
+
+
+def known(truth: dict, *names: str) -> bool:
+    """Every named predicate has a catalog value (null = unknown, never asked)."""
+    return all(truth[n] is not None for n in names)
+
+
+def known_preds(s: System, value: bool) -> list[str]:
+    return sorted(p for p in ontology.PREDICATES if s.truth[p] is value)
 
 
 @dataclass
@@ -112,6 +122,8 @@ def direct_claims(s: System, family: str, templates: tuple[str, ...]) -> list[Dr
     drafts = []
     for p in ontology.PREDICATES:
         value = s.truth[p]
+        if value is None:
+            continue
         shapes = {
             f"{family}.question.v1": (ask(p, s.name), value, "positive"),
             f"{family}.is_it_true.v1": (f"Is it true that {s.name} {claim(p)}?", value, "positive"),
@@ -150,20 +162,33 @@ def multi_hop(inputs: Inputs) -> list[Draft]:
         first, last = chain[0], chain[-1]
         steps = ", which in turn means it ".join(claim(p) for p in chain[1:-1])
         for s in inputs.core:
-            if not s.truth[first]:
+            if s.truth[first] is not True:
                 continue
             preds = [pred(p) for p in chain]
+            negated_last = [*preds[:-1], pred(last, "negative")]
             drafts.append(Draft(
                 f"Given that {s.name} {claim(first)}, must it also be the case that it {claim(last)}?",
                 True, "multi_hop", s.id, "multi_hop.must_follow.v1", preds))
-            drafts.append(Draft(
-                f"{cap(s.name)} {claim(first)}, which means it {steps}. Does it therefore follow that it {claim(last)}?",
-                True, "multi_hop", s.id, "multi_hop.chain_stated.v1", preds))
+            stated = f"{cap(s.name)} {claim(first)}, which means it {steps}. Does it therefore follow that it"
+            drafts.append(Draft(f"{stated} {claim(last)}?", True, "multi_hop", s.id,
+                                "multi_hop.chain_stated.v1", preds))
+            drafts.append(Draft(f"{stated} {claim(last, False)}?", False, "multi_hop", s.id,
+                                "multi_hop.chain_stated.v1", negated_last))
             drafts.append(Draft(
                 f"Given that {s.name} {claim(first)}, is it possible that it {claim(last, False)}?",
-                False, "multi_hop", s.id, "multi_hop.possible_not.v1", [*preds[:-1], pred(last, "negative")]))
+                False, "multi_hop", s.id, "multi_hop.possible_not.v1", negated_last))
     for s in inputs.core:
-        for first in sorted(p for p in ontology.PREDICATES if s.truth[p]):
+        # the TRUE side of possible_not: a property the premise does not require and that the
+        # system in fact lacks, so logic and the catalog agree that its absence is possible
+        for first in known_preds(s, True):
+            for other in known_preds(s, False):
+                if other in requires[first] or len(requires[first] - {first}) < 2:
+                    continue
+                drafts.append(Draft(
+                    f"Given that {s.name} {claim(first)}, is it possible that it {claim(other, False)}?",
+                    True, "multi_hop", s.id, "multi_hop.possible_not.v1", [pred(first), pred(other, "negative")]))
+    for s in inputs.core:
+        for first in known_preds(s, True):
             for other in sorted(excludes[first]):
                 via = derived_exclusion_step(first, other)
                 if via is None:
@@ -199,17 +224,40 @@ def derived_exclusion_step(first: str, other: str) -> str | None:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:.2f}" if abs(x) >= 0.005 else f"{x:.3f}"
+    text = f"{x:.2f}" if abs(x) >= 0.005 else f"{x:.3f}"
+    return _unsigned_zero(text)
+
+
+def _fmt_k(k: float) -> str:
+    return _unsigned_zero(f"{k:.2f}")
+
+
+def _unsigned_zero(text: str) -> str:
+    """A value printed as zero reads "0.00", never "-0.00"."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def _lle_says(lle: float) -> bool | None:
+    return lle > LLE_EPS if abs(lle) > LLE_EPS else None
+
+
+def _k_says(k: float) -> bool | None:
+    return k >= K_CHAOTIC if (k >= K_CHAOTIC or k <= K_REGULAR) else None
+
+
+def _simulated_deterministic(inputs: Inputs):
+    for s in inputs.core:
+        values = inputs.indicators.get(s.id)
+        if values and s.truth["Stochastic"] is False:
+            yield s, values
 
 
 def indicator_diagnostics(inputs: Inputs) -> list[Draft]:
     drafts = []
-    for s in inputs.core:
-        values = inputs.indicators.get(s.id)
-        if not values or s.truth["Stochastic"]:
-            continue
-        lle, k, pe = values["lle"], values["k01"], values["perm_entropy"]
-        if abs(lle) > LLE_EPS:
+    systems = list(_simulated_deterministic(inputs))
+    for s, values in systems:
+        lle, k = values["lle"], values["k01"]
+        if _lle_says(lle) is not None:
             chaotic_sign = lle > 0
             drafts.append(Draft(
                 f"A simulation of {s.name} gives a largest Lyapunov exponent of about {_fmt(lle)}. "
@@ -226,42 +274,64 @@ def indicator_diagnostics(inputs: Inputs) -> list[Draft]:
                 "should one conclude that its trajectories are sensitive to initial conditions?",
                 chaotic_sign, "indicator_diagnostics", s.id, "indicator.lle_reading.v1",
                 [pred("PosLyap"), pred("Sensitive")], {"indicator": {"lle": lle}}))
-        if k >= K_CHAOTIC or k <= K_REGULAR:
+        if _k_says(k) is not None:
             drafts.append(Draft(
                 f"The 0-1 test for chaos, applied to a coarsely sampled time series of {s.name}, returns "
-                f"K = {k:.2f}. Is this result consistent with chaotic dynamics?",
+                f"K = {_fmt_k(k)}. Is this result consistent with chaotic dynamics?",
                 k >= K_CHAOTIC, "indicator_diagnostics", s.id, "indicator.k01_consistent.v1",
                 [pred("Chaotic")], {"indicator": {"k01": k}}))
-        if pe >= 0.98 or pe <= 0.9:
-            drafts.append(Draft(
-                f"The normalised permutation entropy of a time series from {s.name} is {pe:.2f}, where 1 means "
-                "that all ordinal patterns are equally likely. Is the series more regular than white noise?",
-                pe <= 0.9, "indicator_diagnostics", s.id, "indicator.perm_entropy_regular.v1",
-                [], {"indicator": {"perm_entropy": pe}}))
+    # Permutation entropy is read comparatively: on its own scale almost every deterministic
+    # series is "more regular than noise", which a template could answer without the number.
+    for (a, va), (b, vb) in itertools.permutations(systems, 2):
+        pa, pb = va["perm_entropy"], vb["perm_entropy"]
+        if abs(pa - pb) < PE_GAP:
+            continue
+        drafts.append(Draft(
+            f"Time series of {a.name} and of {b.name} have normalised permutation entropies of {pa:.2f} and "
+            f"{pb:.2f} respectively, where 1 means that all ordinal patterns are equally likely. "
+            f"Is the series of {a.name} the more regular of the two?",
+            pa < pb, "indicator_diagnostics", a.id, "indicator.perm_entropy_compare.v1", [],
+            {"indicator": {"perm_entropy": pa}, "compared_with": {"system_id": b.id, "perm_entropy": pb}}))
     return drafts
+
+
+def _cross_readings(inputs: Inputs):
+    """(system_id, subject, lle, k, how K was sampled, regime) for every computed pair of
+    readings: curated systems (stochastic ones included: noise makes the 0-1 test report chaos
+    while the exponent is negative), finely sampled flows (the 0-1 test's oversampling failure)
+    and sweep points."""
+    for s in inputs.core:  # curated systems; the imported ones stay in heldout_systems
+        values = inputs.indicators.get(s.id)
+        if not values:
+            continue
+        yield s.id, s.name, values["lle"], values["k01"], "a coarsely sampled time series", None
+        if values.get("k01_fine") is not None:
+            yield (s.id, s.name, values["lle"], values["k01_fine"],
+                   f"the same orbit sampled every {values['k01_fine_dt']:g} time units", None)
+    for name in sorted(inputs.sweeps):
+        sweep = inputs.sweeps[name]
+        for point in sweep["points"]:
+            if point["regime"] == "ambiguous" or point.get("k01") is None:
+                continue
+            subject = f"{sweep['label']} at {sweep['parameter']} = {point['value']:g}"
+            yield sweep["system"], subject, point["lle"], point["k01"], "a coarsely sampled time series", name
 
 
 def cross_indicator(inputs: Inputs) -> list[Draft]:
     drafts = []
-    for s in inputs.core:  # curated systems; the imported ones stay in heldout_systems
-        values = inputs.indicators.get(s.id)
-        if not values or s.truth["Stochastic"]:
-            continue
-        lle, k = values["lle"], values["k01"]
-        lle_says = lle > LLE_EPS if abs(lle) > LLE_EPS else None
-        k_says = k >= K_CHAOTIC if (k >= K_CHAOTIC or k <= K_REGULAR) else None
+    for system_id, subject, lle, k, sampling, sweep in _cross_readings(inputs):
+        lle_says, k_says = _lle_says(lle), _k_says(k)
         if lle_says is None or k_says is None:
             continue
-        both = lle_says and k_says
-        text = (f"For {s.name}, simulation gives a largest Lyapunov exponent of about {_fmt(lle)} "
-                f"and a 0-1 test value of K = {k:.2f}.")
-        extra = {"indicator": {"lle": lle, "k01": k}}
-        drafts.append(Draft(f"{text} Do both indicators point to chaotic dynamics?", both,
-                            "cross_indicator", s.id, "cross.both_chaotic.v1", [pred("Chaotic")], extra))
+        text = (f"For {subject}, simulation gives a largest Lyapunov exponent of about {_fmt(lle)}, "
+                f"and the 0-1 test for chaos applied to {sampling} gives K = {_fmt_k(k)}.")
+        extra = {"indicator": {"lle": lle, "k01": k}, **({"sweep": sweep} if sweep else {})}
+        drafts.append(Draft(f"{text} Do both indicators point to chaotic dynamics?", lle_says and k_says,
+                            "cross_indicator", system_id, "cross.both_chaotic.v1", [pred("Chaotic")], extra))
         drafts.append(Draft(f"{text} Do the two indicators agree with each other about whether the motion is chaotic?",
-                            lle_says == k_says, "cross_indicator", s.id, "cross.agree.v1", [pred("Chaotic")], extra))
+                            lle_says == k_says, "cross_indicator", system_id, "cross.agree.v1", [pred("Chaotic")], extra))
         drafts.append(Draft(f"{text} Taken together, do these indicators rule out chaotic dynamics?",
-                            not lle_says and not k_says, "cross_indicator", s.id, "cross.rule_out.v1",
+                            not lle_says and not k_says, "cross_indicator", system_id, "cross.rule_out.v1",
                             [pred("Chaotic", "negative")], extra))
     return drafts
 
@@ -286,15 +356,19 @@ def regime_transition(inputs: Inputs) -> list[Draft]:
             drafts.append(Draft(f"Does {label} have a positive largest Lyapunov exponent at {at}?",
                                 regime == "chaotic", "regime_transition", system_id, "regime.poslyap.v1",
                                 [pred("PosLyap")], extra))
+        # neighbouring points on either side of an onset or a window: the true direction of the
+        # change, and the reversed one (so the template has both answers)
         for low, high in zip(points, points[1:]):
-            if low["regime"] == high["regime"]:
+            before, after = low["regime"] == "chaotic", high["regime"] == "chaotic"
+            if before == after:
                 continue
-            text = (f"As {symbol} increases from {low['value']:g} to {high['value']:g}, does {label} change "
-                    f"from {'chaotic' if low['regime'] == 'chaotic' else 'regular'} to "
-                    f"{'chaotic' if high['regime'] == 'chaotic' else 'regular'} behaviour?")
-            drafts.append(Draft(text, (low["regime"] == "chaotic") != (high["regime"] == "chaotic"),
-                                "regime_transition", system_id, "regime.transition.v1", [pred("Chaotic")],
-                                {"sweep": name, "parameter": symbol, "from": low["value"], "to": high["value"]}))
+            extra = {"sweep": name, "parameter": symbol, "from": low["value"], "to": high["value"]}
+            for claimed_before, truth in ((before, True), (after, False)):
+                claimed = ("chaotic", "regular") if claimed_before else ("regular", "chaotic")
+                text = (f"As {symbol} increases from {low['value']:g} to {high['value']:g}, does {label} change "
+                        f"from {claimed[0]} to {claimed[1]} behaviour?")
+                drafts.append(Draft(text, truth, "regime_transition", system_id, "regime.transition.v1",
+                                    [pred("Chaotic")], extra))
     return drafts
 
 
@@ -367,58 +441,67 @@ def _assignment_consistency(inputs: Inputs) -> list[Draft]:
     return drafts
 
 
+# Wordings of the paraphrase groups: used by no other family, so a group never repeats a
+# question another family asks.
+PARAPHRASES = (
+    ("consistency_paraphrase.correct_to_say.v1", "Would it be correct to say that {s} {claim}?"),
+    ("consistency_paraphrase.statement.v1", "Is the following statement about {s} right: it {claim}?"),
+    ("consistency_paraphrase.accurate.v1", "Is it accurate to describe {s} as a system that {claim}?"),
+)
+
+
 def consistency_paraphrase(inputs: Inputs) -> list[Draft]:
     """Groups of three wordings of one fact; every member carries the group id."""
-    templates = ("consistency_paraphrase.question.v1", "consistency_paraphrase.is_it_true.v1",
-                 "consistency_paraphrase.would_you_say.v1")
     drafts = []
     for s in inputs.core:
         for p in ontology.PREDICATES:
-            group = f"{s.id}.{p}"
-            members = direct_claims_for(s, p, "consistency_paraphrase", templates)
-            for d in members:
-                d.extra["group"] = group
-            drafts.extend(members)
+            if s.truth[p] is None:
+                continue
+            for template, text in PARAPHRASES:
+                drafts.append(Draft(text.format(s=s.name, claim=claim(p)), s.truth[p], "consistency_paraphrase",
+                                    s.id, template, [pred(p)], {"group": f"{s.id}.{p}"}))
     return drafts
 
 
-def direct_claims_for(s: System, p: str, family: str, templates: tuple[str, ...]) -> list[Draft]:
-    return [d for d in direct_claims(s, family, templates) if d.predicates[0]["name"] == p]
-
-
+# Misconception templates: a misleading cue, then a question whose answer depends on the system
+# (never on the template): each applies to systems on both sides of the property it asks about.
+# (bias, text, applies to, the predicate asked, its polarity in the question)
 BIAS_TEMPLATES = (
     ("chaos_is_randomness", "Because the time series of {s} look random, is it a stochastic system?",
-     lambda t: t["Chaotic"], lambda t: False, [("Stochastic", "positive")]),
-    ("chaos_is_randomness", "Although the output of {s} looks random, is every future state fully determined by its present state?",
-     lambda t: t["Chaotic"], lambda t: True, [("Deterministic", "positive")]),
-    ("chaos_is_unbounded", "Since nearby trajectories of {s} separate exponentially fast, must its trajectories eventually escape to infinity?",
-     lambda t: t["Chaotic"], lambda t: False, [("Bounded", "negative")]),
-    ("chaos_is_unbounded", "Even though nearby trajectories of {s} separate exponentially, do they remain within a bounded region?",
-     lambda t: t["Chaotic"], lambda t: True, [("Bounded", "positive")]),
-    ("complexity_means_chaos", "{S} is governed by nonlinear equations; does that alone make its long-term behaviour chaotic?",
-     lambda t: t["Nonlinear"] and not t["Chaotic"] and t["Deterministic"], lambda t: False, [("Chaotic", "positive")]),
-    ("complexity_means_chaos", "Can a system as low-dimensional as {s} nonetheless be chaotic?",
-     lambda t: t["Chaotic"] and t["FiniteDimensional"], lambda t: True, [("Chaotic", "positive")]),
-    ("sensitivity_means_noise", "Is the sensitive dependence on initial conditions of {s} caused by noise terms in its equations?",
-     lambda t: t["Chaotic"], lambda t: False, [("Stochastic", "positive")]),
+     lambda t: t["Chaotic"] or t["Stochastic"], "Stochastic", "positive"),
+    ("chaos_is_randomness", "Although the output of {s} looks irregular, is every future state fully determined by its present state?",
+     lambda t: t["Chaotic"] or t["Stochastic"], "Deterministic", "positive"),
+    ("chaos_is_unbounded", "It is sometimes said that exponential separation of nearby trajectories sends them off to infinity. "
+     "Do the trajectories of {s} stay within a bounded region?",
+     lambda t: t["Chaotic"] or not t["Bounded"], "Bounded", "positive"),
+    ("chaos_is_unbounded", "Must the trajectories of {s} eventually leave every bounded region, as is sometimes claimed of "
+     "systems with sensitive dependence on initial conditions?",
+     lambda t: t["Chaotic"] or not t["Bounded"], "Bounded", "negative"),
+    ("complexity_means_chaos", "{S} is governed by nonlinear equations; is its long-term behaviour chaotic?",
+     lambda t: t["Nonlinear"] and t["Deterministic"], "Chaotic", "positive"),
+    ("complexity_means_chaos", "Low-dimensional systems are often thought too simple for chaos. Is {s} chaotic?",
+     lambda t: t["FiniteDimensional"] and t["Deterministic"], "Chaotic", "positive"),
+    ("sensitivity_means_noise", "Irregular output is often blamed on noise. Do the equations of {s} contain noise terms?",
+     lambda t: t["Sensitive"] or t["Stochastic"], "Stochastic", "positive"),
     ("sensitivity_means_noise", "Would two noise-free simulations of {s}, started from states 10^-10 apart, eventually give completely different trajectories?",
-     lambda t: t["Chaotic"], lambda t: True, [("Sensitive", "positive")]),
-    ("periodic_means_simple", "Does the regular, repeating motion of {s} make it sensitive to initial conditions in the way chaotic systems are?",
-     lambda t: (t["Periodic"] or t["FixedPointAttr"]) and t["Deterministic"], lambda t: False, [("Sensitive", "positive")]),
+     lambda t: t["Deterministic"], "Sensitive", "positive"),
+    ("periodic_means_simple", "Simple-looking equations are often assumed to produce simple motion. Is the long-term behaviour of {s} periodic?",
+     lambda t: t["Deterministic"] and t["FiniteDimensional"], "Periodic", "positive"),
     ("periodic_means_simple", "Can the long-term behaviour of {s} be predicted accurately far into the future from a precisely known initial state?",
-     lambda t: (t["Periodic"] or t["FixedPointAttr"]) and t["Deterministic"] and not t["Sensitive"], lambda t: True,
-     [("PointUnpredictable", "negative")]),
+     lambda t: t["Deterministic"], "PointUnpredictable", "negative"),
 )
 
 
 def adversarial(inputs: Inputs) -> list[Draft]:
     drafts = []
     for s in inputs.core:
-        for index, (bias, text, applies, truth, preds) in enumerate(BIAS_TEMPLATES):
-            if applies(s.truth):
-                drafts.append(Draft(text.format(s=s.name, S=cap(s.name)), truth(s.truth), "adversarial", s.id,
-                                    f"adversarial.{bias}.{index}.v1", [pred(n, pol) for n, pol in preds],
-                                    {"bias": bias}))
+        for index, (bias, text, applies, asked, polarity) in enumerate(BIAS_TEMPLATES):
+            value = s.truth[asked]
+            if value is None or not applies(s.truth):
+                continue
+            drafts.append(Draft(text.format(s=s.name, S=cap(s.name)), value if polarity == "positive" else not value,
+                                "adversarial", s.id, f"adversarial.{bias}.{index}.v2", [pred(asked, polarity)],
+                                {"bias": bias}))
     return drafts
 
 
@@ -428,6 +511,8 @@ def perturbation_robustness(inputs: Inputs) -> list[Draft]:
     for i, s in enumerate(core):
         for p in ontology.PREDICATES:
             value = s.truth[p]
+            if value is None:
+                continue
             drafts.append(Draft(f"Is it false that {s.name} {claim(p)}?", not value, "perturbation_robustness", s.id,
                                 "perturb.negation.v1", [pred(p, "negative")], {"perturbation": "negation"}))
             for distractor in DISTRACTORS:
@@ -437,7 +522,7 @@ def perturbation_robustness(inputs: Inputs) -> list[Draft]:
                                 "perturbation_robustness", s.id, "perturb.paraphrase.v1", [pred(p)],
                                 {"perturbation": "paraphrase"}))
             # entity swap: the same question about another system whose answer differs
-            swaps = [other for other in core[i + 1:] + core[:i] if other.truth[p] != value][:3]
+            swaps = [other for other in core[i + 1:] + core[:i] if other.truth[p] is (not value)][:3]
             for other in swaps:
                 drafts.append(Draft(f"Consider {other.name} instead of {s.name}: {ask(p, other.name)[:1].lower()}{ask(p, other.name)[1:]}",
                                     other.truth[p], "perturbation_robustness", other.id,
@@ -459,6 +544,8 @@ def _more_phrasings(family: str, systems) -> list[Draft]:
     for s in systems:
         for p in ontology.PREDICATES:
             value = s.truth[p]
+            if value is None:
+                continue
             drafts.append(Draft(f"Is it correct that {s.name} {claim(p)}?", value, family, s.id,
                                 f"{family}.is_it_correct.v1", [pred(p)]))
             drafts.append(Draft(f"Can one say that {s.name} {claim(p, False)}?", not value, family, s.id,
@@ -469,7 +556,8 @@ def _more_phrasings(family: str, systems) -> list[Draft]:
 def _more_distractors(inputs: Inputs) -> list[Draft]:
     return [Draft(f"{distractor} {ask(p, s.name)}", s.truth[p], "perturbation_robustness", s.id,
                   "perturb.distractor.v1", [pred(p)], {"perturbation": "distractor"})
-            for s in inputs.core for p in ontology.PREDICATES for distractor in FULL_DISTRACTORS]
+            for s in inputs.core for p in ontology.PREDICATES for distractor in FULL_DISTRACTORS
+            if s.truth[p] is not None]
 
 
 # Extra shapes used only at full scale, so that the committed default suite stays as it is.
@@ -518,16 +606,32 @@ def dedupe(drafts: list[Draft]) -> list[Draft]:
     return list(seen.values())
 
 
+def unasked(drafts: list[Draft], asked: set[str]) -> list[Draft]:
+    """Drafts whose text no earlier family asks (paraphrase groups stay whole or go)."""
+    spoiled = {d.extra.get("group") for d in drafts if d.key() in asked}
+    return [d for d in drafts if d.key() not in asked and (d.extra.get("group") is None or d.extra["group"] not in spoiled)]
+
+
 def sample_family(drafts: list[Draft], per_family: int | None, rng: random.Random) -> list[Draft]:
-    """As many TRUE as FALSE drafts (per_family in all; None: as many as the pools allow).
-    Paraphrase groups are sampled whole."""
+    """As many TRUE as FALSE drafts within every template, so that no template's answer can be
+    guessed from its wording (per_family in all; None: as many as the pools allow). Templates
+    take turns, one TRUE and one FALSE draft each, until the family is full. Paraphrase groups
+    are sampled whole."""
     if drafts and drafts[0].family == "consistency_paraphrase":
         return _sample_groups(drafts, per_family, rng)
-    pools = [[d for d in drafts if d.truth == truth] for truth in (True, False)]
-    half = min(len(pool) for pool in pools)
-    if per_family is not None:
-        half = min(half, per_family // 2)
-    return [d for pool in pools for d in rng.sample(pool, half)]
+    pools: dict[str, tuple[list[Draft], list[Draft]]] = {}
+    for d in drafts:
+        pools.setdefault(d.template, ([], []))[0 if d.truth else 1].append(d)
+    shuffled = {t: [rng.sample(pool, len(pool)) for pool in pools[t]] for t in sorted(pools)}
+    pairs = {t: min(len(true), len(false)) for t, (true, false) in shuffled.items()}
+    budget = sum(pairs.values()) if per_family is None else per_family // 2
+    taken = dict.fromkeys(shuffled, 0)
+    while budget and any(taken[t] < pairs[t] for t in taken):
+        for t in sorted(taken):
+            if budget and taken[t] < pairs[t]:
+                taken[t] += 1
+                budget -= 1
+    return [d for t, (true, false) in shuffled.items() for d in true[:taken[t]] + false[:taken[t]]]
 
 
 def _sample_groups(drafts: list[Draft], per_family: int | None, rng: random.Random) -> list[Draft]:
@@ -542,28 +646,57 @@ def _sample_groups(drafts: list[Draft], per_family: int | None, rng: random.Rand
     return [d for names in by_truth for g in rng.sample(names, n_groups) for d in groups[g]]
 
 
+class _PositionBalance:
+    """Keeps every turn position near half TRUE: each turn asks for the label its position has
+    seen less often so far (a coin decides ties), and the turn's wording is chosen to match."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # position -> [TRUE, FALSE]
+
+    def wanted(self, position: int) -> bool:
+        true, false = self.counts[position]
+        return self.rng.random() < 0.5 if true == false else true < false
+
+    def seen(self, position: int, truth: bool) -> None:
+        self.counts[position][0 if truth else 1] += 1
+
+
 def dialogues(inputs: Inputs, count: int, rng: random.Random) -> list[dict]:
-    """Multi-turn dialogues about one system: each later turn refers back ("it", "that")."""
+    """Multi-turn dialogues about one system; later turns refer back ("it", "your previous
+    answer"). No predicate is asked twice in a dialogue, and no turn position is one-sided: the
+    opening fact is a property the system has or lacks, the follow-ups are what that answer
+    implies (asked plainly or negated), then unrelated properties."""
     requires = ontology.requires_closure()
+    balance = _PositionBalance(rng)
     records = []
     systems = sorted(inputs.core, key=lambda s: s.id)
     for n in range(count):
         s = systems[n % len(systems)]
-        true_preds = sorted(p for p in ontology.PREDICATES if s.truth[p])
-        false_preds = sorted(p for p in ontology.PREDICATES if not s.truth[p])
-        start = rng.choice([p for p in true_preds if requires[p] - {p}] or true_preds)
-        follow = sorted(requires[start] - {start})
-        turns = [(ask(start, s.name), s.truth[start], pred(start), "dialogue.open.v1")]
-        for p in rng.sample(follow, min(len(follow), rng.randint(1, 2))):
-            turns.append((f"Given your previous answer, does that mean it {claim(p)}?", s.truth[p], pred(p),
+        holds = balance.wanted(1)
+        # what an answer about `start` settles: if it holds, everything it requires holds; if it
+        # fails, everything that requires it fails
+        settles = {p: [q for q in sorted(requires[p] - {p}) if s.truth[q] is True] if holds else
+                      [q for q in known_preds(s, False) if p in requires[q]]
+                   for p in known_preds(s, holds)}
+        start = rng.choice([p for p, qs in settles.items() if qs] or sorted(settles))
+        turns = [(ask(start, s.name), holds, pred(start), "dialogue.open.v1")]
+        for q in rng.sample(settles[start], min(len(settles[start]), rng.randint(1, 2))):
+            positive = balance.wanted(len(turns) + 1) == holds
+            text = f"Given your previous answer, does that mean it {claim(q, positive)}?"
+            turns.append((text, holds == positive, pred(q, "positive" if positive else "negative"),
                           "dialogue.implication.v1"))
-        other = rng.choice(false_preds + true_preds)
-        turns.append((f"And is it also true that the same system {claim(other)}?", s.truth[other], pred(other),
-                      "dialogue.other.v1"))
-        # re-ask the opening fact negated: a model that contradicts itself is caught here
-        turns.append((f"Going back to your first answer: is it true that it {claim(start, False)}?", not s.truth[start],
-                      pred(start, "negative"), "dialogue.recheck.v1"))
-        turns = turns[:6]
+            balance.seen(len(turns), turns[-1][1])
+        asked = {start, *(t[2]["name"] for t in turns)}
+        others = [p for p in ontology.PREDICATES if s.truth[p] is not None and p not in asked]
+        for other in rng.sample(others, min(len(others), rng.randint(1, 2), 6 - len(turns))):
+            value = s.truth[other]
+            positive = balance.wanted(len(turns) + 1) == value
+            text = f"And is it true that the same system {claim(other, positive)}?"
+            turns.append((text, value == positive, pred(other, "positive" if positive else "negative"),
+                          "dialogue.other.v1"))
+            balance.seen(len(turns), turns[-1][1])
+        balance.seen(1, holds)
         dialogue_id = f"dlg-{n + 1:04d}"
         for turn, (text, truth, predicate, template) in enumerate(turns, start=1):
             records.append({
@@ -609,13 +742,15 @@ def build(seed: int = 42, scale: str = "default", inputs: Inputs | None = None) 
     extended_ids = {s.id for s in inputs.extended}
     per_family = SCALES[scale]
     families: dict[str, list[dict]] = {}
+    asked: set[str] = set()  # question texts already in an earlier family
     for family in FAMILIES:
         drafts = GENERATORS[family](inputs)
         if scale == "full" and family in FULL_SCALE_EXTRAS:
             drafts += FULL_SCALE_EXTRAS[family](inputs)
-        drafts = dedupe(drafts)
+        drafts = unasked(dedupe(drafts), asked)
         # one generator per family: a change to one family's pool leaves the others as they were
         chosen = sample_family(drafts, per_family, random.Random(f"{seed}:{family}"))
+        asked.update(d.key() for d in chosen)
         chosen.sort(key=lambda d: (split_of(d, extended_ids), d.template, d.system_id, d.key()))
         families[family] = [
             {
@@ -652,10 +787,21 @@ def manifest(files: dict[str, str], families: dict[str, list[dict]], dialogue_re
         "counts": counts,
         "split_totals": {s: sum(c.get(s, 0) for c in counts.values()) for s in SPLITS},
         "true_share": balance,
+        "templates": _template_counts(families, dialogue_records),
         "dialogues": len({r["dialogue_id"] for r in dialogue_records}),
         "dialogue_turns": len(dialogue_records),
         "files": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(files.items())},
     }
+
+
+def _template_counts(families: dict[str, list[dict]], dialogue_records: list[dict]) -> dict:
+    """TRUE / FALSE per template, and per dialogue turn position (as "dialogue turn N")."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in [r for rs in families.values() for r in rs]:
+        counts[r["template"]][r["ground_truth"] != "TRUE"] += 1
+    for r in dialogue_records:
+        counts[f"dialogue turn {r['turn']}"][r["ground_truth"] != "TRUE"] += 1
+    return {name: {"TRUE": t, "FALSE": f} for name, (t, f) in sorted(counts.items())}
 
 
 def write_bank(out_dir: Path, seed: int = 42, scale: str = "default") -> dict:
@@ -668,6 +814,14 @@ def write_bank(out_dir: Path, seed: int = 42, scale: str = "default") -> dict:
     data = manifest(files, families, dialogue_records, seed, scale)
     (out_dir / "manifest.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return data
+
+
+def template_table(data: dict) -> str:
+    """TRUE / FALSE counts per template and dialogue turn position, as Markdown (embedded in the
+    dataset card; a test keeps the two in step)."""
+    rows = ["| template | TRUE | FALSE |", "|---|---:|---:|"]
+    rows += [f"| `{name}` | {c['TRUE']} | {c['FALSE']} |" for name, c in data["templates"].items()]
+    return "\n".join(rows)
 
 
 def counts_table(data: dict) -> str:

@@ -358,7 +358,9 @@ class KSModel(Model):
     def step(self, x, t, p, noise):
         return self.advance(x, p, 1)
 
-    def advance(self, u, p, nsteps):
+    def advance(self, u, p, nsteps, record: list | None = None):
+        """`nsteps` ETDRK4 steps; `record` (a list) receives u at grid point 0 (the observable)
+        after every step, read off without leaving Fourier space."""
         E, E2, Q, f1, f2, f3, g = self._coeffs(p)
         n = u.shape[0]
         shape = (-1,) + (1,) * (u.ndim - 1)
@@ -377,6 +379,8 @@ class KSModel(Model):
             c = E2 * a + Q * (2 * Nb - Nv)
             Nc = N(c)
             v = E * v + Nv * f1 + 2 * (Na + Nb) * f2 + Nc * f3
+            if record is not None:
+                record.append(np.fft.irfft(v, n=n, axis=0)[0])
         return np.fft.irfft(v, n=n, axis=0)
 
     def observe(self, x):

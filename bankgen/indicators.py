@@ -132,6 +132,7 @@ class Analysis:
     bounded: np.ndarray
     volume_rate: np.ndarray | None
     settings: dict = field(default_factory=dict)
+    fine_series: np.ndarray | None = None    # (nfine, npar): observable at every integration step (`fine`)
 
 
 def lyapunov_eps(model: Model, p: Mapping[str, Any] | None = None) -> float:
@@ -157,9 +158,13 @@ def _spread(states: list[np.ndarray], model: Model) -> np.ndarray:
 
 def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
             transient: float | None = None, horizon: float | None = None,
-            x0: np.ndarray | None = None) -> Analysis:
-    """Simulate, estimate the k largest exponents and record the observed series.  `x0` (a state
-    vector) replaces the model's initial condition."""
+            x0: np.ndarray | None = None, fine: int = 0) -> Analysis:
+    """Simulate, estimate the k largest exponents and record the observed series.  `x0` replaces
+    the model's initial condition: a state vector (d,) shared by all `npar` batch elements, or one
+    state per batch element (d, npar) -- several initial conditions integrated together.
+    `fine` > 0 (flows, delay, PDE): also record the observable of the reference orbit at every
+    integration step for the first `fine` steps of the measured horizon (`Analysis.fine_series`;
+    the orbit itself is unchanged) -- the oversampled series of the 0-1 test's known failure."""
     transient = model.transient if transient is None else transient
     horizon = model.horizon if horizon is None else horizon
     k = max(1, k)
@@ -170,7 +175,9 @@ def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
         return _analyse_symbolic(model, p, k, rng, int(transient), int(horizon), orbit_fn=dynamics._tent2_orbit)
     x = model.init(p, (npar, 1), rng)
     if x0 is not None:
-        x = np.broadcast_to(np.asarray(x0, dtype=float).reshape(-1, 1, 1), x.shape[:1] + (npar, 1)).copy()
+        x0 = np.asarray(x0, dtype=float)
+        x0 = x0.reshape(-1, 1, 1) if x0.ndim == 1 else x0.reshape(x0.shape[0], -1, 1)
+        x = np.broadcast_to(x0, x.shape[:1] + (npar, 1)).copy()
     x, t = dynamics.run_model(model, p, model.steps(p, transient), x, 0.0, rng)
     d = x.shape[0]
     k = min(k, d)
@@ -191,8 +198,16 @@ def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
     tail_from = nblocks - max(2 * per_sample, nblocks // 10)
     bounded = np.ones(npar, dtype=bool)
     want_div = d <= 12 and not model.stochastic and not isinstance(model, KSModel) and npar == 1
+    fine_left = max(0, int(fine)) if model.kind != "map" else 0
+    fine_rec: list = []
     for b in range(nblocks):
-        X, t = dynamics.run_model(model, p, block, X, t, rng)
+        if fine_left > 0:
+            rec: list = []
+            X, t = _advance_recording(model, p, block, X, t, rng, rec)
+            fine_rec.extend(np.asarray(r)[..., 0] for r in rec[:fine_left])
+            fine_left -= min(fine_left, len(rec))
+        else:
+            X, t = dynamics.run_model(model, p, block, X, t, rng)
         ref = X[..., :1]
         D = model.delta(X[..., 1:].copy(), np.broadcast_to(ref, X[..., 1:].shape).copy())   # (d, npar, k)
         A = np.moveaxis(D, 0, 1)                                                   # (npar, d, k)
@@ -227,7 +242,18 @@ def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
     settings = {"method": "benettin", "dt": h, "timescale": P if model.kind != "map" else 1.0,
                 "sample_dt": block * per_sample * h, "renorm_dt": block * h, "transient": transient,
                 "horizon": horizon, "d0": D0, "k": k, "seed": seed, "eps": lyapunov_eps(model, p)}
-    return Analysis(exps, np.asarray(series), _spread(tail_states, model), bounded, volume, settings)
+    fine_series = np.asarray(fine_rec) if fine_rec else None
+    return Analysis(exps, np.asarray(series), _spread(tail_states, model), bounded, volume, settings, fine_series)
+
+
+def _advance_recording(model: Model, p: dict, nsteps: int, X: np.ndarray, t: float, rng,
+                       record: list) -> tuple[np.ndarray, float]:
+    """`dynamics.run_model` for `nsteps` steps, appending the observable after every step to
+    `record`; the integration is the same as without recording (Kuramoto-Sivashinsky: the ETDRK4
+    steps stay in Fourier space, the grid value is only read off)."""
+    if isinstance(model, KSModel):
+        return model.advance(X, p, nsteps, record=record), t + nsteps * model.step_size(p)
+    return dynamics.run_model(model, p, nsteps, X, t, rng, record_every=1, record=record)
 
 
 def _analyse_tangent(model: MapModel, p: dict, x: np.ndarray, k: int, rng, n: int, transient) -> Analysis:
@@ -294,7 +320,7 @@ def _analyse_symbolic(model: MapModel, p: dict, k: int, rng, transient: int, hor
 
 
 def analyse_system(simulate: Mapping[str, Any], parameters: Mapping[str, Any] | None, seed: int = 0,
-                   k: int = 2) -> Analysis:
+                   k: int = 2, fine: int = 0) -> Analysis:
     """Exponents and observed series of one catalog system.  dysts flows: the series comes from
     dysts' own integrator (`dynamics.dysts_states`, DYSTS_SERIES samples P/2 apart after 10 P), the
     RK4 step for the exponents is chosen on those states (`dynamics.choose_rk4_step`) and the
@@ -304,7 +330,7 @@ def analyse_system(simulate: Mapping[str, Any], parameters: Mapping[str, Any] | 
     if "dysts" not in simulate:
         if "transient" in simulate:
             model = replace(model, transient=float(simulate["transient"]))
-        return analyse(model, p, npar=1, k=k, seed=seed)
+        return analyse(model, p, npar=1, k=k, seed=seed, fine=fine)
     name = str(simulate["dysts"])
     transient = float(simulate.get("transient", dynamics.DYSTS_TRANSIENT))
     states = dynamics.dysts_states(name, p, dynamics.DYSTS_SERIES, seed, transient_periods=transient)
@@ -312,7 +338,7 @@ def analyse_system(simulate: Mapping[str, Any], parameters: Mapping[str, Any] | 
     stepped = replace(model, dt=dt)
     stepped.rhs = stepped._call
     horizon = float(np.clip(dynamics.DYSTS_MAX_STEPS * dt / model.P(p), 60.0, dynamics.DYSTS_HORIZON))
-    result = analyse(stepped, p, npar=1, k=k, seed=seed, transient=0.0, horizon=horizon, x0=states[-1])
+    result = analyse(stepped, p, npar=1, k=k, seed=seed, transient=0.0, horizon=horizon, x0=states[-1], fine=fine)
     result.series = states[:, model.obs_index][:, None]
     result.settings.update({"series": "dysts make_trajectory (LSODA, rtol=atol=1e-8)", "transient": transient,
                             "series_samples": len(states), "rk4_tolerance": dynamics.RK4_TOLERANCE})

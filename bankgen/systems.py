@@ -2,7 +2,8 @@
 
 Each catalog file is YAML with a top-level ``systems`` list; every entry carries an id, a noun
 phrase ``name`` usable in questions, a ``kind``, plain-text equations, parameters, a citation,
-an optional simulation key and a truth assignment over all 27 ontology predicates. Loading
+an optional simulation key and a truth assignment over all 27 ontology predicates (`null` = unknown:
+not established for this system, so never asked). Loading
 checks the schema and that every truth assignment satisfies the ontology's axioms; any problem
 raises :class:`CatalogError` naming the file and the system.
 """
@@ -26,6 +27,12 @@ KINDS = ("flow", "map", "delay", "pde", "forced", "conservative", "stochastic", 
 REQUIRED_KEYS = ("id", "name", "kind", "equations", "parameters", "source", "truth")
 # `simulate` may be absent or null (not simulated); other extra keys are ignored.
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+# Words that give a predicate away in a system's name ("the damped oscillator": dissipative; "the
+# four-dimensional X system": the bank's hyperchaotic ones). A name identifies, it does not tell.
+LEAKY_NAME = re.compile(
+    r"\b(damped|undamped|overdamped|chaotic|chaos|hyperchaotic|hyper\w*|four-dimensional|random|regime|"
+    r"periodic(?! domain| boundar)|quasi-periodic|double-scroll|dissipative|conservative|area-preserving|stochastic|noisy|"
+    r"forced|driven|high energy|strange|attractor|integrable|hamiltonian)\b", re.IGNORECASE)
 # catalog file name -> origin recorded on its systems
 ORIGINS = {"core.yaml": "core", "dysts.yaml": "dysts"}
 
@@ -41,7 +48,7 @@ class System:
     kind: str
     equations: str
     parameters: dict
-    truth: dict[str, bool]
+    truth: dict[str, bool | None]  # None: unknown, never asked
     source: str
     simulate: dict | None
     origin: str  # "core" | "dysts"
@@ -58,6 +65,8 @@ def _problems(entry: dict[str, Any]) -> list[str]:
     for key in ("name", "equations", "source"):
         if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
             problems.append(f"{key} must be a non-empty string")
+    if isinstance(entry.get("name"), str) and (leak := LEAKY_NAME.search(entry["name"])):
+        problems.append(f"name {entry['name']!r} gives a property away ({leak.group(0)!r})")
     if "kind" in entry and entry["kind"] not in KINDS:
         problems.append(f"unknown kind {entry['kind']!r} (allowed: {', '.join(KINDS)})")
     if "parameters" in entry and not isinstance(entry["parameters"], dict):
@@ -71,7 +80,7 @@ def _problems(entry: dict[str, Any]) -> list[str]:
     if "truth" in entry:
         truth = entry["truth"]
         if not isinstance(truth, dict):
-            problems.append("truth must be a mapping of the 27 predicates to booleans")
+            problems.append("truth must be a mapping of the 27 predicates to booleans (or null: unknown)")
         else:
             absent = [p for p in ontology.PREDICATES if p not in truth]
             if absent:
@@ -79,12 +88,28 @@ def _problems(entry: dict[str, Any]) -> list[str]:
             extra = sorted(str(k) for k in truth if k not in ontology.PREDICATES)
             if extra:
                 problems.append(f"truth has unknown predicate(s) {', '.join(extra)}")
-            nonbool = [str(k) for k, v in truth.items() if not isinstance(v, bool)]
+            nonbool = [str(k) for k, v in truth.items() if v is not None and not isinstance(v, bool)]
             if nonbool:
-                problems.append(f"truth value(s) not boolean for {', '.join(nonbool)}")
+                problems.append(f"truth value(s) neither boolean nor null for {', '.join(nonbool)}")
             if not absent and not extra and not nonbool:
                 for message in ontology.violations(truth):
                     problems.append(f"truth violates the ontology: {message}")
+                problems += _forced_unknowns(truth)
+    return problems
+
+
+def _forced_unknowns(truth: dict) -> list[str]:
+    """An unknown (null) value that the known ones settle through the axioms is a catalog slip:
+    the bank would silently skip a fact the catalog in fact states."""
+    requires, excludes = ontology.requires_closure(), ontology.excludes_closure()
+    true = [q for q, v in truth.items() if v is True]
+    problems = []
+    for p, value in truth.items():
+        if value is None:
+            if any(p in requires[q] for q in true):
+                problems.append(f"{p} is null but the axioms make it true")
+            elif any(p in excludes[q] for q in true):
+                problems.append(f"{p} is null but the axioms make it false")
     return problems
 
 

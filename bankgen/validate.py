@@ -1,5 +1,12 @@
-"""`python -m bankgen validate-cases [PATH]`: checks a question bank and reports file:line for
-every bad record (schema, axioms, label balance, duplicates, text quality); exit 1 on any."""
+"""`python -m bankgen validate-cases [PATH]`: checks question files and reports file:line for
+every bad record; exit 1 on any.
+
+Every file gets the checks any question set needs: schema, duplicate ids and questions, golds
+that contradict each other, the systems catalog or an axiom. A built bank (a folder with the
+manifest.json that build-bank writes) also gets the rules the bank is built by: label balance
+per family, per template and per dialogue turn position, no question about a property the
+catalog leaves unknown, no predicate asked twice in a dialogue, and the text style of the
+templates. A team's own five questions need not be balanced."""
 
 from __future__ import annotations
 
@@ -15,7 +22,9 @@ from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.casefiles import CaseFileError, numbered_lines
 from pytest_reasoning_evals.chaosbench.questions import case_files, parse_record
 
-BALANCE = (0.45, 0.55)
+BALANCE = (0.45, 0.55)      # TRUE share of each family
+TEMPLATE_MINORITY = 0.35    # each template: the rarer label is at least this share
+POSITION_MAJORITY = 0.65    # each dialogue turn position: no label above this share
 # Families whose single predicate is a direct claim about the system at fixed parameters:
 # their golds (with polarity) imply a truth assignment that must satisfy the axioms.
 DIRECT_CLAIM_FAMILIES = ("atomic", "extended_systems", "consistency_paraphrase", "perturbation_robustness")
@@ -26,6 +35,7 @@ RAW_TOKEN = re.compile(
                                | {"weakmixing"})) + r")\b"
 )
 DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
+NEGATIVE_ZERO = re.compile(r"-0\.0+(?![0-9])")  # "K = -0.00": a printed value that reads as a sign
 
 
 @dataclass(frozen=True)
@@ -47,13 +57,26 @@ def _text_problems(question: str) -> list[str]:
         found.append(f"raw predicate token {raw.group(1)!r} in the question text")
     if doubled := DOUBLED.search(question):
         found.append(f"doubled word {doubled.group(0)!r}")
+    if zero := NEGATIVE_ZERO.search(question):
+        found.append(f"negative zero {zero.group(0)!r} printed in the question")
     if not question.rstrip().endswith("?"):
         found.append("question does not end with '?'")
     return found
 
 
-def validate(path: Path, catalog: dict[str, dict[str, bool]] | None = None) -> list[Problem]:
+def is_built_bank(path: Path) -> bool:
+    return path.is_dir() and (path / "manifest.json").is_file()
+
+
+def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = None,
+             bank: bool | None = None) -> list[Problem]:
+    """Problems of the question files at `path`; `bank` (default: the folder is a built bank)
+    adds the bank-building rules."""
+    bank = is_built_bank(Path(path)) if bank is None else bank
     problems: list[Problem] = []
+    templates: dict[str, list[bool]] = defaultdict(list)
+    positions: dict[int, list[bool]] = defaultdict(list)
+    dialogue_predicates: dict[str, dict[str, str]] = defaultdict(dict)  # dialogue -> predicate -> where
     seen_ids: dict[str, str] = {}
     seen_text: dict[str, tuple[str, str]] = {}  # normalized -> (where, raw)
     claims: dict[str, dict[str, list[tuple[bool, str]]]] = defaultdict(lambda: defaultdict(list))
@@ -75,7 +98,17 @@ def validate(path: Path, catalog: dict[str, dict[str, bool]] | None = None) -> l
             if q.id in seen_ids:
                 problems.append(Problem(where, f"duplicate id {q.id!r} (first at {seen_ids[q.id]})"))
             seen_ids.setdefault(q.id, where)
-            problems.extend(Problem(where, m) for m in _text_problems(q.question))
+            if bank:
+                problems.extend(Problem(where, m) for m in _text_problems(q.question))
+                problems.extend(Problem(where, m) for m in _unknown_truth(q, catalog))
+                if q.dialogue_id is None and q.ground_truth:
+                    templates[q.template].append(q.ground_truth == "TRUE")
+                elif q.ground_truth:
+                    positions[q.turn].append(q.ground_truth == "TRUE")
+                    for p in q.predicates:
+                        first = dialogue_predicates[q.dialogue_id].setdefault(p["name"], where)
+                        if first != where:
+                            problems.append(Problem(where, f"dialogue {q.dialogue_id} asks {p['name']} again (first at {first})"))
             key = _normalized(q.question)
             if key in seen_text and q.dialogue_id is None:
                 first_where, first_raw = seen_text[key]
@@ -90,8 +123,32 @@ def validate(path: Path, catalog: dict[str, dict[str, bool]] | None = None) -> l
                 p = q.predicates[0]
                 value = (q.ground_truth == "TRUE") == (p["polarity"] == "positive")
                 claims[q.system_id][p["name"]].append((value, where))
-    problems.extend(_balance_problems(golds))
+    if bank:
+        problems.extend(_balance_problems(golds))
+        problems.extend(_share_problems(path, templates, positions))
     problems.extend(_axiom_problems(claims, catalog))
+    return problems
+
+
+def _unknown_truth(q, catalog: dict | None) -> list[str]:
+    truth = (catalog or {}).get(q.system_id, {})
+    return [f"{q.system_id}: asks about {p['name']}, which the systems catalog leaves unknown"
+            for p in q.predicates if p["name"] in truth and truth[p["name"]] is None]
+
+
+def _share_problems(path: Path, templates: dict[str, list[bool]], positions: dict[int, list[bool]]) -> list[Problem]:
+    """A template or a dialogue turn position whose label can be guessed without reading it."""
+    problems = []
+    for template, values in sorted(templates.items()):
+        minority = min(sum(values), len(values) - sum(values)) / len(values)
+        if minority < TEMPLATE_MINORITY:
+            problems.append(Problem(str(path), f"template {template}: {sum(values)} TRUE / {len(values) - sum(values)} "
+                                               f"FALSE (each label must be at least {TEMPLATE_MINORITY:.0%})"))
+    for turn, values in sorted(positions.items()):
+        majority = max(sum(values), len(values) - sum(values)) / len(values)
+        if majority > POSITION_MAJORITY:
+            problems.append(Problem(str(path), f"dialogue turn {turn}: {sum(values)} TRUE / {len(values) - sum(values)} "
+                                               f"FALSE (no label may exceed {POSITION_MAJORITY:.0%})"))
     return problems
 
 
@@ -117,7 +174,7 @@ def _axiom_problems(claims: dict, catalog: dict[str, dict[str, bool]] | None) ->
                     problems.append(Problem(where, f"{system_id}: {name}={value} contradicts {first_where} ({name}={first_value})"))
             assignment[name] = first_value
             truth = (catalog or {}).get(system_id, {})
-            if name in truth and truth[name] != first_value:
+            if truth.get(name) is not None and truth[name] != first_value:
                 problems.append(Problem(first_where, f"{system_id}: the gold implies {name}={first_value}, "
                                                      f"the systems catalog says {truth[name]}"))
         for message in ontology.violations(assignment):

@@ -14,7 +14,8 @@ import pytest
 from helpers import PROJECT_ROOT as ROOT
 from helpers import add_eval_module, read_summary
 
-from bankgen.bank import CASES_DIR, HELDOUT_TEMPLATES, BankError, build, counts_table, load_inputs, write_bank
+from bankgen.bank import (CASES_DIR, HELDOUT_TEMPLATES, BankError, build, counts_table, load_inputs, template_table,
+                          write_bank)
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, load_questions
 from bankgen.systems import load_all
 from bankgen.validate import validate
@@ -58,6 +59,7 @@ def test_build_fails_on_a_simulated_system_with_no_cached_indicators() -> None:
 def test_dataset_card_shows_the_manifest_counts() -> None:
     card = (CASES_DIR / "README.md").read_text()
     assert counts_table(MANIFEST) in card
+    assert template_table(MANIFEST) in card
     assert f"{MANIFEST['dialogues']} dialogues ({MANIFEST['dialogue_turns']} turns)" in card
 
 
@@ -154,7 +156,8 @@ def test_validate_passes_on_the_committed_bank() -> None:
 
 def _planted(tmp_path, line_number: int, replace) -> tuple:
     bank = tmp_path / "bank"
-    shutil.copytree(CASES_DIR, bank, ignore=shutil.ignore_patterns("prompts", "systems", "*.json"))
+    # manifest.json comes along: the copy is a built bank, checked by the bank-building rules
+    shutil.copytree(CASES_DIR, bank, ignore=shutil.ignore_patterns("prompts", "systems", "indicators.json", "sweeps.json"))
     target = bank / "atomic.jsonl"
     lines = target.read_text().splitlines()
     record = json.loads(lines[line_number - 1])
@@ -196,10 +199,14 @@ def test_validate_reports_duplicates_and_balance(tmp_path) -> None:
     result = run_cli("validate-cases", str(bank))
     assert result.returncode == 1
     assert f"{target}:{len(lines) + 1}: near-duplicate question of {target}:3" in result.stdout
-    only_true = tmp_path / "skewed.jsonl"
+    skewed = tmp_path / "skewed"
+    skewed.mkdir()
+    (skewed / "manifest.json").write_text("{}")  # a built bank: balance is one of its rules
     records = [json.loads(line) for line in lines if json.loads(line)["ground_truth"] == "TRUE"][:10]
-    only_true.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert "family atomic: 100.0% TRUE of 10 (allowed 45%-55%)" in run_cli("validate-cases", str(only_true)).stdout
+    (skewed / "atomic.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = run_cli("validate-cases", str(skewed)).stdout
+    assert "family atomic: 100.0% TRUE of 10 (allowed 45%-55%)" in out
+    assert "(each label must be at least 35%)" in out
 
 
 # --- the oracle over the whole bank ---

@@ -118,7 +118,9 @@ def test_baseline_dialogue_metrics_match_an_independent_count(pytester, model: s
     if model == "oracle":
         assert expected == {"dialogue_accuracy": 1.0, "fol_violation_rate": 0.0, "contradiction_rate": 0.0}
     if model == "always-true":
-        assert expected["contradiction_rate"] == 1.0  # every dialogue re-asks its opening claim negated
+        # no dialogue asks a predicate twice, so saying TRUE to everything contradicts no claim
+        # directly: it breaks axioms instead ("it is hyperchaotic" after "it is not chaotic")
+        assert expected["contradiction_rate"] == 0.0 and expected["fol_violation_rate"] > 0
     details = summary["dialogue_details"]
     turns = [t for d in DIALOGUES for t in d.turns]
     expected_turns = sum((answer or t.ground_truth) == t.ground_truth for t in turns) / len(turns)
@@ -151,7 +153,9 @@ def chosen_violation() -> tuple[str, int]:
     """The first dialogue whose turn 2 asks for a consequence of turn 1's true claim: answering
     it FALSE asserts 'opening predicate True, its requirement False'."""
     for d in DIALOGUES:
-        if d.turns[1].template == "dialogue.implication.v1" and d.turns[1].ground_truth == "TRUE":
+        implication = d.turns[1]
+        if (implication.template == "dialogue.implication.v1" and implication.ground_truth == "TRUE"
+                and implication.predicates[0]["polarity"] == "positive"):
             return d.id, 2
     raise AssertionError("no implication turn in the bank")
 

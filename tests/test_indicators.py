@@ -209,3 +209,21 @@ def test_dysts_trajectory_uses_dysts():
         pytest.skip("dysts not installed")
     series = dynamics.trajectory({"dysts": "SprottB"}, {}, 200, seed=0)
     assert series.shape == (200,) and np.isfinite(series).all() and series.std() > 0.1
+
+
+def test_oversampled_k01_fine_is_cached_for_own_flows():
+    """k01_fine: the same 0-1 test on the same orbit sampled at the integration step -- the
+    oversampling failure (K near 0 for chaotic flows) that cross-indicator questions use."""
+    cached = json.loads(compute_indicators.INDICATORS_FILE.read_text(encoding="utf-8"))["systems"]
+    entries = [e for e in compute_indicators.load_entries() if e.simulate]
+    flows = [e for e in entries if compute_indicators.fine_applies(e.simulate)]
+    assert flows
+    for e in entries:
+        record = cached[e.id]
+        if e in flows:
+            assert record["k01_fine_dt"] == pytest.approx(record["settings"]["dt"]), e.id
+            assert record["k01_fine"] is not None and -1.0 <= record["k01_fine"] <= 1.0, e.id
+        else:
+            assert "k01_fine" not in record, e.id
+    lorenz = cached["lorenz63"]
+    assert lorenz["k01"] > 0.8 and lorenz["k01_fine"] < 0.2 and lorenz["k01_fine_dt"] == 0.01

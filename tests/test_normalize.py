@@ -347,3 +347,107 @@ def test_regression_hedge_with_marker_uses_marker():
 )
 def test_realistic_chain_of_thought(reply, expected):
     assert normalize_answer(reply) == expected
+
+
+# --- review fixes: one group per defect class -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("even-so", "TRUE. Even so, it is not true that every trajectory is chaotic.", T),
+        ("if-so", "FALSE. The orbit settles on a cycle; if so, the statement would be true.", F),
+        ("so-called", "FALSE. This so-called true randomness is deterministic.", F),
+        ("and-so-on", "FALSE. Periods 2, 4, 8 and so on, true to Feigenbaum scaling, stay periodic.", F),
+        ("so-before-a-sub-claim", "TRUE. The exponent is positive, so not true that the orbit is periodic.", T),
+        # "so" still concludes before the statement or a bare label.
+        ("so-the-statement-is", "It looks true at r = 3.2, but the orbit is periodic, so the statement is false.", F),
+        ("so-bare-label", "The orbit never settles. So, TRUE.", T),
+        ("so-its-label", "It seems chaotic, yes, but the orbit is periodic, so it's FALSE.", F),
+    ),
+)
+def test_bare_so_is_not_a_conclusion(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("if-so-answer-would-be", "FALSE. If so, the answer would be true.", F),
+        ("otherwise", "FALSE. Otherwise the answer would be TRUE.", F),
+        ("assuming", "TRUE. Assuming the orbit were periodic, the answer would be false.", T),
+        # a conclusion that only opens with a clause, no supposition, still concludes
+        ("therefore-after-reasoning", "The exponent is negative. Therefore, FALSE.", F),
+    ),
+)
+def test_a_supposition_is_not_a_conclusion(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("opening-label-beats-hedge", "TRUE. The exact long-term state cannot be known, but the exponent is positive.", T),
+        ("opening-false-beats-unclear", "FALSE.\n\nHow long the transient lasts is unclear, but the orbit is periodic.", F),
+        ("last-line-beats-hedge", "The long-term state cannot be known exactly.\nTRUE", T),
+        ("last-line-after-it-depends", "It depends on how you read the claim.\nFALSE", F),
+        ("conclusion-beats-earlier-hedge", "The transient length is unclear. Therefore, TRUE.", T),
+        # A reply that only hedges, or hedges around its keywords, stays unknown.
+        ("only-hedge", "It depends on the initial condition.", None),
+        ("hedge-around-keywords", "It depends; for r = 4 it is true.", None),
+        ("hedge-with-questions", "Is it chaotic? It depends. Could it be true? Maybe.", None),
+    ),
+)
+def test_hedge_only_blocks_a_reply_that_only_hedges(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        # Upstream's own revision tests.
+        ("upstream-yes-wait-no-yes", "I think YES... wait, NO, that's wrong. YES is correct.", T),
+        ("upstream-yes-initially-after-thinking-no", "I would say yes initially, but after thinking, no.", F),
+        ("upstream-several-revisions", "Initially no, but actually yes, wait no, upon reflection yes.", T),
+        ("upstream-answer-is-initially", "The answer is YES initially, but actually NO.", F),
+        ("upstream-correct-answer-is", "One might think yes at first, but the correct answer is no.", F),
+        ("upstream-initially-but", "I initially thought yes, but the final determination is no", F),
+        # More of the same class.
+        ("yes-actually-no", "Yes. Actually, no.", F),
+        ("at-first-on-reflection", "At first I thought FALSE, but on reflection TRUE.", T),
+        ("dash-i-was-wrong", "No -- I was wrong, it is true.", T),
+        ("wait-actually-the-answer", "wait, actually the answer is FALSE", F),
+        ("wait-no-without-comma", "TRUE... wait no, the orbit is periodic.", F),
+        ("after-reconsidering", "Yes. After reconsidering, no: the exponent is negative.", F),
+        ("at-first-glance-but", "At first glance it looks true, but it is false.", F),
+        ("that-is-incorrect", "FALSE. Hmm, that is incorrect. The claim is true.", T),
+        # "actually" inside a negation is no cue: "not actually false" is TRUE.
+        ("not-actually-false", "It is not actually false.", T),
+    ),
+)
+def test_revision_last_committed_answer_wins(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+def _adversarial(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def test_megabyte_adversarial_reply_finishes():
+    # Each segment made one pattern of the old code quadratic: an orphan-closing-tag
+    # scan with no closing tag, questions and sentences that never end, a rule-like
+    # punctuation line, cues without labels, "yes no" runs. Quadratic code would need
+    # minutes here; linear code a fraction of a second. No timing is asserted.
+    segments = [
+        _adversarial("the user wants TRUE </think ", 200_000),
+        _adversarial("is it true or not ", 150_000) + ".\n",
+        _adversarial("-=", 100_000) + "x\n",
+        _adversarial("wait, so even so therefore, final answer: at first ", 200_000) + "\n",
+        _adversarial("it depends, ", 50_000) + "\n",
+        _adversarial("yes no ", 150_000) + "\n",
+        _adversarial("not ", 50_000) + "\n",
+        _adversarial("_*`|", 100_000) + "\n",
+    ]
+    reply = "TRUE.\n" + "".join(segments)
+    assert len(reply) > 1_000_000
+    assert normalize_answer(reply) == T  # the opening label; the rest hedges and conflicts

@@ -11,7 +11,9 @@ import pytest
 import yaml
 from helpers import DIALECTIC_MODULE, PROJECT_ROOT, add_eval_module, read_summary, use_repo_cassettes
 
+from pytest_reasoning_evals.chaosbench.questions import load_questions
 from pytest_reasoning_evals.options import DEFAULT_MODEL
+from pytest_reasoning_evals.shipped import shipped
 
 SNAPSHOTS = PROJECT_ROOT / "snapshots"
 # (mode, selection): the default suite zero-shot, and the chain-of-thought subset that has cassettes
@@ -61,7 +63,9 @@ def test_the_replay_matches_the_committed_baseline_item_by_item(pytester) -> Non
     result = pytester.runpytest_subprocess(f"--eval-baseline={baseline}", "--eval-fail-on-regression", "-n", "2")
     assert result.ret == 0, result.stdout.str()
     comparison = json.loads((pytester.path / "results" / f"{DEFAULT_MODEL}_zeroshot" / "comparison.json").read_text())
-    assert (comparison["n_paired"], comparison["fixed"], comparison["broken"]) == (1002, 0, 0)
+    bank = load_questions(shipped("chaosbench"))
+    every_item = len({q.dialogue_id or q.id for q in bank})  # a dialogue is one item
+    assert (comparison["n_paired"], comparison["fixed"], comparison["broken"]) == (every_item, 0, 0)
     assert comparison["n_current_only"] == comparison["n_baseline_only"] == 0
 
 

@@ -117,14 +117,16 @@ _PREDICATE_LIST = (
     ),
     _p(
         "Dissipative",
-        "Phase-space volume contracts on average.",
+        "Phase-space volume contracts on average (the Lyapunov exponents sum to a negative "
+        "number).",
         "is dissipative",
         "is not dissipative",
         "Is {system} dissipative?",
     ),
     _p(
         "Conservative",
-        "Phase-space volume (or a smooth invariant measure) is preserved by the evolution.",
+        "The evolution is invertible and preserves phase-space volume or a smooth invariant "
+        "measure (non-invertible maps that keep a measure only in the pull-back sense do not count).",
         "is conservative",
         "is not conservative",
         "Is {system} conservative?",
@@ -138,15 +140,18 @@ _PREDICATE_LIST = (
     ),
     _p(
         "Mixing",
-        "The natural invariant measure is mixing: correlations between past and future decay.",
+        "The natural invariant measure (physical measure of the attractor, Liouville measure on "
+        "the energy surface, or stationary law) is mixing: correlations between past and future "
+        "decay.",
         "is mixing",
         "is not mixing",
         "Is {system} mixing?",
     ),
     _p(
         "Ergodic",
-        "Time averages along generic trajectories equal averages over the natural invariant "
-        "measure.",
+        "The natural invariant measure (physical measure of the attractor, Liouville measure on "
+        "the energy surface, or stationary law) is ergodic: time averages along generic "
+        "trajectories equal its averages.",
         "is ergodic",
         "is not ergodic",
         "Is {system} ergodic?",
@@ -267,6 +272,9 @@ _REQUIRES_DIRECT: dict[str, tuple[str, ...]] = {
     # added Invertible: a Hamiltonian flow (or symplectic map) has a unique inverse (time reversal)
     "Hamiltonian": ("Conservative", "Invertible"),
     "Mixing": ("Ergodic",),
+    # added: "conservative" is used for invertible evolutions only (see its definition), so that
+    # expanding maps keeping a smooth measure in the pull-back sense (tent, doubling) are not
+    "Conservative": ("Invertible",),
     "DelaySystem": ("ContinuousTime",),
     "PDE": ("ContinuousTime",),
     "Stochastic": ("PointUnpredictable",),
