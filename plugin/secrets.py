@@ -6,14 +6,20 @@ interaction, a key echoed into a result row. This module looks for the *shapes* 
 keys and reports where they are, masked, so that CI can fail before anything is pushed.
 
 Each finding is printed as ``path:line: kind: excerpt`` where the excerpt keeps only the
-first four characters of the match. A line containing ``scan-secrets: allow`` is skipped,
-for documentation that needs to show an example.
+first four characters of the match. Every file under the given paths is scanned, whatever its
+suffix (temporary files and logs too; a binary file as Latin-1 text, since keys are ASCII).
+Base64 bodies that vcrpy stores as YAML ``!!binary`` (a reply that is not UTF-8) are decoded
+and the decoded text is scanned, not the base64. A line containing ``scan-secrets: allow`` is
+skipped only in the project's own documentation and code (``.md``, ``.py``, ...): in recorded
+data (cassettes, results, snapshots) the marker could come from a model's reply.
 
 Stdlib only.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import sys
 from collections.abc import Iterable
@@ -21,15 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ALLOW_MARKER = "scan-secrets: allow"
+# Files written by people, where the allow marker means something; never recorded data.
+ALLOW_SUFFIXES = frozenset({".md", ".rst", ".py", ".toml", ".ini", ".cfg", ".sh"})
 
 DEFAULT_PATHS = ("cassettes", "snapshots", "results")
 
-# Files picked up when a directory is walked. A file named explicitly is scanned whatever
-# its suffix (unless it is binary).
-SCANNED_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".jsonl", ".csv", ".txt", ".md"})
-
-# A file whose first 8 KiB hold a NUL byte is taken for binary and ignored.
+# A file whose first 8 KiB hold a NUL byte is read as Latin-1 (every byte a character).
 BINARY_SNIFF_BYTES = 8192
+# A YAML binary scalar: `!!binary |` and an indented base64 block, or `!!binary 'base64'`.
+_YAML_BINARY = re.compile(
+    r"!!binary[ \t]*(?:\|[-+]?[ \t]*\n(?P<block>(?:[ \t]+[A-Za-z0-9+/=]+[ \t]*(?:\n|$))+)"
+    r"|(?P<quote>['\"]?)(?P<inline>[A-Za-z0-9+/= \t]+)(?P=quote))"
+)
 
 # The characters of a bearer token (RFC 6750's b64token, plus "_").
 _TOKEN = r"[A-Za-z0-9_.~+/=-]"
@@ -86,9 +95,10 @@ def mask(secret: str) -> str:
     return secret[:4] + "…"
 
 
-def scan_line(line: str) -> list[tuple[str, str]]:
-    """(kind, masked excerpt) for each secret shape on one line, left to right."""
-    if ALLOW_MARKER in line:
+def scan_line(line: str, allow: bool = True) -> list[tuple[str, str]]:
+    """(kind, masked excerpt) for each secret shape on one line, left to right; `allow`:
+    whether the line may opt out with the marker."""
+    if allow and ALLOW_MARKER in line:
         return []
     taken: list[tuple[int, int, str, str]] = []
     for kind, pattern in SECRET_PATTERNS:
@@ -102,13 +112,39 @@ def scan_line(line: str) -> list[tuple[str, str]]:
 
 
 def scan_text(text: str, path: str | Path) -> list[Finding]:
+    allow = Path(path).suffix.lower() in ALLOW_SUFFIXES
+    text, decoded = _decode_yaml_binary(text)
     findings = []
     # Split on "\n" only (str.splitlines also splits on form feeds, U+2028, ...), so that
     # line numbers agree with editors and grep.
     for number, line in enumerate(text.split("\n"), start=1):
-        for kind, excerpt in scan_line(line.rstrip("\r")):
+        for kind, excerpt in scan_line(line.rstrip("\r"), allow):
             findings.append(Finding(str(path), number, kind, excerpt))
-    return findings
+    for number, body in decoded:
+        for line in body.split("\n"):
+            findings += [Finding(str(path), number, kind, excerpt) for kind, excerpt in scan_line(line, allow=False)]
+    return sorted(findings, key=lambda f: f.line)
+
+
+def _decode_yaml_binary(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """The text with every YAML !!binary scalar's base64 blanked (newlines kept, so line
+    numbers hold), and (line of the tag, decoded body) for each: base64 is not a key, what it
+    encodes may hold one."""
+    if "!!binary" not in text:
+        return text, []
+    decoded = []
+
+    def blank(match: re.Match) -> str:
+        encoded = match["block"] or match["inline"] or ""
+        try:
+            raw = base64.b64decode("".join(encoded.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return match[0]  # not base64 after all: scan it as it stands
+        line = text.count("\n", 0, match.start()) + 1
+        decoded.append((line, raw.decode("latin-1")))
+        return re.sub(r"[^\n]", " ", match[0])
+
+    return _YAML_BINARY.sub(blank, text), decoded
 
 
 def is_binary(data: bytes) -> bool:
@@ -116,9 +152,9 @@ def is_binary(data: bytes) -> bool:
 
 
 def iter_files(paths: Iterable[Path]) -> list[Path]:
-    """The files to scan: explicit files as given, directories walked recursively for the
-    scanned suffixes. Raises FileNotFoundError, naming it, for a path that does not exist;
-    all paths are checked before any is walked."""
+    """The files to scan: explicit files as given, directories walked recursively for every
+    file. Raises FileNotFoundError, naming it, for a path that does not exist; all paths are
+    checked before any is walked."""
     paths = [Path(p) for p in paths]
     for path in paths:
         if not path.exists():
@@ -126,9 +162,7 @@ def iter_files(paths: Iterable[Path]) -> list[Path]:
     files = []
     for path in paths:
         if path.is_dir():
-            files.extend(
-                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SCANNED_SUFFIXES)
-            )
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
         else:
             files.append(path)
     return files
@@ -139,10 +173,9 @@ def _scan_files(files: Iterable[Path]) -> tuple[list[Finding], int]:
     scanned = 0
     for file in files:
         data = file.read_bytes()
-        if is_binary(data):
-            continue
         scanned += 1
-        findings.extend(scan_text(data.decode("utf-8", errors="replace"), file))
+        text = data.decode("latin-1") if is_binary(data) else data.decode("utf-8", errors="replace")
+        findings.extend(scan_text(text, file))
     return findings, scanned
 
 
@@ -157,10 +190,10 @@ def _plural(count: int, word: str) -> str:
 
 USAGE = f"""usage: scan-secrets [PATH ...]
 
-Fail on API-key shapes in files. Directories are walked for
-{' '.join(sorted(SCANNED_SUFFIXES))} files; binary files are ignored.
+Fail on API-key shapes in files. Directories are walked for every file
+(binary ones read as Latin-1; YAML !!binary bodies decoded first).
 Default paths: {' '.join(DEFAULT_PATHS)} (each skipped when it does not exist).
-A line containing "{ALLOW_MARKER}" is not checked.
+A line containing "{ALLOW_MARKER}" is not checked in {' '.join(sorted(ALLOW_SUFFIXES))} files.
 Exit status: 0 clean, 1 secret shapes found, 2 a given path does not exist."""
 
 

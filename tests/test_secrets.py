@@ -6,6 +6,8 @@ so that this file passes the scanner itself and any other secrets scanner run in
 
 from __future__ import annotations
 
+import base64
+
 import hashlib
 import json
 from pathlib import Path
@@ -196,14 +198,45 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
-def test_a_directory_is_walked_and_binary_files_are_ignored(tmp_path: Path) -> None:
+def test_a_directory_is_walked_for_every_file_binary_ones_included(tmp_path: Path) -> None:
     key = PLANTED["anthropic"]
     nested = write(tmp_path / "results" / "run-1" / "items" / "items.jsonl", results_jsonl(key))
     write(tmp_path / "results" / "run-1" / "summary.json", '{"overall_accuracy": 0.5}\n')
-    write(tmp_path / "results" / "blob.json", b"\x00\x01" + key.encode() + b"\n")
-    write(tmp_path / "results" / "notes.py", f"KEY = '{key}'\n")  # not a scanned suffix
+    blob = write(tmp_path / "results" / "blob.json", b"\x00\x01" + key.encode() + b"\n")
+    notes = write(tmp_path / "results" / "notes.py", f"KEY = '{key}'\n")
     findings = scan_paths([tmp_path / "results"])
-    assert [(f.path, f.line, f.kind) for f in findings] == [(str(nested), 2, "anthropic")]
+    assert sorted((f.path, f.line, f.kind) for f in findings) == sorted(
+        [(str(nested), 2, "anthropic"), (str(blob), 1, "anthropic"), (str(notes), 1, "anthropic")])
+
+
+def test_temporary_files_logs_and_files_without_a_suffix_are_scanned(tmp_path: Path) -> None:
+    # the review found a key in completions.jsonl.tmp, run.log and a suffix-less file unreported
+    run = tmp_path / "results" / "m_zeroshot"
+    planted = [write(run / name, f"reply: {PLANTED['openai']}\n")
+               for name in ("completions.jsonl.1234.tmp", "run.log", "NOTES")]
+    assert sorted(f.path for f in scan_paths([tmp_path / "results"])) == sorted(str(p) for p in planted)
+
+
+def test_the_allow_marker_in_recorded_data_does_not_hide_a_key(tmp_path: Path) -> None:
+    # a model can write the marker into its reply; only the project's own files may opt out
+    line = f"Here is a key {PLANTED['openai']} scan-secrets: allow\n"
+    for name in ("cassette.yaml", "completions.jsonl", "summary.json", "rows.csv", "out.txt"):
+        assert [f.kind for f in scan_text(line, name)] == ["openai"], name
+    assert scan_text(line, "README.md") == [] and scan_text(line, "tests/test_x.py") == []
+
+
+def test_a_binary_yaml_body_is_decoded_before_scanning() -> None:
+    # vcrpy stores a reply that is not UTF-8 as !!binary base64: its lines are not keys
+    body = "Réponse: vrai ".encode("latin-1") * 20
+    encoded = base64.b64encode(body).decode()
+    block = "\n".join("        " + encoded[i:i + 60] for i in range(0, len(encoded), 60))
+    cassette = f"interactions:\n- response:\n    body:\n      string: !!binary |\n{block}\n    status: {{code: 200}}\n"
+    assert scan_text(cassette, "c.yaml") == []
+    leaked = base64.b64encode(f"token {PLANTED['openai']} ".encode() + b"\xff").decode()
+    cassette = f"interactions:\n- response:\n    body:\n      string: !!binary |\n        {leaked}\n"
+    assert [(f.line, f.kind) for f in scan_text(cassette, "c.yaml")] == [(4, "openai")]
+    inline = f"string: !!binary '{leaked}'\n"
+    assert [(f.line, f.kind) for f in scan_text(inline, "c.yaml")] == [(1, "openai")]
 
 
 def test_an_explicit_file_is_scanned_whatever_its_suffix(tmp_path: Path) -> None:
