@@ -5,8 +5,18 @@ cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
   local server may move.
 - Scrubbing: key headers and the `key` query parameter on requests; cookies, request ids,
   organisation ids and rate-limit headers on responses; non-2xx responses are never recorded.
+- Only a response that parsed into a completion is recorded: a 2xx whose (decoded) body the
+  model's wire format cannot read (HTML, truncated JSON, missing or empty answer lists, a body
+  that does not decompress) is refused, and so is any response of a call that ended in an error;
+  that item fails once and the next recording run asks it again.
 - A replay miss is a failed call of that item (counted as an error, not a crash) whose error is
   one line naming the item, what differs and the file.
+- Saves are atomic: a temp file beside the cassette, then a rename, so a kill mid-save (a
+  dialogue's cassette is saved after every turn) leaves the previous cassette whole. "rewrite"
+  never deletes first: the old cassette is replaced only when the item's calls all succeeded.
+- A cassette that cannot be read (truncated, not YAML, missing or mistyped fields, a recorded
+  body that is not a completion) is that item's one-line miss naming the file; a recording run
+  (record mode once / new_episodes / rewrite) records the item anew and replaces the file.
 
 Recording goes through vcrpy's HTTP patching. Replay (record mode "none") does not need it:
 the item's cassette is loaded with vcrpy and served to `requests` by a transport adapter, with
@@ -19,15 +29,24 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
-from collections.abc import Iterator
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import requests
 import urllib3
 import vcr
+import yaml
 from vcr.cassette import Cassette
 from vcr.errors import CannotOverwriteExistingCassetteException, UnhandledHTTPRequestError
+from vcr.filters import decode_response
+from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.request import Request as VcrRequest
+from vcr.serialize import serialize
+from vcr.serializers import compat
 
 from pytest_reasoning_evals.providers.base import MISS, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
@@ -42,15 +61,180 @@ DROPPED_RESPONSE_HEADER_PREFIXES = ("set-cookie", "x-request-id", "request-id", 
                                     "openai-processing-ms", "alt-svc")
 
 
-def _scrub_response(response: dict) -> dict | None:
-    if not 200 <= response["status"]["code"] < 300:
-        return None  # a failure must be retried live next time, never replayed
+RERECORD = "--eval-record-mode=once records it anew"  # ends the miss of an unreadable cassette
+
+
+def _scrub_headers(response: dict) -> dict:
     response["headers"] = {
         name: value
         for name, value in response["headers"].items()
         if not name.lower().startswith(DROPPED_RESPONSE_HEADER_PREFIXES)
     }
     return response
+
+
+def _one_line(exc: BaseException, limit: int = 120) -> str:
+    text = " ".join(str(exc).split())
+    text = f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _decoded(response: dict) -> dict:
+    """The response with its body decompressed (vcrpy's filter, which copies the whole response:
+    only called when there is something to decompress)."""
+    if any(name.lower() == "content-encoding" for name in response["headers"]):
+        return decode_response(response)
+    return response
+
+
+def completion_problem(response: dict, parse: Callable[[dict], object]) -> str | None:
+    """Why a 2xx response (as vcrpy holds it) is not a completion that `parse`, the model's wire
+    format, can read; None when it is one."""
+    try:
+        body = _decoded(response)["body"]["string"]
+    except Exception as exc:  # noqa: BLE001 - zlib/brotli errors, mistyped bodies
+        return f"not a completion: its body cannot be decoded ({_one_line(exc)})"
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError) as exc:
+        return f"not a completion: not JSON ({exc.__class__.__name__})"
+    try:
+        parsed = parse(data)
+    except Exception as exc:  # noqa: BLE001 - whatever the parser trips over, the body is unusable
+        return f"not a completion ({_one_line(exc)})"
+    if not isinstance(getattr(parsed, "text", None), str):
+        return "not a completion: its text is not a string"
+    return None
+
+
+# --- reading and writing cassette files ---
+
+
+class UnreadableCassette(ValueError):
+    """A cassette file that exists but cannot be replayed; the message says why, in a few words."""
+
+
+def _is_text_list(value) -> bool:
+    return isinstance(value, str) or isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _request_problem(request) -> str | None:
+    if not isinstance(request, dict):
+        return "its request is not a mapping"
+    if set(request) - {"method", "uri", "body", "headers"}:
+        return f"its request has unknown fields {sorted(set(request) - {'method', 'uri', 'body', 'headers'})}"
+    for key in ("method", "uri"):
+        if not isinstance(request.get(key), str):
+            return f"its request has no {key}"
+    if not isinstance(request.get("headers"), dict) or not all(map(_is_text_list, request["headers"].values())):
+        return "its request headers are not a mapping of names to text"
+    if not isinstance(request.get("body"), (str, bytes, io.BytesIO, type(None))):
+        return "its request body is not text"
+    return None
+
+
+def _response_problem(response, parse: Callable[[dict], object]) -> str | None:
+    if not isinstance(response, dict):
+        return "its response is not a mapping"
+    status = response.get("status")
+    if not (isinstance(status, dict) and type(status.get("code")) is int and isinstance(status.get("message"), str)):
+        return "its response status is not a code and a message"
+    headers = response.get("headers")
+    if not isinstance(headers, dict) or not all(isinstance(k, str) and _is_text_list(v) for k, v in headers.items()):
+        return "its response headers are not a mapping of names to text"
+    body = response.get("body")
+    if not isinstance(body, dict) or not isinstance(body.get("string"), (str, bytes)):
+        return "its response has no body text"
+    if 200 <= status["code"] < 300:
+        problem = completion_problem(response, parse)
+        if problem:
+            return f"its response is {problem}"
+    return None
+
+
+def read_cassette(path: Path, serializer, parse: Callable[[dict], object]) -> tuple[list, list]:
+    """(requests, responses) of a cassette file, as vcrpy's loader returns them, after checking
+    everything the replay reads. FileNotFoundError when there is no file; UnreadableCassette
+    (a short reason) when there is one that cannot be replayed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except UnicodeDecodeError:
+        raise UnreadableCassette("not UTF-8 text") from None
+    except OSError as exc:
+        raise UnreadableCassette(exc.strerror or exc.__class__.__name__) from None
+    if not text.strip():
+        raise UnreadableCassette("empty file")
+    try:
+        data = serializer.deserialize(text)
+    except yaml.MarkedYAMLError as exc:
+        where = f" at line {exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
+        raise UnreadableCassette(f"not valid YAML: {exc.problem or exc.context}{where}") from None
+    except Exception as exc:  # noqa: BLE001 - a loader refusing a tag, a recursion limit, ...
+        raise UnreadableCassette(f"not valid YAML: {_one_line(exc)}") from None
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list):
+        raise UnreadableCassette("no list of interactions")
+    requests_, responses = [], []
+    for n, interaction in enumerate(interactions, start=1):
+        if not isinstance(interaction, dict):
+            raise UnreadableCassette(f"interaction {n} is not a mapping")
+        for part in ("request", "response"):
+            if part not in interaction:
+                raise UnreadableCassette(f"interaction {n} has no {part!r}")
+        problem = _request_problem(interaction["request"]) or _response_problem(interaction["response"], parse)
+        if problem:
+            raise UnreadableCassette(f"interaction {n}: {problem}")
+        requests_.append(VcrRequest._from_dict(interaction["request"]))
+        responses.append(compat.convert_to_bytes(interaction["response"]))
+    return requests_, responses
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temp file beside `path` (unique per process and call), then rename: a kill
+    mid-write leaves the old file whole, and a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+class CassettePersister:
+    """vcrpy's persister for one CassetteClient: loads check the file (see read_cassette), saves
+    are atomic. A file that cannot be read loads as no cassette (so a recording run records the
+    item anew and the save replaces the file); why it could not be read is kept in `unreadable`
+    for the replay's miss message."""
+
+    def __init__(self, parse: Callable[[dict], object]):
+        self.parse = parse
+        self.unreadable: dict[str, str] = {}  # path -> reason, from its latest load
+        self.skip_load = False  # set while "rewrite" opens a cassette: the old file is not read
+
+    def load_cassette(self, cassette_path, serializer):
+        key = str(cassette_path)
+        self.unreadable.pop(key, None)
+        if self.skip_load:
+            raise CassetteNotFoundError()
+        try:
+            return read_cassette(Path(cassette_path), serializer, self.parse)
+        except FileNotFoundError:
+            raise CassetteNotFoundError() from None
+        except UnreadableCassette as exc:
+            self.unreadable[key] = str(exc)
+            raise CassetteNotFoundError(str(exc)) from None
+
+    @staticmethod
+    def save_cassette(cassette_path, cassette_dict, serializer):
+        write_atomically(Path(cassette_path), serialize(cassette_dict, serializer))
 
 
 # Every cassette entry makes vcrpy (re)build patches for each HTTP library it knows; for the
@@ -62,19 +246,22 @@ _SKIP = (
 )
 
 
-def make_vcr(record_mode: str) -> vcr.VCR:
-    return vcr.VCR(
+def make_vcr(record_mode: str, before_record_response: Callable[[dict], dict | None],
+             persister: CassettePersister) -> vcr.VCR:
+    recorder = vcr.VCR(
         **_SKIP,
-        # "rewrite" (as pytest-recording has it): the old file is deleted, then recorded anew
+        # "rewrite" (as pytest-recording has it): recorded anew; the client does not load the old
+        # file, and the save replaces it (CassetteClient._cassette)
         record_mode="new_episodes" if record_mode == "rewrite" else record_mode,
         match_on=MATCH_ON,
         filter_headers=SECRET_REQUEST_HEADERS,
         filter_query_parameters=SECRET_QUERY_PARAMETERS,
-        before_record_response=_scrub_response,
-        decode_compressed_response=True,
+        before_record_response=before_record_response,  # decodes compressed bodies itself
         serializer="yaml",
         record_on_exception=False,
     )
+    recorder.register_persister(persister)
+    return recorder
 
 
 class ReplayAdapter(requests.adapters.HTTPAdapter):
@@ -91,9 +278,12 @@ class ReplayAdapter(requests.adapters.HTTPAdapter):
         except UnhandledHTTPRequestError:
             raise CannotOverwriteExistingCassetteException(cassette=self.cassette, failed_request=wanted) from None
         body = recorded["body"]["string"]
-        headers = {name: ", ".join(v) if isinstance(v, list) else v for name, v in recorded["headers"].items()}
+        body = body.encode("utf-8") if isinstance(body, str) else body
+        headers = {name: ", ".join(v) if isinstance(v, list) else v for name, v in recorded["headers"].items()
+                   if name.lower() != "content-length"}
+        headers["Content-Length"] = str(len(body))  # the body served, even if edited since the recording
         raw = urllib3.HTTPResponse(
-            body=io.BytesIO(body.encode("utf-8") if isinstance(body, str) else body),
+            body=io.BytesIO(body),
             headers=headers,
             status=recorded["status"]["code"],
             reason=recorded["status"]["message"],
@@ -107,6 +297,16 @@ def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Pat
     return root / model_alias / suite / f"{item_id}.yaml"
 
 
+@dataclass
+class _Opened:
+    """One open cassette of an item: a single call's, or a conversation's (all its turns)."""
+
+    path: Path
+    cassette: Cassette
+    keeps_old: bool = False  # "rewrite" over an existing file: save only a complete recording
+    incomplete: bool = False  # a call failed or a stop came: the recording is not the item's whole
+
+
 class CassetteClient:
     """Wraps an HttpModel: each `complete` runs inside the item's cassette; inside
     `conversation(suite, item_id)` every call shares that item's one cassette."""
@@ -115,11 +315,14 @@ class CassetteClient:
         self.model = model
         self.root = root
         self.record_mode = record_mode
-        self._vcr = make_vcr(record_mode)
-        self._rewritten: set[Path] = set()  # rewrite deletes a cassette once per run, not per call
+        self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
+        self._persister = CassettePersister(self._parse)
+        self._vcr = make_vcr(record_mode, self._before_record_response, self._persister)
+        self._loading = False  # vcrpy runs the record hook on loaded interactions too
+        self._rewritten: set[Path] = set()  # rewrite replaces a cassette once per run, not per call
         self._replay = ReplayAdapter() if record_mode == "none" else None
         self._cassette_config: dict | None = None
-        self._open: tuple[Path, Cassette] | None = None  # the conversation's cassette
+        self._open: _Opened | None = None  # the conversation's cassette
         if self._replay is not None:
             for prefix in ("http://", "https://"):
                 model.http.mount(prefix, self._replay)
@@ -128,6 +331,19 @@ class CassetteClient:
     def path_for(self, request: Request) -> Path:
         return cassette_path(self.root, self.model.spec.alias, request.suite, request.item_id)
 
+    def _before_record_response(self, response: dict) -> dict | None:
+        """vcrpy's hook for each response about to enter a cassette (and each one loaded): only a
+        2xx whose decoded body parses into a completion; identifying headers dropped."""
+        try:
+            if not 200 <= response["status"]["code"] < 300:
+                return None  # a failure must be retried live next time, never replayed
+            # Loaded interactions were checked by the persister; recorded ones are checked here.
+            if not self._loading and completion_problem(response, self._parse) is not None:
+                return None  # a malformed answer must be asked again next time, never replayed
+            return _scrub_headers(_decoded(response))
+        except Exception:  # noqa: BLE001 - a hook that raised would crash the call inside vcrpy
+            return None
+
     @contextlib.contextmanager
     def conversation(self, suite: str, item_id: str) -> Iterator[None]:
         path = cassette_path(self.root, self.model.spec.alias, suite, item_id)
@@ -135,14 +351,15 @@ class CassetteClient:
         # A dialogue's cassette grows turn by turn and is saved after each one; "once" would
         # refuse the turns after a crash, so a conversation records missing turns into it.
         grow = {"record_mode": "new_episodes"} if self.record_mode == "once" else {}
-        with self._cassette(path, **grow) as cassette:
-            self._open = (path, cassette)
+        with self._cassette(path, **grow) as opened:
+            self._open = opened
             try:
                 yield
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 # A stop mid-dialogue (budget, refused key, crash of a later turn) still saves
                 # the turns already answered: a resumed run replays them instead of paying again.
                 stopped = exc
+                opened.incomplete = True
             finally:
                 self._open = None
         if stopped is not None:
@@ -151,11 +368,11 @@ class CassetteClient:
     def complete(self, request: Request) -> Completion:
         path = self.path_for(request)
         try:
-            if self._open is not None and self._open[0] == path:
-                completion = self._call(self._open[1], request)
+            if self._open is not None and self._open.path == path:
+                completion = self._call(self._open, request)
             else:
-                with self._cassette(path) as cassette:
-                    completion = self._call(cassette, request)
+                with self._cassette(path) as opened:
+                    completion = self._call(opened, request)
         except CannotOverwriteExistingCassetteException as exc:
             # a failed call of this item (one line, counted as an error), not a harness crash
             return self.model.failed(self._miss_message(request, path, exc))
@@ -163,36 +380,55 @@ class CassetteClient:
         return completion
 
     @contextlib.contextmanager
-    def _cassette(self, path: Path, **overrides) -> Iterator[Cassette]:
-        """Replay: the loaded file. Recording: vcrpy's patched context, saved on exit."""
-        if self.record_mode == "rewrite" and path not in self._rewritten:
-            path.unlink(missing_ok=True)
-            self._rewritten.add(path)
+    def _cassette(self, path: Path, **overrides) -> Iterator[_Opened]:
+        """Replay: the loaded file. Recording: vcrpy's patched context, saved on exit (unless a
+        rewrite over an existing file did not complete: then the old file stays)."""
         if self._replay is not None:
-            yield self._load(path)
-        else:
-            # vcrpy creates a missing folder without exist_ok: two xdist workers saving their first
-            # cassettes of a suite at once would race, so the folder exists before vcrpy looks.
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with self._vcr.use_cassette(str(path), **overrides) as cassette:
-                yield cassette
+            yield _Opened(path, self._load(path))
+            return
+        # vcrpy creates a missing folder without exist_ok: two xdist workers saving their first
+        # cassettes of a suite at once would race, so the folder exists before vcrpy looks.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = self.record_mode == "rewrite" and path not in self._rewritten
+        with contextlib.ExitStack() as stack:
+            self._loading, self._persister.skip_load = True, fresh
+            try:
+                cassette = stack.enter_context(self._vcr.use_cassette(str(path), **overrides))
+            finally:
+                self._loading, self._persister.skip_load = False, False
+            opened = _Opened(path, cassette, keeps_old=fresh and path.is_file())
+            yield opened
+            if fresh and cassette.dirty:
+                if opened.incomplete and opened.keeps_old:
+                    cassette.dirty = False  # vcrpy's exit saves nothing: the old, complete cassette stays
+                else:
+                    self._rewritten.add(path)  # saved on exit; later calls of this run add to it
 
-    def _call(self, cassette: Cassette, request: Request) -> Completion:
+    def _call(self, opened: _Opened, request: Request) -> Completion:
+        cassette = opened.cassette
         if self._replay is not None:
             self._replay.cassette = cassette
             # Replays need no key: nothing is sent, and keys are not matched on.
             completion = self.model.complete(request, key="replay")
             completion.extra["cassette_hit"] = True
             return completion
-        recorded_before, played_before = len(cassette.data), cassette.play_count
+        recorded_before, played_before, dirty_before = len(cassette.data), cassette.play_count, cassette.dirty
         completion = self.model.complete(request)
-        if len(cassette.data) > recorded_before:
+        if completion.error is not None:
+            opened.incomplete = True
+            if len(cassette.data) > recorded_before:
+                # The client could not use what was recorded (the record hook let through a body
+                # the client still refused): it must be asked again next time, never replayed.
+                del cassette.data[recorded_before:]
+                cassette.dirty = dirty_before
+        elif len(cassette.data) > recorded_before:
             # Keep the live latency so replays report what was measured.
             cassette.data[-1][1]["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]
-            if self._open is not None:
-                # Within a conversation, save every paid turn at once: a killed run must not
-                # lose (and pay again for) the turns before the kill. vcrpy has no public
-                # save-now call; _save is what its own context exit calls.
+            if self._open is not None and not opened.keeps_old:
+                # Within a conversation, save every paid turn at once (atomically): a killed run
+                # must not lose (and pay again for) the turns before the kill. A rewrite over an
+                # existing cassette waits for the end instead, so a kill leaves the old one whole.
+                # vcrpy has no public save-now call; _save is what its own context exit calls.
                 cassette._save(force=True)
         completion.extra["cassette_hit"] = cassette.play_count > played_before
         return completion
@@ -202,11 +438,18 @@ class CassetteClient:
             accepted = inspect.signature(Cassette).parameters
             config = self._vcr.get_merged_config()
             self._cassette_config = {k: v for k, v in config.items() if k in accepted and k != "path"}
-        return Cassette.load(path=str(path), **self._cassette_config)
+        self._loading = True
+        try:
+            return Cassette.load(path=str(path), **self._cassette_config)
+        finally:
+            self._loading = False
 
     def _miss_message(self, request: Request, path: Path, exc: Exception) -> str:
         """One line: the item, what differs from the recording, the file. How to record the
         misses is said once, in the run's summary block (see chaosbench/report.py)."""
+        unreadable = self._persister.unreadable.get(str(path))
+        if unreadable is not None:
+            return f"{MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
         if not path.exists():
             what = "no cassette file"
         else:

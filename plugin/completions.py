@@ -3,7 +3,9 @@
 A run appends each item's record as it reaches the controller (flushed; fsynced at each
 checkpoint), so a crash keeps every answered item; at the end the file is rewritten sorted by
 id so reruns compare line by line. `--eval-resume` and `merge` read it back: the last record of
-each id wins, and a line cut short by a kill is skipped.
+each id wins, and a line that cannot be used -- cut short by a kill, not UTF-8, not JSON, or not
+a record of the shape a run writes -- is skipped and counted (`CompletionsFile.problem` says how
+many, and where the first is), so its item is asked again instead of crashing the run.
 """
 
 from __future__ import annotations
@@ -11,6 +13,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
+
+from pytest_reasoning_evals.results import replacing
+
+LABELS = (None, "TRUE", "FALSE")
+STATUSES = ("correct", "wrong", "unknown", "no_gold")
+POLARITIES = ("positive", "negative")
 
 
 def answered(record: dict) -> bool:
@@ -18,21 +27,120 @@ def answered(record: dict) -> bool:
     return all(part["error"] is None for part in record.get("turns") or [record])
 
 
-def read_completions(path: Path) -> list[dict]:
-    """Records of a completions file, the last one of each id winning; lines cut short by a
-    kill mid-write are skipped."""
-    if not path.exists():
-        return []
+# --- the shape of a record, as scoring.score() and dialogues.dialogue_record() write it ---
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _str_or_none(value) -> bool:
+    return value is None or isinstance(value, str)
+
+
+_CALL_FIELDS = {  # what the summary, the report and the budget read of every model call
+    "id": lambda v: isinstance(v, str) and bool(v),
+    "family": lambda v: isinstance(v, str),
+    "split": lambda v: isinstance(v, str),
+    "system_id": lambda v: isinstance(v, str),
+    "status": lambda v: v in STATUSES,
+    "correct": lambda v: v is None or isinstance(v, bool),
+    "error": _str_or_none,
+    "provider": _str_or_none,
+    "model": _str_or_none,
+    "input_tokens": _is_int,
+    "output_tokens": _is_int,
+    "thinking_tokens": _is_int,
+    "latency_ms": _is_number,
+    "cost_usd": _is_number,
+    "cassette": _str_or_none,
+    "cassette_hit": lambda v: v is None or isinstance(v, bool),
+}
+_QUESTION_FIELDS = {
+    **_CALL_FIELDS,
+    "label": lambda v: v in LABELS,
+    "gold": lambda v: v in LABELS,
+    "raw_text": lambda v: isinstance(v, str),
+    "bias": _str_or_none,
+    "template": lambda v: isinstance(v, str),
+    "finish_reason": _str_or_none,
+    "predicates": lambda v: isinstance(v, list) and all(
+        isinstance(p, dict) and isinstance(p.get("name"), str) and p.get("polarity") in POLARITIES for p in v),
+}
+_TURN_FIELDS = {**_QUESTION_FIELDS, "turn": _is_int}
+_DIALOGUE_FIELDS = {**_CALL_FIELDS, "num_turns": _is_int, "num_correct_turns": _is_int}
+
+
+def _fields_ok(record: dict, fields: dict) -> bool:
+    return all(key in record and check(record[key]) for key, check in fields.items())
+
+
+def usable(record: object) -> bool:
+    """A record of the shape a run writes (a question, or a dialogue with its turns); anything
+    else would crash the summary, so a resumed run or a merge does not take it."""
+    if not isinstance(record, dict):
+        return False
+    kind = record.get("kind", "question")
+    if kind == "question":
+        return _fields_ok(record, _QUESTION_FIELDS)
+    if kind == "dialogue":
+        turns = record.get("turns")
+        return (_fields_ok(record, _DIALOGUE_FIELDS) and isinstance(turns, list) and bool(turns)
+                and all(isinstance(t, dict) and _fields_ok(t, _TURN_FIELDS) for t in turns))
+    return False
+
+
+# --- reading ---
+
+
+class CompletionsFile(NamedTuple):
+    records: list[dict]  # the usable records, the last one of each id winning
+    unreadable: int  # lines skipped: cut short, not UTF-8, not JSON, not a record of a run
+    first_unreadable: int | None  # the line number of the first of them
+
+    def problem(self, path: Path, consequence: str = "their items are asked again") -> str | None:
+        """One line saying what was skipped, or None."""
+        if not self.unreadable:
+            return None
+        lines = "line" if self.unreadable == 1 else "lines"
+        return (f"{path}: {self.unreadable} unreadable {lines} skipped (first at line {self.first_unreadable}); "
+                f"{consequence}")
+
+
+def load_completions(path: Path) -> CompletionsFile:
+    """The records of a completions file, and what could not be read (nothing: no file)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return CompletionsFile([], 0, None)
     found: dict[str, dict] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and "id" in record:
-                found[record["id"]] = record
-    return list(found.values())
+    bad: list[int] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            bad.append(number)
+            continue
+        if not usable(record):
+            bad.append(number)
+            continue
+        found[record["id"]] = record
+    return CompletionsFile(list(found.values()), len(bad), bad[0] if bad else None)
+
+
+def read_completions(path: Path) -> list[dict]:
+    """Records of a completions file, the last one of each id winning; lines that cannot be used
+    (cut short by a kill mid-write, say) are skipped."""
+    return load_completions(path).records
+
+
+# --- writing ---
 
 
 class CompletionsLog:
@@ -66,8 +174,6 @@ class CompletionsLog:
         self._write_sorted(records)
 
     def _write_sorted(self, records: list[dict]) -> None:
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
+        with replacing(self.path) as handle:  # a temp file of this writer's own, then a rename
             for record in sorted(records, key=lambda r: r["id"]):
                 handle.write(json.dumps(record, sort_keys=True) + "\n")
-        os.replace(tmp, self.path)

@@ -1,5 +1,6 @@
 """run_meta.json and run_manifest.json of a ChaosBench run, built in one place for a run and for
-`merge`: what ran (model, prompt, data, selection), where, with which harness, and how long."""
+`merge`: what ran (model, prompt, data, selection), where, with which harness, and how long.
+Credentials in a URL (https://user:key@host, in an argument or the model's base URL) are masked."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import subprocess
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+
+from pytest_reasoning_evals.providers.base import mask_url
 
 PACKAGES = ("pytest-reasoning-evals", "pytest", "pytest-xdist", "vcrpy", "requests", "PyYAML")
 
@@ -68,7 +71,7 @@ def run_manifest(*, run_id: str, model_config: dict, dataset: dict, prompt: dict
                  args: list[str], rootdir: Path, execution: dict) -> dict:
     return {
         "run_id": run_id,
-        "model_config": model_config,
+        "model_config": {k: mask_url(v) if isinstance(v, str) else v for k, v in model_config.items()},
         "dataset_config": dataset,
         "prompt": prompt,
         "selection": selection,
@@ -77,7 +80,7 @@ def run_manifest(*, run_id: str, model_config: dict, dataset: dict, prompt: dict
             "platform": platform.platform(),
             "seed": seed,
             "packages": versions(),
-            "args": args,
+            "args": [mask_url(str(arg)) for arg in args],
         },
         "harness": harness(),
         "project": {"rootdir": str(rootdir), "git_revision": git_revision(rootdir)},

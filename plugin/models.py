@@ -98,20 +98,29 @@ class Models:
 
         return self.settings.record_mode or default_record_mode(spec, self.settings.cassette_dir)
 
+    def base_url_for(self, alias: str) -> str | None:
+        """--eval-base-url applies to the model under test only."""
+        return self.settings.base_url if alias == self.settings.model else None
+
     def preflight(self, aliases: tuple[str, ...]) -> None:
-        """Raise UsageProblem (the same message every time) unless every alias is known and can
-        replay or be called (key set): checked once, before any item asks anything."""
+        """Raise UsageProblem (the same message every time) unless the output folders can be
+        folders and every alias is known and can replay or be called (a base URL; a key set and
+        well-formed): checked once, before any item asks anything."""
         if aliases not in self._checked:
+            from pytest_reasoning_evals.options import directory_problem
             from pytest_reasoning_evals.providers.build import AuthError, check_can_run
             from pytest_reasoning_evals.registry import RegistryError
 
+            s = self.settings
+            folders = (("--eval-out-dir", s.out_dir), ("--eval-cassette-dir", s.cassette_dir))  # the defaults too
+            problems = [f"{flag} {folder}: {problem}" for flag, folder in folders if (problem := directory_problem(folder))]
             try:
                 for alias in aliases:
                     spec = self.spec(alias)
-                    check_can_run(spec, self.settings.cassette_dir, self.record_mode_for(spec))
-                self._checked[aliases] = None
+                    check_can_run(spec, s.cassette_dir, self.record_mode_for(spec), self.base_url_for(alias))
             except (RegistryError, AuthError) as exc:
-                self._checked[aliases] = str(exc)
+                problems.append(str(exc))
+            self._checked[aliases] = problems[0] if problems else None
         if self._checked[aliases] is not None:
             raise UsageProblem(self._checked[aliases])
 
@@ -119,10 +128,11 @@ class Models:
         """The model of `alias`, built once per process; --eval-base-url applies to the model under test."""
         if alias not in self._built:
             from pytest_reasoning_evals.providers.build import build_model
+            from pytest_reasoning_evals.providers.http import RetryPolicy
 
             s = self.settings
             spec = self.spec(alias)
             model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=self.record_mode_for(spec),
-                                base_url=s.base_url if alias == s.model else None)
+                                base_url=self.base_url_for(alias), policy=RetryPolicy(max_total_wait=s.max_retry_wait))
             self._built[alias] = StoppingModel(model, self.session)
         return self._built[alias]

@@ -13,16 +13,19 @@ package. Building Settings reads no file: an unused plugin costs nothing.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, MODES, SPLITS
+from pytest_reasoning_evals.providers.base import alias_problem, mask_url, url_problem
 from pytest_reasoning_evals.shipped import shipped
 
 RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
+DEFAULT_MAX_RETRY_WAIT = 120.0  # seconds one call may spend waiting between its retries
 
 
 class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import at every pytest start
@@ -69,6 +72,8 @@ OPTIONS = (
     Option("shard-index", "run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/", "int", metavar="I"),
     Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
     Option("max-cost", "stop asking once live calls of this run have cost USD; the rest is listed as not asked", "float", metavar="USD"),
+    Option("max-retry-wait", f"seconds one call may wait in all between its retries (Retry-After included); "
+                             f"a server asking for more is not waited for (default {DEFAULT_MAX_RETRY_WAIT:g})", "float", metavar="SECONDS"),
     Option("dialectic-cases", "dialectic case YAML file or folder (default: the shipped cases)", "path", metavar="PATH", group="dialectic"),
     Option("variant-prompts", "folder of dialectic prompt variants, one system prompt per <name>.txt (default: the shipped ones)", "path", metavar="DIR", group="dialectic"),
     Option("variant", "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)", "list", metavar="NAME", group="dialectic"),
@@ -82,6 +87,17 @@ OPTIONS = (
 INI_TYPES = {"bool": "bool", "list": "linelist"}
 
 
+def finite_float(text: str) -> float:
+    """argparse type of every float option: nan and inf are not numbers a gate or budget can use."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 def add_options(parser: pytest.Parser) -> None:
     groups = {"evals": parser.getgroup("evals", "language-model evaluation (pytest-reasoning-evals)"),
               "dialectic": parser.getgroup("dialectic", "dialectical-reasoning evaluation (pytest-reasoning-evals)")}
@@ -92,7 +108,7 @@ def add_options(parser: pytest.Parser) -> None:
         else:
             kwargs.update(action="append" if option.kind == "list" else "store", default=None, metavar=option.metavar)
             if option.kind in ("int", "float"):
-                kwargs["type"] = int if option.kind == "int" else float
+                kwargs["type"] = int if option.kind == "int" else finite_float
             if option.choices:
                 kwargs["choices"] = option.choices
         groups[option.group].addoption(option.flag, **kwargs)
@@ -136,6 +152,7 @@ class Settings(NamedTuple):
     shard_index: int | None = None
     resume: bool = False
     max_cost: float | None = None
+    max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     dialectic_cases: Path | None = None
     variant_prompts: Path | None = None
     variants: tuple[str, ...] = ()
@@ -161,7 +178,10 @@ class Settings(NamedTuple):
         return self.out_dir / name
 
     def to_dict(self) -> dict:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self._asdict().items()}
+        values = {k: (str(v) if isinstance(v, Path) else v) for k, v in self._asdict().items()}
+        if values["base_url"]:
+            values["base_url"] = mask_url(values["base_url"])
+        return values
 
 
 class _Reader:
@@ -189,9 +209,13 @@ class _Reader:
             if option.kind == "int":
                 return int(text)
             if option.kind == "float":
-                return float(text)
+                value = float(text)
+                if not math.isfinite(value):
+                    raise ValueError(text)
+                return value
         except ValueError:
-            raise pytest.UsageError(f"ini option {option.dest} must be a {option.kind}, got {text!r}") from None
+            kind = "finite number" if option.kind == "float" else option.kind
+            raise pytest.UsageError(f"ini option {option.dest} must be a {kind}, got {text!r}") from None
         if option.choices and text not in option.choices:
             raise pytest.UsageError(f"ini option {option.dest} must be one of {', '.join(option.choices)}, got {text!r}")
         if option.kind == "path":
@@ -209,11 +233,50 @@ class _Reader:
         return value
 
 
-def _aliases(text: str) -> list[str]:
+def _label(name: str) -> str:
+    """How an option is named in a message: its flag(s) and its ini key."""
+    flags = "--model / --eval-model" if name == "model" else f"--eval-{name}"
+    return f"{flags} (ini eval_{name.replace('-', '_')})"
+
+
+def _alias(name: str, alias: str) -> str:
+    """A model alias names folders (cassettes/<alias>/, results/<alias>_<mode>/): a name, never a path."""
+    problem = alias_problem(alias)
+    if problem:
+        raise pytest.UsageError(f"{_label(name)}: {problem}")
+    return alias
+
+
+def _aliases(name: str, text: str) -> list[str]:
     aliases = [a.strip() for a in str(text).split(",") if a.strip()]
     if not aliases:
-        raise pytest.UsageError(f"expected one or more comma-separated model aliases, got {text!r}")
-    return aliases
+        raise pytest.UsageError(f"{_label(name)}: expected one or more comma-separated model aliases, got {text!r}")
+    return [_alias(name, a) for a in aliases]
+
+
+def directory_problem(path: Path) -> str | None:
+    """Why `path` cannot be (or become) a folder: it, or a folder above it, is an existing file."""
+    for part in (path, *path.parents):
+        try:
+            if part.exists():
+                return None if part.is_dir() else f"{part} is a file, not a folder"
+        except OSError:
+            return None  # unreadable: whoever writes there reports it
+    return None
+
+
+def _folder(get: _Reader, name: str, default: Path, check_default: bool) -> Path:
+    """A folder option; a value that is (or lies under) an existing file is a usage error. The
+    default is checked only when `check_default` (the run directory is opened at session start):
+    otherwise a session that collects no eval item must not care (Models.preflight checks it)."""
+    path = get.path(name, None)
+    if path is None and not check_default:
+        return default
+    path = default if path is None else path
+    problem = directory_problem(path)
+    if problem:
+        raise pytest.UsageError(f"{_label(name)} {path}: {problem}")
+    return path
 
 
 def _check_choices(name: str, values: list[str], choices: tuple[str, ...]) -> None:
@@ -243,7 +306,15 @@ def settings_from(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"--eval-max-items must be at least 1, got {max_items}")
     max_cost = get("max-cost")
     if max_cost is not None and max_cost < 0:
-        raise pytest.UsageError(f"--eval-max-cost must be a number of USD >= 0, got {max_cost}")
+        raise pytest.UsageError(f"{_label('max-cost')} must be a number of USD >= 0, got {max_cost:g}")
+    max_retry_wait = get("max-retry-wait")
+    if max_retry_wait is not None and max_retry_wait < 0:
+        raise pytest.UsageError(f"{_label('max-retry-wait')} must be a number of seconds >= 0, got {max_retry_wait:g}")
+    base_url = get("base-url")
+    if base_url is not None:
+        problem = url_problem(base_url)
+        if problem:
+            raise pytest.UsageError(f"{_label('base-url')} {problem}")
     min_accuracy = get("min-accuracy")
     if min_accuracy is not None and not 0.0 <= min_accuracy <= 1.0:
         raise pytest.UsageError(f"--eval-min-accuracy must be between 0 and 1, got {min_accuracy}")
@@ -276,8 +347,8 @@ def settings_from(config: pytest.Config) -> Settings:
     splits, families = tuple(get("split") or ()), tuple(get("family") or ())
     _check_choices("split", list(splits), SPLITS)
     _check_choices("family", list(families), FAMILIES)
-    model = get("model") or DEFAULT_MODEL
-    judge_aliases = _aliases(get("judge-model") or model)
+    model = _alias("model", get("model") or DEFAULT_MODEL)
+    judge_aliases = _aliases("judge-model", get("judge-model") or model)
     return Settings(
         model=model,
         mode=get("mode") or "zeroshot",
@@ -286,11 +357,12 @@ def settings_from(config: pytest.Config) -> Settings:
         splits=splits,
         families=families,
         max_items=max_items,
-        out_dir=get.path("out-dir", rootdir / "results"),
+        # --eval-resume and --eval-max-cost open the run directory at session start, before any collection
+        out_dir=_folder(get, "out-dir", rootdir / "results", check_default=max_cost is not None or bool(get("resume"))),
         models_file=get.path("models-file", None),
         record_mode=get("record-mode"),
-        cassette_dir=get.path("cassette-dir", rootdir / "cassettes"),
-        base_url=get("base-url"),
+        cassette_dir=_folder(get, "cassette-dir", rootdir / "cassettes", check_default=False),
+        base_url=base_url,
         seed=42 if get("seed") is None else get("seed"),
         strict_items=bool(get("strict-items")),
         min_accuracy=min_accuracy,
@@ -304,11 +376,12 @@ def settings_from(config: pytest.Config) -> Settings:
         shard_index=index,
         resume=bool(get("resume")),
         max_cost=max_cost,
+        max_retry_wait=DEFAULT_MAX_RETRY_WAIT if max_retry_wait is None else max_retry_wait,
         dialectic_cases=get.path("dialectic-cases", shipped("dialectic")),
         variant_prompts=get.path("variant-prompts", shipped("prompts")),
         variants=tuple(get("variant") or ()),
         judges=tuple(judge_aliases[k % len(judge_aliases)] for k in range(n_judges)),
-        compare_models=tuple(_aliases(get("compare-models") or model)),
+        compare_models=tuple(_aliases("compare-models", get("compare-models") or model)),
         dialectic_baseline=dialectic_baseline,
         max_hard_fails=get("max-hard-fails"),
         require_variant_pass=tuple(get("require-variant-pass") or ()),

@@ -1,4 +1,9 @@
-"""The model registry: aliases -> provider, model id, key variable, base URL and prices."""
+"""The model registry: aliases -> provider, model id, key variable, base URL and prices.
+
+Every entry is checked when its file is read, so a bad one is one error naming the file and the
+alias: an alias is a name and never a path (it names cassette and result folders), a base URL is
+an http(s) address with a host, a price is a finite number >= 0.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from pytest_reasoning_evals.providers.base import alias_problem, finite_at_least_zero, mask_url, url_problem
 from pytest_reasoning_evals.shipped import registry_file
 
 PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
@@ -31,11 +37,18 @@ class ModelSpec:
         return (input_tokens * self.price_in + output_tokens * self.price_out) / 1e6
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The entry as JSON-able values, for outputs: a base URL's credentials masked."""
+        fields = asdict(self)
+        if fields["base_url"]:
+            fields["base_url"] = mask_url(fields["base_url"])
+        return fields
 
 
 def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
     where = f"{source}: model {alias!r}"
+    problem = alias_problem(alias)
+    if problem:
+        raise RegistryError(f"{source}: {problem}")
     if not isinstance(entry, dict):
         raise RegistryError(f"{where}: expected a mapping of fields, got {type(entry).__name__}")
     unknown = set(entry) - {f for f in ModelSpec.__dataclass_fields__ if f != "alias"}
@@ -50,8 +63,12 @@ def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
         raise RegistryError(f"{where}: baseline model_id must be one of {', '.join(BASELINES)}")
     for field in ("price_in", "price_out"):
         value = entry.get(field, 0.0)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise RegistryError(f"{where}: {field} must be a non-negative number, got {value!r}")
+        if not finite_at_least_zero(value):
+            raise RegistryError(f"{where}: {field} must be a finite number >= 0 (US dollars per 1M tokens), got {value!r}")
+    if entry.get("base_url") is not None:
+        problem = url_problem(entry["base_url"])
+        if problem:
+            raise RegistryError(f"{where}: base_url {problem}")
     return ModelSpec(alias=alias, **entry)
 
 
@@ -81,5 +98,5 @@ def resolve(alias: str, registry: dict[str, ModelSpec]) -> ModelSpec:
     except KeyError:
         raise RegistryError(
             f"unknown model {alias!r}; known models: {', '.join(sorted(registry))} "
-            "(add your own with --models-file FILE)"
+            "(add your own with --eval-models-file FILE)"
         ) from None

@@ -1,25 +1,239 @@
-"""Writers of run output files: JSON and CSV, each via a temp file and a rename, so a crash
-never leaves half a file behind. Only the controller process writes outputs."""
+"""Run directories and the writers of their output files.
+
+Writers: JSON, CSV and text lines, each via a temp file of its own (pid and a random suffix, so
+two processes never share one) and a rename, so a crash never leaves half a file behind. Only
+the controller process writes outputs.
+
+RunDirLock: one run at a time per run directory. A run holds an OS lock (flock) on
+`<run dir>/.lock` for its session, and writes who it is into the file (pid, host, start time,
+command line); a second run on the same directory is refused with one line naming the holder,
+before it asks any model anything. The kernel drops the lock when the holder ends, SIGKILL
+included, so a leftover .lock file means nothing by itself.
+
+Under xdist the run is the controller and its workers: each of them holds the lock (workers
+from when they collect, before any item runs; the controller from when it starts or takes the
+first result), shared among them, in the controller's name; see RunDirLock.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import re
+import secrets
+import shlex
+import socket
+import sys
+import time
+from collections.abc import Iterable
+from datetime import datetime, timezone
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not POSIX (Windows): run directories are not locked there
+    fcntl = None
+
+LOCK_NAME = ".lock"
+LOCK_PATIENCE = 1.0  # seconds a process waits to read the holder of a lock it cannot take
+RUN_ADVICE = "wait for it to end, or give this run another --eval-out-dir"
+NOTHING_RUNS = ("collectonly", "showfixtures", "show_fixtures_per_test", "setupplan")  # pytest options
+
+
+def temp_path(path: Path) -> Path:
+    """A temp file beside `path` that no other writer (process, or thread) uses."""
+    return path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+@contextlib.contextmanager
+def replacing(path: Path, newline: str | None = None):
+    """Open a fresh temp file for writing; on success it replaces `path`, on failure it is removed."""
+    tmp = temp_path(path)
+    try:
+        with tmp.open("x", encoding="utf-8", newline=newline) as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def write_json(path: Path, data: dict) -> None:
     """Write via a temp file and rename, so a crash never leaves half a JSON file behind."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with replacing(path) as handle:
+        handle.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
 def write_csv(path: Path, header: list[str], rows: list[list]) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
+    with replacing(path, newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(header)
         writer.writerows(rows)
-    os.replace(tmp, path)
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    """Text lines (a JSONL file, say), each ending in a newline, via a temp file and a rename."""
+    with replacing(path) as handle:
+        for line in lines:
+            handle.write(line + "\n")
+
+
+# --- one run per run directory ---
+
+
+class RunDirBusy(Exception):
+    """Another live run holds the run directory; the message is one line naming it."""
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")  # as providers.base.mask_url
+
+
+def command_line(argv: list[str]) -> str:
+    """A process's command line as one shell line (`python -m x` for a module's __main__), with
+    the credentials of any URL in it masked (https://user:key@host -> https://***@host)."""
+    if not argv:
+        return "?"
+    program = Path(argv[0])
+    head = f"python -m {program.parent.name}" if program.name == "__main__.py" else program.name
+    line = " ".join([head, *map(shlex.quote, argv[1:])]).replace("\n", " ")
+    return _USERINFO.sub(r"\1***@", line)
+
+
+class RunDirLock:
+    """The lock of one run directory, held by every process of one run and no other.
+
+    `owner_pid` names the run (its controller). The first process of a run takes the flock
+    exclusively, writes the run's name (pid, host, start time, command line) into the file and
+    turns its lock into a shared one; a process of the same run (the file names its controller)
+    then takes a shared lock too, so the directory stays locked until the last of them ends --
+    xdist shuts a worker down while others still run items. A process of another run cannot take
+    the exclusive lock while any of them holds a shared one, reads who holds it, and is refused.
+    """
+
+    def __init__(self, run_dir: Path, owner_pid: int, command: str, advice: str = RUN_ADVICE):
+        self.run_dir = run_dir
+        self.advice = advice
+        self.path = run_dir / LOCK_NAME
+        self.owner_pid = owner_pid
+        self.host = socket.gethostname()
+        self.command = command
+        self.inert = False  # a session that runs nothing (--collect-only) neither takes nor creates it
+        self._handle = None  # the open lock file while this process holds the lock
+
+    @classmethod
+    def for_session(cls, config, run_dir: Path) -> "RunDirLock":
+        """The lock of a pytest run (released when the session's config is cleaned up; an xdist
+        worker stands for its controller, whose command line it names)."""
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is None:
+            lock = cls(run_dir, os.getpid(), command_line(["pytest", *config.invocation_params.args]))
+        else:
+            lock = cls(run_dir, os.getppid(), command_line(list(workerinput.get("mainargv") or ["pytest"])))
+        lock.inert = any(getattr(config.option, name, False) for name in NOTHING_RUNS)
+        config.add_cleanup(lock.release)
+        return lock
+
+    @property
+    def held(self) -> bool:
+        return self._handle is not None or self.inert
+
+    def acquire(self, patience: float = LOCK_PATIENCE) -> None:
+        """Hold the lock (for this run); RunDirBusy naming the holder when another run holds it."""
+        deadline = time.monotonic() + patience
+        while not self.try_hold():
+            if time.monotonic() >= deadline:  # (a holder that just took it may not have written its name yet)
+                raise RunDirBusy(_busy_message(self.run_dir, _read_holder(self.path), self.advice))
+            time.sleep(0.05)
+
+    def try_hold(self) -> bool:
+        """Take the lock if it is free or this run's (never waits, never raises on a busy lock); -> held."""
+        if self.held or fcntl is None:
+            return True
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
+        try:
+            if _flock(handle, fcntl.LOCK_EX):  # free: this run's now
+                handle.seek(0)
+                handle.truncate()
+                handle.write(json.dumps({"pid": self.owner_pid, "host": self.host,
+                                         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                         "command": self.command}) + "\n")
+                handle.flush()
+                if _flock(handle, fcntl.LOCK_SH):  # (lost only if another run took it in between)
+                    self._handle, handle = handle, None
+                    return True
+            elif self._ours(_read_holder(self.path)) and _flock(handle, fcntl.LOCK_SH):
+                self._handle, handle = handle, None
+                return True
+            return False
+        finally:
+            if handle is not None:
+                handle.close()
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        handle, self._handle = self._handle, None
+        with contextlib.suppress(OSError):
+            if _flock(handle, fcntl.LOCK_EX):  # the last process of the run: its name goes with it
+                handle.seek(0)
+                handle.truncate()
+                handle.flush()
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
+
+    def _ours(self, holder: dict | None) -> bool:
+        return holder is not None and holder.get("pid") == self.owner_pid and holder.get("host") == self.host
+
+
+def _flock(handle, kind: int) -> bool:
+    try:
+        fcntl.flock(handle.fileno(), kind | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _read_holder(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _busy_message(run_dir: Path, holder: dict | None, advice: str = RUN_ADVICE) -> str:
+    if holder is None:
+        who = f"a process that has not written its name into {run_dir / LOCK_NAME}"
+    else:
+        command = str(holder.get("command"))
+        who = (f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}: "
+               f"{command if len(command) <= 300 else command[:297] + '...'}")
+    return f"{run_dir} is in use by another run ({who}); {advice}"
+
+
+def busy_holder(run_dir: Path, advice: str = "wait for it to end") -> str | None:
+    """One line naming the live run that holds `run_dir`'s lock, or None (free, or never locked).
+    Only looks: writes nothing (the directory may be read-only) and keeps no lock."""
+    if fcntl is None:
+        return None
+    try:
+        handle = open(run_dir / LOCK_NAME, encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return None
+    with handle:
+        if not _flock(handle, fcntl.LOCK_EX):  # a run holds it (shared, or taking it)
+            return _busy_message(run_dir, _read_holder(run_dir / LOCK_NAME), advice)
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return None
+
+
+def refuse_if_busy(run_dir: Path, advice: str = RUN_ADVICE) -> RunDirLock:
+    """For a command that writes a run directory outside pytest (merge): hold its lock for this
+    process, or RunDirBusy."""
+    lock = RunDirLock(run_dir, os.getpid(), command_line(sys.argv), advice)
+    lock.acquire(patience=0.0)
+    return lock

@@ -71,6 +71,8 @@ class EvalSession:
     def record_command(self) -> str:
         """This run's own command line, recording what has no cassette (the key variables of the
         models it used, if they have one, in front)."""
+        from pytest_reasoning_evals.providers.base import mask_url
+
         args, skip = [], False
         for arg in self.config.invocation_params.args:
             if skip:
@@ -78,7 +80,7 @@ class EvalSession:
             elif arg == "--eval-record-mode":
                 skip = True
             elif not arg.startswith("--eval-record-mode="):
-                args.append(arg)
+                args.append(mask_url(arg))  # a base URL's credentials stay out of the printed command
         keys = sorted({spec.api_key_env for spec in map(self.models.spec, {self.settings.model, *self.settings.judges})
                        if spec.api_key_env})
         return " ".join([*(f"{k}=..." for k in keys), "pytest", *map(shlex.quote, args), "--eval-record-mode=once"])

@@ -466,14 +466,18 @@ def test_min_coverage_gate(evals: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["gate min-coverage: FAILED (coverage 0.7500 (answers with a TRUE/FALSE), required >= 0.8)"])
 
 
-@pytest.mark.parametrize("args", [["--eval-cases={empty}"], ["--eval-cases={bank}", "-k", "no-such-item"]],
-                         ids=["empty-file", "filter-selects-none"])
-def test_zero_selected_items_with_an_accuracy_gate_fail(evals: pytest.Pytester, args: list[str]) -> None:
-    empty = evals.path / "empty.jsonl"
-    empty.write_text("")
-    args = [a.format(empty=empty, bank=small_bank(evals)) for a in args]
+def test_zero_selected_items_with_an_accuracy_gate_fail(evals: pytest.Pytester) -> None:
+    args = [f"--eval-cases={small_bank(evals)}", "-k", "no-such-item"]
     result = evals.runpytest("--model", "oracle", "--eval-min-accuracy", "0.9", *args)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["gate min-accuracy: FAILED (overall accuracy n/a (nothing evaluated), required >= 0.9)"])
     under_xdist = evals.runpytest_subprocess("--model", "oracle", "--eval-min-accuracy", "0.9", *args, "-n", "2")
     assert under_xdist.ret != 0, "no item ran: never a pass"
+
+
+def test_an_empty_case_file_is_a_collection_error_naming_it(evals: pytest.Pytester) -> None:
+    empty = evals.path / "empty.jsonl"
+    empty.write_text("")
+    result = evals.runpytest("--model", "oracle", "--eval-min-accuracy", "0.9", f"--eval-cases={empty}")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert f"{empty}: no questions (the case file is empty)" in result.stdout.str()

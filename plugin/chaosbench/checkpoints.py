@@ -2,7 +2,9 @@
 progress.
 
 `checkpoints/config.json` names what the answers depend on (model, prompt, data, selection,
-shard); `--eval-resume` under another configuration is refused. `progress.json` is rewritten
+shard); `--eval-resume` under another configuration is refused, and so is a resume whose
+config.json is missing or unreadable (cut short, not JSON): the answers cannot be matched to a
+configuration, so the run stops with a one-line usage error before asking anything. `progress.json` is rewritten
 every CHECKPOINT_EVERY records (with an fsync of completions.jsonl). The budget marker lives here
 too (budget.py).
 """
@@ -33,18 +35,27 @@ class Checkpoints:
         write_json(self.config_file, config)
 
     def check_config(self, config: dict) -> None:
-        """Raise ResumeError unless the stored configuration is this one."""
+        """Raise ResumeError unless the stored configuration is this one (a missing or unreadable
+        config.json cannot be matched to any)."""
         try:
             stored = json.loads(self.config_file.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ResumeError(f"--eval-resume: {self.config_file} is missing, so the answers in "
-                              f"{self.folder.parent} cannot be matched to a configuration; "
-                              "run without --eval-resume (or with another --eval-out-dir)") from None
+            raise ResumeError(self._unmatched("is missing")) from None
+        except json.JSONDecodeError as exc:  # cut short by a crash, say
+            raise ResumeError(self._unmatched(f"is not valid JSON ({exc.msg} at line {exc.lineno})")) from None
+        except (OSError, UnicodeDecodeError, RecursionError) as exc:
+            raise ResumeError(self._unmatched(f"is unreadable ({type(exc).__name__})")) from None
+        if not isinstance(stored, dict):
+            raise ResumeError(self._unmatched("is not a JSON object"))
         if stored != config:
             differ = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
             raise ResumeError(f"--eval-resume: the answers in {self.folder.parent} were made with another "
                               f"configuration (differs in: {', '.join(differ)}); run without --eval-resume "
                               "or with another --eval-out-dir")
+
+    def _unmatched(self, what: str) -> str:
+        return (f"--eval-resume: {self.config_file} {what}, so the answers in {self.folder.parent} cannot be "
+                "matched to a configuration; run without --eval-resume (or with another --eval-out-dir)")
 
     def write_progress(self, answered_count: int, not_asked: int, spent_usd: float) -> None:
         write_json(self.progress_file, {

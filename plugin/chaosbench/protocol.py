@@ -17,6 +17,7 @@ from datetime import datetime
 import pytest
 
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
+from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError
 from pytest_reasoning_evals.chaosbench.gates import check_gates
@@ -27,12 +28,12 @@ from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, fil
                                                          load_questions, select, select_dialogues, shard_of)
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
 from pytest_reasoning_evals.chaosbench.scoring import failure_reason
-from pytest_reasoning_evals.completions import CompletionsLog, answered, read_completions
+from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.gates import GateResult
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
-from pytest_reasoning_evals.results import write_json
+from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
 
@@ -56,6 +57,7 @@ class Protocol(EvalProtocol):
         super().__init__(session)
         s = self.settings
         self.run_dir = s.run_dir(s.mode)
+        self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
         self.budget = Budget(s.max_cost, self.checkpoints.folder)
         self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
@@ -65,6 +67,7 @@ class Protocol(EvalProtocol):
         self.summary: dict | None = None
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
+        self.resume_notes: list[str] = []  # controller: what a resume could not use, one line each
         self.started_at = now()
         self._begun = False
 
@@ -98,10 +101,18 @@ class Protocol(EvalProtocol):
         self.session.models.preflight((self.settings.model,))  # unknown alias, missing key: stop here
         self.prompt  # noqa: B018 - a missing or broken prompt file stops collection too
         questions, dialogues = self.items
+        self.hold_run_dir()  # before any item: a second run on this run directory stops here
         for name, items in (("chaosbench_question", questions), ("chaosbench_dialogue", dialogues)):
             if name in metafunc.fixturenames:
                 metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=pytest.mark.chaosbench(family=i.family, split=i.split))
                                             for i in items])
+
+    def hold_run_dir(self) -> None:
+        """The run directory's lock (results.RunDirLock), or a usage error naming its holder."""
+        try:
+            self.lock.acquire()
+        except RunDirBusy as exc:
+            raise UsageProblem(str(exc)) from None
 
     def item_collected(self, item: pytest.Item) -> None:
         """-k matches family, split and system id (`-k lorenz63`, `-k "atomic and core"`)."""
@@ -152,6 +163,10 @@ class Protocol(EvalProtocol):
     # --- resume (controller) ---
 
     def start(self) -> None:
+        try:
+            self.lock.acquire()  # before the budget marker or the answers of the run directory are touched
+        except RunDirBusy as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.budget.start_run()
         if not self.settings.resume:
             return
@@ -160,7 +175,23 @@ class Protocol(EvalProtocol):
                 self.checkpoints.check_config(self.run_config())
             except ResumeError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        self.records = [r for r in read_completions(self.completions.path) if answered(r)]
+        read = load_completions(self.completions.path)
+        if read.unreadable:
+            self.resume_notes.append(read.problem(self.completions.path))
+        records = [r for r in read.records if answered(r)]
+        try:
+            questions, dialogues = self.items
+        except CaseFileError:
+            pass  # collection reports the bad case file and stops the session
+        else:  # only this run's items: a record of anything else is neither counted nor kept
+            selected = {**{q.id: "question" for q in questions}, **{d.id: "dialogue" for d in dialogues}}
+            foreign = [r for r in records if selected.get(r["id"]) != r.get("kind", "question")]
+            if foreign:
+                records = [r for r in records if selected.get(r["id"]) == r.get("kind", "question")]
+                self.resume_notes.append(
+                    f"{self.completions.path}: {len(foreign)} record(s) of items outside this run's selection ignored "
+                    f"(first: {sorted(r['id'] for r in foreign)[0]!r}); not counted, and dropped when the file is rewritten")
+        self.records = records
         self.answered_ids = frozenset(r["id"] for r in self.records)
         self.active = bool(self.records)  # a resumed run with nothing left to ask still reports
 
@@ -176,6 +207,7 @@ class Protocol(EvalProtocol):
             self.not_asked.append(payload["not_asked"])
             return
         record = payload["record"]
+        self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.records.append(record)
         self.completions.append(record)
         self.budget.charge(record)
@@ -192,6 +224,7 @@ class Protocol(EvalProtocol):
 
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings
+        self.lock.try_hold()
         if not self._begun:
             self._begin()
         self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked,
@@ -237,10 +270,11 @@ class Protocol(EvalProtocol):
         lines = summary_lines(self.summary, self.gates, self.run_dir, calls=call_counts(self.records),
                               resumed=len(self.answered_ids),
                               comparison=comparison_lines(self.comparison) if self.comparison else [])
+        lines[:0] = [f"WARNING {note}" for note in self.resume_notes]
         misses = self.summary["errors_by_kind"]["cassette_miss"]
         if misses:
             lines.insert(-1, f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
-                             f"changed since the recording, or they were never recorded); record them with: {self.session.record_command()}")
+                             f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: {self.session.record_command()}")
         if s.subset:
             lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
                          f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")

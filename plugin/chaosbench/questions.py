@@ -7,11 +7,10 @@ before any model is asked anything.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pytest_reasoning_evals.casefiles import CaseFileError, check_id, numbered_lines
+from pytest_reasoning_evals.casefiles import CaseFileError, check_id, numbered_lines, parse_json
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
 
 LABELS = ("TRUE", "FALSE")
@@ -154,6 +153,8 @@ def parse_record(record: object, where: str) -> Question:
     upstream = "type" in record and "family" not in record
     question = _upstream_record(record, where) if upstream else _project_record(record, where)
     check_id(question.id, where)
+    if question.dialogue_id is not None:  # a dialogue's id names its cassette
+        check_id(str(question.dialogue_id), where, "dialogue_id")
     return question
 
 
@@ -170,20 +171,20 @@ def case_files(path: Path) -> list[Path]:
 
 
 def load_questions(path: Path) -> list[Question]:
-    """Every record under `path`, in file order; ids must be unique across files."""
+    """Every record under `path`, in file order; ids must be unique across files, and a file
+    with no record in it is an error naming it."""
     questions: list[Question] = []
     seen: dict[str, str] = {}
     for file in case_files(path):
+        before = len(questions)
         for where, line in numbered_lines(file):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CaseFileError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-            question = parse_record(record, where)
+            question = parse_record(parse_json(line, where), where)
             if question.id in seen:
                 raise CaseFileError(f"{where}: duplicate id {question.id!r} (first at {seen[question.id]})")
             seen[question.id] = where
             questions.append(question)
+        if len(questions) == before:
+            raise CaseFileError(f"{file}: no questions (the case file is empty)")
     return questions
 
 

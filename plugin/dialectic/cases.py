@@ -1,7 +1,8 @@
 """Dialectic test cases (cases/dialectic/*.yaml) and prompt variants (cases/prompts/*.txt).
 
 A case file holds `cases: [{id, category, query, expected_mode, notes}]`; a bad entry raises
-CaseFileError naming file:line. A variant is a system prompt file (its stem names it) or
+CaseFileError naming file:line (so do bytes that are not UTF-8 and YAML nested too deeply to
+read), and a file without cases names the file. A variant is a system prompt file (its stem names it) or
 `baseline`, which sends no system prompt.
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_reasoning_evals.casefiles import CaseFileError, check_id
+from pytest_reasoning_evals.casefiles import CaseFileError, check_id, read_text
 
 MODES = ("dialectic", "bypass")
 BASELINE = "baseline"
@@ -59,7 +60,9 @@ def _case(entry: object, where: str) -> Case:
 
 
 def load_file(path: Path) -> list[Case]:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
+    if not text.strip():
+        raise CaseFileError(f"{path}: no dialectic cases (the case file is empty)")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -67,10 +70,14 @@ def load_file(path: Path) -> list[Case]:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
         raise CaseFileError(f"{path}{line}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
+    except RecursionError:
+        raise CaseFileError(f"{path}:1: invalid YAML (nested too deeply to read)") from None
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise CaseFileError(f"{path}:1: expected a mapping with a `cases:` list")
-    items = next(v for k, v in root.value if k.value == "cases").value
-    return [_case(entry, f"{path}:{node.start_mark.line + 1}") for entry, node in zip(data["cases"], items)]
+    node = next(v for k, v in root.value if k.value == "cases")
+    if not data["cases"]:
+        raise CaseFileError(f"{path}:{node.start_mark.line + 1}: no dialectic cases (the `cases:` list is empty)")
+    return [_case(entry, f"{path}:{item.start_mark.line + 1}") for entry, item in zip(data["cases"], node.value)]
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -103,7 +110,8 @@ def load_variants(prompts_dir: Path, names: list[str] | None = None) -> list[Var
         if name == BASELINE:
             variants.append(Variant(BASELINE, None))
         elif name in available:
-            variants.append(Variant(name, available[name].read_text(encoding="utf-8"), str(available[name])))
+            check_id(name, str(available[name]), "variant name (the prompt file's name)")  # in cassette names
+            variants.append(Variant(name, read_text(available[name]), str(available[name])))
         else:
             known = ", ".join([BASELINE, *available])
             raise CaseFileError(f"unknown variant {name!r}: no {prompts_dir / (name + '.txt')} (known: {known})")

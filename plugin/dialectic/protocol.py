@@ -17,16 +17,21 @@ import functools
 
 import pytest
 
+from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.questions import shard_of
 from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls
+from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, gate_line
+from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import MISS
-from pytest_reasoning_evals.results import write_json
+from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
+
+MAX_FILE_NAME = 255  # bytes in one file name (NAME_MAX of common file systems)
 
 
 def _marks(case: Case, variant: Variant) -> list[pytest.MarkDecorator]:
@@ -39,6 +44,7 @@ class Protocol(EvalProtocol):
     def __init__(self, session):
         super().__init__(session)
         self.run_dir = self.settings.run_dir("dialectic")
+        self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.records: list[dict] = []
         self.responses: dict[tuple, dict] = {}  # controller: each response as sent, by (case, variant, model)
         self._sent: set[tuple] = set()  # worker: responses already sent to the controller
@@ -57,7 +63,24 @@ class Protocol(EvalProtocol):
             cases = cases[: s.max_items]
         if s.shard is not None:
             cases = [c for c in cases if shard_of(c.id, s.shard[1]) == s.shard[0]]
-        return cases, load_variants(s.variant_prompts, list(s.variants))
+        variants = load_variants(s.variant_prompts, list(s.variants))
+        self._check_name_lengths(cases, variants)
+        return cases, variants
+
+    def _check_name_lengths(self, cases: list[Case], variants: list[Variant]) -> None:
+        """A case id and a variant name make cassette file names (runner.py): the longest must fit
+        in a file name, or CaseFileError naming the case, instead of an OSError per item."""
+        if not cases or not variants:
+            return
+        s = self.settings
+        suffixes = [f"__{alias}__judge{len(s.judges) - 1}" for alias in set(s.judges)]
+        suffixes += [f"__{s.model}__turn{MAX_TURNS}", f"__followup{MAX_TURNS}"]
+        case = max(cases, key=lambda c: len(c.id.encode()))
+        variant = max(variants, key=lambda v: len(v.name.encode()))
+        longest = max(len(f"{case.id}__{variant.name}{suffix}.yaml".encode()) for suffix in suffixes)
+        if longest > MAX_FILE_NAME:
+            raise CaseFileError(f"{case.source}: case id {case.id!r} with variant {variant.name!r} makes cassette file "
+                                f"names of {longest} bytes (at most {MAX_FILE_NAME}); shorten the id or the variant's name")
 
     @property
     def resolution_variant(self) -> Variant:
@@ -72,6 +95,11 @@ class Protocol(EvalProtocol):
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight(self.aliases())
         cases, variants = self.items
+        if self.runner is not None:
+            try:  # before any item: a second run on this run directory stops here (baselines write nothing)
+                self.lock.acquire()
+            except RunDirBusy as exc:
+                raise UsageProblem(str(exc)) from None
         if "dialectic_item" in metafunc.fixturenames:
             metafunc.parametrize("dialectic_item", [pytest.param((c, v), id=f"{c.id}@{v.name}", marks=_marks(c, v))
                                                     for c in cases for v in variants])
@@ -115,12 +143,14 @@ class Protocol(EvalProtocol):
 
     def add(self, payload: dict) -> None:
         record = payload["record"]
+        self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         if "response" in payload:
             self.responses[tuple(record["response_key"])] = payload["response"]
         self.records.append(record)
 
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings
+        self.lock.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
         self.gates = check_failed_calls(list(self.responses.values())) + check_dialectic_gates(
             self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
@@ -149,7 +179,8 @@ class Protocol(EvalProtocol):
         misses = sum(str(r.get("error") or "").startswith(MISS) for r in self.responses.values())
         if misses:
             lines.append(f"CASSETTE MISSES: {misses} dialectic responses have no matching cassette (a case, a variant's "
-                         f"prompt or an option changed since the recording, or they were never recorded); record them "
+                         f"prompt or an option changed since the recording, they were never recorded, or their cassette could not "
+                         f"be read); record them "
                          f"with: {self.session.record_command()}")
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)

@@ -1,13 +1,78 @@
-"""What every provider takes and returns: one request in, one normalised completion out."""
+"""What every provider takes and returns: one request in, one normalised completion out; and the
+small rules every caller shares: a key never shown (Secret), a base URL that is an http(s)
+address shown without its credentials (url_problem, mask_url), a model alias that is a name and
+never a path (alias_problem).
+
+Only the standard library is imported here: options.py uses these rules at every pytest start.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
-
+from urllib.parse import urlsplit
 
 MISS = "cassette miss"  # how the error of a replay that found no recording starts (cassettes.py)
+
+
+class Secret(str):
+    """A credential (an API key, a header carrying one): the real text for whoever sends it,
+    `'***'` for anyone who prints it. Tracebacks and pytest's `-l`/`--showlocals` show values by
+    their repr, also inside dicts and dataclasses, so a header dict holding a Secret shows
+    `'Authorization': '***'` in every frame (ours, requests', urllib3's) that holds it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+
+# A model alias names folders (cassettes/<alias>/, results/<alias>_<mode>/): a name, never a path.
+ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+ALIAS_RULE = "a letter or digit, then up to 63 letters, digits, '.', '_' or '-', with no '..'"
+
+
+def alias_problem(alias: object) -> str | None:
+    """Why `alias` cannot be a model alias, or None (re.fullmatch: a trailing newline fails)."""
+    if not isinstance(alias, str) or not ALIAS.fullmatch(alias) or ".." in alias:
+        return f"{alias!r} is not a valid model alias: an alias names folders, so it is {ALIAS_RULE}"
+    return None
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
+
+
+def mask_url(text: str) -> str:
+    """`text` with the credentials of every URL in it masked: https://user:key@host -> https://***@host."""
+    return _USERINFO.sub(r"\1***@", text)
+
+
+def url_problem(url: object) -> str | None:
+    """Why `url` cannot be a base URL (an http or https address with a host), or None. The URL
+    is shown without its credentials."""
+    if not isinstance(url, str) or not url.strip():
+        return f"must be an http:// or https:// URL, got {url!r}"
+    shown = mask_url(url)
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return f"must be an http:// or https:// URL without spaces or control characters, got {shown!r}"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number in 0..65535
+    except ValueError:
+        return f"is not a valid URL (its host or port cannot be read): {shown!r}"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"must start with http:// or https://, got {shown!r}"
+    if not parts.hostname:
+        return f"has no host: {shown!r}"
+    return None
+
+
+def finite_at_least_zero(value: object) -> bool:
+    """A price, a budget, a wait: a real number (not a bool), finite, >= 0."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pytest_reasoning_evals.providers.base import Model
 from pytest_reasoning_evals.providers.baseline import BaselineModel
-from pytest_reasoning_evals.providers.http import AuthError, HttpModel, RetryPolicy
-from pytest_reasoning_evals.registry import ModelSpec
+from pytest_reasoning_evals.providers.http import AuthError, HttpModel, RetryPolicy, read_key
+from pytest_reasoning_evals.registry import ModelSpec, RegistryError
 
 
 def has_cassettes(cassette_dir: Path, alias: str) -> bool:
@@ -21,10 +21,22 @@ def default_record_mode(spec: ModelSpec, cassette_dir: Path) -> str:
     return "none" if has_cassettes(cassette_dir, spec.alias) else "once"
 
 
-def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str) -> None:
-    """Fail once, before any item, when the model can neither replay nor be called."""
+def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str, base_url: str | None = None) -> None:
+    """Fail once, before any item, when the model has no base URL (`base_url` overrides the
+    registry's), when its key is malformed and calls may be made (RegistryError / AuthError
+    naming the variable, never the key), or when it can neither replay nor be called."""
+    if spec.provider == "baseline":
+        return
+    if not (base_url or spec.base_url):
+        raise RegistryError(f"model {spec.alias!r} has no base_url: set base_url in its registry entry "
+                            "(--eval-models-file) or pass --eval-base-url URL")
     var = spec.api_key_env
-    if spec.provider == "baseline" or not var or os.environ.get(var):
+    if not var:
+        return
+    if record_mode == "none":  # replay only: the key is never sent, so it is not checked
+        if os.environ.get(var, "").strip():
+            return
+    elif read_key(var) is not None:  # AuthError when the key has inner whitespace or control characters
         return
     if record_mode == "none" and has_cassettes(cassette_dir, spec.alias):
         return

@@ -1,32 +1,57 @@
 """The one HTTP client every provider goes through: requests, retries, errors (SPEC 3).
 
 - 429 and 5xx (and connection errors, timeouts) retry with exponential backoff and jitter,
-  honouring Retry-After; when the retries run out the completion carries the error and the
-  answer is UNKNOWN.
+  honouring Retry-After; the waits of one call add up to at most `max_total_wait` seconds
+  (--eval-max-retry-wait): a server asking for more is not waited for, the call gives up and
+  says so. When the retries run out the completion carries the error and the answer is UNKNOWN.
 - 401/403 raise AuthError: the session must stop, not fail item after item.
-- A body that is not the provider's JSON is an item error (Completion.error), never a crash.
+- A body that is not the provider's JSON (or does not decode as its Content-Encoding says) is
+  an item error (Completion.error), never a crash.
+- The key is read stripped of surrounding whitespace, refused (naming the variable only) when
+  it holds inner whitespace or control characters, and travels as a Secret: no traceback shows
+  it. Base URLs appear in messages without their credentials.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import random
+import re
 import time
 from dataclasses import dataclass
 
 import requests
+import urllib3
 
-from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.providers.base import Completion, Request, Secret, mask_url, url_problem
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 from pytest_reasoning_evals.registry import ModelSpec
 
 LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report recorded latency
+KEY_CHARACTERS = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace: what an API key is made of
+# A body that does not decode as its Content-Encoding says (requests wraps urllib3's error; under
+# vcrpy's recording patches urllib3's own escapes).
+DECODE_ERRORS = (requests.exceptions.ContentDecodingError, urllib3.exceptions.DecodeError)
 
 
 class AuthError(Exception):
-    """The provider refused the key (401/403) or the key is missing: stop the session."""
+    """The provider refused the key (401/403) or the key is missing or malformed: stop the session."""
+
+
+def read_key(var: str) -> Secret | None:
+    """The key in the environment variable `var` without surrounding whitespace (a trailing
+    newline from `$(cat key.txt)`, say), as a Secret; None when unset or blank. A key with inner
+    whitespace, control or non-ASCII characters raises AuthError naming the variable, never the key."""
+    key = Secret(os.environ.get(var, "").strip())
+    if not key:
+        return None
+    if not KEY_CHARACTERS.fullmatch(key):
+        raise AuthError(f"{var} holds whitespace, a control character or a non-ASCII character inside the key "
+                        f"(the key is not shown): set {var} to the key alone")
+    return key
 
 
 @dataclass(frozen=True)
@@ -36,16 +61,23 @@ class RetryPolicy:
     backoff_max: float = 30.0  # cap of our own schedule, jitter included
     jitter: float = 0.25  # fraction of the wait added at random
     timeout: float = 120.0  # seconds per request
-    retry_after_max: float = 600.0  # a server asking for longer than this is not waited for
+    max_total_wait: float = 120.0  # seconds of waiting between the attempts of one call, all together
+
+    @staticmethod
+    def asked(retry_after: str | None) -> float | None:
+        """The server's Retry-After in seconds when it is a usable number, else None (absent,
+        an HTTP date, negative, not finite)."""
+        try:
+            seconds = float(retry_after) if retry_after else math.nan
+        except ValueError:
+            return None
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
     def wait(self, attempt: int, retry_after: str | None) -> float:
         """Seconds before retry number attempt+1: the server's Retry-After when it gives a
         usable number of seconds, else exponential backoff with jitter."""
-        try:
-            asked = float(retry_after) if retry_after else math.nan
-        except ValueError:
-            asked = math.nan  # an HTTP date: fall back to our own schedule
-        if 0 <= asked <= self.retry_after_max:  # also false for nan
+        asked = self.asked(retry_after)
+        if asked is not None:
             return asked
         return min(self.backoff_base * 2**attempt * (1 + random.random() * self.jitter), self.backoff_max)
 
@@ -59,42 +91,55 @@ class HttpModel:
         if spec.provider not in WIRE_FORMATS:
             raise ValueError(f"no wire format for provider {spec.provider!r}")
         if base_url:
-            spec = ModelSpec(**{**spec.to_dict(), "base_url": base_url})
+            spec = dataclasses.replace(spec, base_url=base_url)
         if not spec.base_url:
-            raise ValueError(f"model {spec.alias!r} has no base_url (set it in the registry or pass --base-url)")
+            raise ValueError(f"model {spec.alias!r} has no base_url (set it in the registry or pass --eval-base-url)")
+        problem = url_problem(spec.base_url)
+        if problem:
+            raise ValueError(f"model {spec.alias!r}: base_url {problem}")
         self.spec = spec
         self.policy = policy or RetryPolicy()
         self._build, self._parse = WIRE_FORMATS[spec.provider]
         self.http = requests.Session()  # the cassette client may mount a replay transport on it
 
-    def api_key(self) -> str | None:
+    def api_key(self) -> Secret | None:
         var = self.spec.api_key_env
         if not var:
             return None
-        key = os.environ.get(var)
-        if not key:
-            raise AuthError(f"{var} is not set: model {self.spec.alias!r} needs it to call {self.spec.base_url}")
+        key = read_key(var)
+        if key is None:
+            raise AuthError(f"{var} is not set: model {self.spec.alias!r} needs it to call {mask_url(self.spec.base_url)}")
         return key
 
     def complete(self, request: Request, key: str | None = None) -> Completion:
+        # The key goes straight into the call's headers as a Secret: no plain local holds it.
         call = self._build(self.spec, request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
-        error = "no attempt made"
+        error, gave_up, waited = "no attempt made", "", 0.0
         for attempt in range(attempts):
             started = time.perf_counter()
+            retry_after = None
             try:
                 response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
             except requests.Timeout:
                 error = f"timeout after {self.policy.timeout:g}s"
-                retry_after = None
             except requests.ConnectionError as exc:
                 error = f"connection failed: {exc.__class__.__name__}"
-                retry_after = None
+            except requests.exceptions.ChunkedEncodingError as exc:
+                error = f"response cut short: {exc.__class__.__name__}"
+            except DECODE_ERRORS as exc:
+                return self.failed(f"malformed provider response ({exc.__class__.__name__}): "
+                                   "the body does not decode as its Content-Encoding header says")
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+                # Anything else the transport refuses is this item's error, not a crash; its
+                # message may quote a header or a URL, so only its class is kept.
+                error = f"request failed: {exc.__class__.__name__}"
+                break
             else:
                 latency_ms = (time.perf_counter() - started) * 1000
                 if response.status_code in (401, 403):
                     raise AuthError(
-                        f"{self.spec.base_url} refused the key in {self.spec.api_key_env or '(no key variable)'} "
+                        f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
                         f"for model {self.spec.alias!r}: HTTP {response.status_code}"
                     )
                 if response.ok:
@@ -104,8 +149,15 @@ class HttpModel:
                     break
                 retry_after = response.headers.get("Retry-After")
             if attempt + 1 < attempts:
-                time.sleep(self.policy.wait(attempt, retry_after))
-        return self.failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''})")
+                pause = self.policy.wait(attempt, retry_after)
+                if waited + pause > self.policy.max_total_wait:
+                    who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
+                    gave_up = (f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
+                               f"on waiting per call (--eval-max-retry-wait)")
+                    break
+                time.sleep(pause)
+                waited += pause
+        return self.failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''}{gave_up})")
 
     def _completion(self, response: requests.Response, latency_ms: float) -> Completion:
         try:
@@ -113,7 +165,8 @@ class HttpModel:
             if recorded is not None:
                 latency_ms = float(recorded)
             parsed = self._parse(response.json())
-        except (json.JSONDecodeError, requests.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as exc:
+        except (json.JSONDecodeError, requests.JSONDecodeError, KeyError, IndexError, TypeError, ValueError,
+                AttributeError) as exc:  # e.g. a message that is a string, not an object
             return self.failed(f"malformed provider response ({exc.__class__.__name__}): {response.text[:200]}")
         return Completion(
             provider=self.spec.provider,

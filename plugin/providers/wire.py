@@ -2,7 +2,8 @@
 
 Each format is two pure functions, so the HTTP client (http.py) owns all I/O, retries and
 errors. `parse` raises KeyError/TypeError/IndexError on a body that lacks what it needs; the
-client turns that into an item error.
+client turns that into an item error. A header carrying the key is a Secret: it prints as '***'
+wherever the header dict is shown (a traceback's locals included).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.providers.base import Request, Secret
 from pytest_reasoning_evals.registry import ModelSpec
 
 
@@ -36,7 +37,7 @@ class Parsed:
 def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     headers = {"Content-Type": "application/json"}
     if key:
-        headers["Authorization"] = f"Bearer {key}"
+        headers["Authorization"] = Secret(f"Bearer {key}")
     body = {
         "model": spec.model_id,
         "messages": list(request.messages),
@@ -79,13 +80,15 @@ def anthropic_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     }
     if system:
         body["system"] = "\n\n".join(system)
-    headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": key or ""}
+    headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": Secret(key or "")}
     return Call(f"{spec.base_url.rstrip('/')}/messages", headers, body)
 
 
 def anthropic_parse(data: dict) -> Parsed:
     usage = data["usage"]
     blocks = data["content"]
+    if not isinstance(blocks, list) or not blocks:
+        raise IndexError("empty content list")  # like openai's empty choices and gemini's empty candidates
     return Parsed(
         text="".join(b.get("text", "") for b in blocks if b.get("type") == "text"),
         input_tokens=int(usage.get("input_tokens", 0)),
@@ -113,7 +116,7 @@ def gemini_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     if request.json_schema is not None:
         body["generationConfig"].update(responseMimeType="application/json", responseSchema=request.json_schema)
-    headers = {"Content-Type": "application/json", "x-goog-api-key": key or ""}
+    headers = {"Content-Type": "application/json", "x-goog-api-key": Secret(key or "")}
     return Call(f"{spec.base_url.rstrip('/')}/models/{spec.model_id}:generateContent", headers, body)
 
 
