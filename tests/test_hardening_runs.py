@@ -147,6 +147,21 @@ def test_concurrent_writers_of_one_output_file_never_share_a_temp_file(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["completions.jsonl", "summary.json", "table.csv"], "no temp file left"
 
 
+def test_a_jsonl_output_cut_short_by_an_error_leaves_the_previous_file(tmp_path) -> None:
+    # the dialectic per_response.jsonl and spotcheck_queue.jsonl are written this way
+    target = tmp_path / "per_response.jsonl"
+    results.write_lines(target, ['{"query_id": "old"}'])
+
+    def rows():
+        yield '{"query_id": "new-1"}'
+        raise TypeError("a row that cannot be serialised")
+
+    with pytest.raises(TypeError):
+        results.write_lines(target, rows())
+    assert target.read_text() == '{"query_id": "old"}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["per_response.jsonl"], "no temp file left"
+
+
 # --- 6. resume trusts nothing it reads back ---
 
 

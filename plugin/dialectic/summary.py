@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import compare, multiturn, spotcheck
-from pytest_reasoning_evals.results import write_json
+from pytest_reasoning_evals.results import write_json, write_lines
 
 
 @dataclass(frozen=True)
@@ -83,16 +83,13 @@ def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict],
         "multiturn": multiturn.summarize(conversations) | {"conversations_detail": conversations},
         "cross_provider": compare.summarize(comparisons),
     }
-    with (directory / "per_response.jsonl").open("w", encoding="utf-8") as handle:
-        for r in per_response:
-            handle.write(json.dumps({k: v for k, v in r.items() if k not in ("query", "text")}, sort_keys=True) + "\n")
+    write_lines(directory / "per_response.jsonl",
+                (json.dumps({k: v for k, v in r.items() if k not in ("query", "text")}, sort_keys=True) for r in per_response))
     write_json(directory / "variant_summary.json", {"pass_rule": rule.__dict__, "variants": variants})
     write_json(directory / "multiturn_summary.json", summaries["multiturn"])
     write_json(directory / "cross_provider_summary.json", summaries["cross_provider"])
     queue, key = spotcheck.queue(per_response, seed)
-    with (directory / "spotcheck_queue.jsonl").open("w", encoding="utf-8") as handle:
-        for entry in queue:
-            handle.write(json.dumps(entry, sort_keys=True) + "\n")
+    write_lines(directory / "spotcheck_queue.jsonl", (json.dumps(entry, sort_keys=True) for entry in queue))
     write_json(directory / "spotcheck_key.json", key)
     summaries["spotcheck_queue"] = len(queue)
     return summaries
