@@ -31,7 +31,6 @@ import inspect
 import io
 import json
 import os
-import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +49,7 @@ from vcr.serializers import compat
 
 from pytest_reasoning_evals.providers.base import MISS, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
+from pytest_reasoning_evals.results import replacing
 
 MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
 SECRET_REQUEST_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
@@ -192,20 +192,14 @@ def read_cassette(path: Path, serializer, parse: Callable[[dict], object]) -> tu
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write via a temp file beside `path` (unique per process and call), then rename: a kill
-    mid-write leaves the old file whole, and a reader never sees half a file."""
+    """Write via the result writers' temp file and rename (results.replacing), synced to disk
+    before the rename: a kill mid-write leaves the old file whole, and a reader never sees half
+    a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    with replacing(path) as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 class CassettePersister:

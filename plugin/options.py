@@ -209,11 +209,8 @@ class _Reader:
             if option.kind == "int":
                 return int(text)
             if option.kind == "float":
-                value = float(text)
-                if not math.isfinite(value):
-                    raise ValueError(text)
-                return value
-        except ValueError:
+                return finite_float(text)  # the command line's own check
+        except (ValueError, argparse.ArgumentTypeError):
             kind = "finite number" if option.kind == "float" else option.kind
             raise pytest.UsageError(f"ini option {option.dest} must be a {kind}, got {text!r}") from None
         if option.choices and text not in option.choices:

@@ -21,7 +21,6 @@ import contextlib
 import csv
 import json
 import os
-import re
 import secrets
 import shlex
 import socket
@@ -30,6 +29,8 @@ import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+
+from pytest_reasoning_evals.providers.base import mask_url
 
 try:
     import fcntl
@@ -88,9 +89,6 @@ class RunDirBusy(Exception):
     """Another live run holds the run directory; the message is one line naming it."""
 
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")  # as providers.base.mask_url
-
-
 def command_line(argv: list[str]) -> str:
     """A process's command line as one shell line (`python -m x` for a module's __main__), with
     the credentials of any URL in it masked (https://user:key@host -> https://***@host)."""
@@ -99,7 +97,7 @@ def command_line(argv: list[str]) -> str:
     program = Path(argv[0])
     head = f"python -m {program.parent.name}" if program.name == "__main__.py" else program.name
     line = " ".join([head, *map(shlex.quote, argv[1:])]).replace("\n", " ")
-    return _USERINFO.sub(r"\1***@", line)
+    return mask_url(line)
 
 
 class RunDirLock:
