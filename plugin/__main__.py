@@ -38,6 +38,8 @@ def merge(args: argparse.Namespace) -> int:
     from pytest_reasoning_evals.chaosbench.merge import MergeError
     from pytest_reasoning_evals.chaosbench.merge import merge as merge_shards
     from pytest_reasoning_evals.chaosbench.report import summary_lines
+    from pytest_reasoning_evals.gates import write_gates
+    from pytest_reasoning_evals.report import write_report
 
     if args.min_accuracy is not None and not 0.0 <= args.min_accuracy <= 1.0:
         print(f"merge: --min-accuracy must be between 0 and 1, got {args.min_accuracy}", file=sys.stderr)
@@ -49,9 +51,11 @@ def merge(args: argparse.Namespace) -> int:
         print(f"merge: {exc}", file=sys.stderr)
         return 2
     gates = check_gates(summary, min_accuracy=args.min_accuracy, strict_items=False)
+    write_gates(target, gates)
+    written = write_report(target)
     print(f"merge: {len(args.dirs)} shards, {summary['total_questions']} questions and "
           f"{summary['dialogue_details']['total_dialogues']} dialogues")
-    for line in summary_lines(summary, gates, target):
+    for line in summary_lines(summary, gates, target, report=written.note):
         print(line)
     return 0 if all(g.passed for g in gates) else 1
 
@@ -95,6 +99,18 @@ def spotcheck_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def report(args: argparse.Namespace) -> int:
+    from pytest_reasoning_evals.report import write_report
+
+    run_dir = Path(args.run_dir)
+    written = write_report(run_dir, Path(args.baseline) if args.baseline else None, Path(args.out) if args.out else None)
+    if written.path is None:
+        print(written.note, file=sys.stderr)
+        return 2
+    print(f"report: {written.path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reasoning-evals", description="evaluation harness commands")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -118,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     merging.add_argument("--allow-partial", action="store_true",
                          help="merge shards that stopped early (the merged summary says complete: false)")
     merging.set_defaults(run=merge)
+
+    page = commands.add_parser("report", help="(re)build report.html of a run directory from its output files")
+    page.add_argument("run_dir", metavar="RUN_DIR", help="a ChaosBench (<model>_<mode>) or dialectic (<model>_dialectic) run directory")
+    page.add_argument("--baseline", default=None, metavar="PATH",
+                      help="compare with an earlier run directory (or a baseline file) on the page; the run's own files are not changed")
+    page.add_argument("--out", default=None, metavar="FILE", help="where to write the page (default: RUN_DIR/report.html)")
+    page.set_defaults(run=report)
 
     base = commands.add_parser("baseline", help="write a ChaosBench run's per-item results as a baseline file to commit (for --eval-baseline)")
     base.add_argument("run_dir", metavar="RUN_DIR", help="a ChaosBench run directory (<model>_<mode>)")

@@ -20,6 +20,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
+    from pytest_reasoning_evals.progress import Tally
     from pytest_reasoning_evals.session import EvalSession
 
 PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
@@ -27,6 +28,7 @@ SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries i
 # pytest's report category of a wrong answer or an unmet rubric check without -v: not "failed",
 # so pytest does not print a failure section each; the session lists them one line each.
 WRONG = "wrong"
+UNKNOWN = "unknown"  # the category of an answer with no TRUE/FALSE (or a failed call): counted apart
 _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -54,6 +56,18 @@ class ProtocolInfo(NamedTuple):
     grouped: bool = False  # some of its items must share a worker (see grouping.py)
     eager_options: tuple[str, ...] = ()  # Settings fields that make the controller start it before any item
     gate_options: tuple[str, ...] = ()  # its gates: set in an eval session, they judge it even with no item of it
+
+
+def stop_reason(session: pytest.Session) -> str | None:
+    """Why the session ended before running every item, if it did (under xdist the controller's
+    scheduler holds a worker's reason)."""
+    dsession = session.config.pluginmanager.get_plugin("dsession")
+    for reason in (session.shouldstop, session.shouldfail, getattr(dsession, "shouldstop", None)):
+        if reason:
+            return str(reason)
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    return None
 
 
 class EvalProtocol:
@@ -103,6 +117,12 @@ class EvalProtocol:
     def worker_input(self) -> dict:
         """Controller: what each xdist worker must know from it (workerinput entries)."""
         return {}
+
+    def tally(self, payload: dict) -> "Tally":
+        """What an item's payload adds to the live progress line (calls, failures, dollars)."""
+        from pytest_reasoning_evals.progress import Tally
+
+        return Tally()
 
     def add(self, payload: dict) -> None:
         """One item's payload, as it arrives."""

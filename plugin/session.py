@@ -25,14 +25,15 @@ import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.options import Settings, settings_from
-from pytest_reasoning_evals.protocol import (PAYLOAD, SERIALIZED_KEY, WRONG, EvalProtocol, ProtocolInfo, attach,
+from pytest_reasoning_evals.protocol import (PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
+    from pytest_reasoning_evals.progress import Progress
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
-SHOWN_WRONG = 30  # wrong answers listed in the terminal, one line each
+SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -53,6 +54,7 @@ class EvalSession:
         self.harness_failures = 0
         self.gates: list["GateResult"] = []
         self._reported: set[str] = set()  # collection errors already shown
+        self.progress: "Progress | None" = None  # controller: the live run's progress line
 
     # --- protocols and shared services, on first use ---
 
@@ -161,7 +163,11 @@ class EvalSession:
 
     def teststatus(self, report: pytest.TestReport):
         payload = payload_of(report) if report.when == "call" else None
-        return None if payload is None else self.protocol(payload["protocol"]).teststatus(payload)
+        status = None if payload is None else self.protocol(payload["protocol"]).teststatus(payload)
+        if payload is not None and self.progress is not None and self.progress.in_place and self.progress.live:
+            category, _, word = status or (report.outcome, "", report.outcome.upper())
+            return category, "", word  # the progress line, rewritten in place, shows the items instead
+        return status
 
     # --- xdist (controller) ---
 
@@ -198,6 +204,9 @@ class EvalSession:
         self.pytest_session = session
         if self.is_worker:
             return
+        from pytest_reasoning_evals.progress import Progress
+
+        self.progress = Progress(self.config.pluginmanager.get_plugin("terminalreporter"), self.settings.max_cost)
         for info in self.infos.values():  # options such as a resume need the controller first
             if any(_is_set(getattr(self.settings, name)) for name in info.eager_options):
                 self.protocol(info.name).start()
@@ -210,12 +219,15 @@ class EvalSession:
             protocol = self.protocol(payload["protocol"])
             protocol.active = True
             protocol.add(payload)
+            self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
         elif report.failed:
             self.harness_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.is_worker:
             return
+        if self.progress is not None:
+            self.progress.close()
         active = [p for p in self.protocols.values() if p.active]
         if active or any(p.collected for p in self.protocols.values()):
             # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails
@@ -248,16 +260,23 @@ class EvalSession:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        wrong = terminalreporter.stats.get(WRONG, [])
-        if wrong:
-            terminalreporter.write_sep("_", f"wrong answers and unmet checks: {len(wrong)} (one line each; -v shows the details)")
-            for report in wrong[:SHOWN_WRONG]:
+        """Wrong answers, UNKNOWNs and unmet checks one line each (all of them with -v), then each
+        protocol's summary block: the last thing printed before pytest's own closing line."""
+        stats = terminalreporter.stats
+        listed = sorted((r for category in (WRONG, "failed", UNKNOWN) for r in stats.get(category, [])
+                         if r.when == "call" and payload_of(r) is not None), key=lambda r: r.nodeid)
+        if listed:
+            shown = listed if self.config.option.verbose > 0 or len(listed) <= SHOWN_WRONG else listed[:SHOWN_WRONG]
+            terminalreporter.write_sep("_", f"wrong answers, UNKNOWNs and unmet checks: {len(listed)} (one line each"
+                                            + ("" if shown is listed else f", the first {len(shown)}; -v lists all") + ")")
+            for report in shown:
                 reason = str(report.longrepr).strip().splitlines()[0] if report.longrepr else ""
                 terminalreporter.write_line(f"{report.nodeid} - {reason}")
-            if len(wrong) > SHOWN_WRONG:
-                terminalreporter.write_line(f"... and {len(wrong) - SHOWN_WRONG} more (every item's record is in the run's outputs)")
-        for protocol in self.protocols.values():
-            if protocol.active:
+            if len(listed) > len(shown):
+                terminalreporter.write_line(f"... and {len(listed) - len(shown)} more: every item is in report.html and the run's files")
+        for name in self.infos:  # in a fixed order, whichever protocol's items ran first
+            protocol = self.protocols.get(name)
+            if protocol is not None and protocol.active:
                 title, lines = protocol.terminal()
                 terminalreporter.write_sep("=", title)
                 for line in lines:

@@ -58,3 +58,21 @@ def mcnemar_exact(down: int, up: int) -> float:
         return 1.0
     tail = sum(math.comb(n, k) for k in range(min(down, up) + 1))
     return min(1.0, 2 * tail / 2**n)
+
+
+def paired_delta_interval(both: int, broken: int, fixed: int, neither: int, z: float = Z95) -> list[float] | None:
+    """95% interval of the change in accuracy between two runs on the same items (after - before),
+    from the 2x2 table of paired right/wrong: Newcombe's method 10 (Wilson intervals of the two
+    accuracies combined with their correlation; Stat Med 1998, 17:2635). None with no pair."""
+    n = both + broken + fixed + neither
+    if n == 0:
+        return None
+    p1, p2 = (both + broken) / n, (both + fixed) / n  # before, after
+    l1, u1 = wilson_interval(both + broken, n, z)
+    l2, u2 = wilson_interval(both + fixed, n, z)
+    margins = (both + broken) * (fixed + neither) * (both + fixed) * (broken + neither)
+    phi = (both * neither - broken * fixed) / math.sqrt(margins) if margins else 0.0
+    delta = p2 - p1
+    low = delta - math.sqrt(max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2))
+    high = delta + math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    return [max(-1.0, low), min(1.0, high)]

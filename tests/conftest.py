@@ -5,4 +5,10 @@
 import requests  # noqa: F401
 import vcr  # noqa: F401
 
+try:  # the report's libraries (the `report` extra): numpy, under matplotlib, cannot be imported twice
+    import jinja2  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+except ImportError:
+    pass
+
 pytest_plugins = ["pytester"]

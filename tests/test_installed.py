@@ -94,7 +94,8 @@ def _build(into: Path) -> Installed:
     _run([sys.executable, "-m", "venv", str(venv)], cwd=into)
     installed = Installed(wheel, venv)
     env = {k: v for k, v in installed.env().items() if k != "PYTHONDONTWRITEBYTECODE"}
-    _run([str(installed.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel), *NEIGHBOURS],
+    # with the report extra, as the README's install line has it (Jinja2, matplotlib)
+    _run([str(installed.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{wheel}[report]", *NEIGHBOURS],
          cwd=into, env=env)
     return installed
 
@@ -255,6 +256,9 @@ def test_example_project_replays_and_gates(installed: Installed, tmp_path: Path)
     assert sorted(v["variant"] for v in variants) == ["baseline", "careful"]
     assert all(v["test_cases"] == 2 for v in variants)
     assert "gate min-accuracy: passed" in replay.stdout and "gate max-hard-fails: passed" in replay.stdout
+    for run in ("smollm2-135m_zeroshot", "smollm2-135m_dialectic"):  # the page, from the installed package's own files
+        page = project / "results" / run / "report.html"
+        assert f"report: {page}" in replay.stdout and "<svg" in page.read_text(encoding="utf-8")
 
     # a gate over nothing fails: a baseline answers no dialectic case, so the dialectic gate fails...
     baseline = installed.pytest(project, "--model=always-true")

@@ -15,10 +15,11 @@ one by `reasoning-evals baseline RUN_DIR OUT.json` (small enough to commit, e.g.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from pytest_reasoning_evals.completions import read_completions
-from pytest_reasoning_evals.stats import mcnemar_exact, ratio
+from pytest_reasoning_evals.stats import mcnemar_exact, paired_delta_interval, ratio
 
 BASELINE_FORMAT = "pytest-reasoning-evals/chaosbench-baseline/1"
 SHOWN = 20  # broken items named in the terminal
@@ -83,8 +84,13 @@ def _group_deltas(pairs: list[tuple[dict, dict]], key: str) -> dict[str, dict]:
         acc_before = ratio(sum(b["correct"] for b, _ in rows), len(rows))
         acc_now = ratio(sum(n["correct"] for _, n in rows), len(rows))
         out[name] = {"n_paired": len(rows), "accuracy_baseline": acc_before, "accuracy_current": acc_now,
-                     "accuracy_delta": acc_now - acc_before}
+                     "accuracy_delta": acc_now - acc_before, "accuracy_delta_ci95": _delta_interval(rows)}
     return out
+
+
+def _delta_interval(pairs: list[tuple[dict, dict]]) -> list[float] | None:
+    cells = Counter((b["correct"], n["correct"]) for b, n in pairs)
+    return paired_delta_interval(cells[True, True], cells[True, False], cells[False, True], cells[False, False])
 
 
 def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: float | None) -> dict:
@@ -110,6 +116,7 @@ def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: floa
         "accuracy_baseline": acc_before,
         "accuracy_current": acc_now,
         "accuracy_delta": delta,
+        "accuracy_delta_ci95": _delta_interval(pairs),
         "p_value": p_value,
         "alpha": alpha,
         "max_accuracy_drop": max_drop,

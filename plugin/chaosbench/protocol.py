@@ -21,7 +21,7 @@ from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError
 from pytest_reasoning_evals.chaosbench.gates import check_gates
-from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
+from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, record_tally, summarize
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues,
@@ -29,25 +29,15 @@ from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, fil
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
 from pytest_reasoning_evals.chaosbench.scoring import failure_reason
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
-from pytest_reasoning_evals.gates import GateResult
+from pytest_reasoning_evals.gates import GateResult, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
-from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
+from pytest_reasoning_evals.progress import Tally
+from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send, stop_reason
+from pytest_reasoning_evals.report import Written, write_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
-
-
-def stop_reason(session: pytest.Session) -> str | None:
-    """Why the session ended before running every item, if it did (under xdist the controller's
-    scheduler holds a worker's reason)."""
-    dsession = session.config.pluginmanager.get_plugin("dsession")
-    for reason in (session.shouldstop, session.shouldfail, getattr(dsession, "shouldstop", None)):
-        if reason:
-            return str(reason)
-    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-        return "interrupted"
-    return None
 
 
 class Protocol(EvalProtocol):
@@ -67,6 +57,7 @@ class Protocol(EvalProtocol):
         self.summary: dict | None = None
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
+        self.html_report: Written | None = None  # report.html, or why it was not written
         self.resume_notes: list[str] = []  # controller: what a resume could not use, one line each
         self.started_at = now()
         self._begun = False
@@ -155,10 +146,13 @@ class Protocol(EvalProtocol):
     def teststatus(self, payload: dict):
         status = (payload.get("record") or {}).get("status")
         if status == "unknown":
-            return "unknown", "U", "UNKNOWN"
+            return UNKNOWN, "U", "UNKNOWN"
         if status == "wrong":  # with -v, pytest's full failure section; else one line (session.py)
             return ("failed" if self.session.config.option.verbose > 0 else WRONG), "F", "WRONG"
         return None
+
+    def tally(self, payload: dict) -> Tally:
+        return record_tally(payload["record"]) if "record" in payload else Tally()
 
     # --- resume (controller) ---
 
@@ -238,10 +232,14 @@ class Protocol(EvalProtocol):
                         execution_time_seconds=round(time.monotonic() - self.session.started, 3),
                         api_success_rate=api_success_rate(self.summary, calls), calls=calls,
                         resumed_items=len(self.answered_ids), max_cost_usd=s.max_cost, spent_usd=self.budget.run_spent)
-        write_run_outputs(self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions)
-        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
-        if s.baseline is not None:
+        if s.baseline is not None:  # comparison.json first: the report reads it
             self.gates += self._compare_with_baseline()
+        else:  # an earlier run's comparison is not this run's
+            (self.run_dir / "comparison.json").unlink(missing_ok=True)
+        write_run_outputs(self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions)
+        write_gates(self.run_dir, self.gates)
+        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
+        self.html_report = write_report(self.run_dir)
         return self.gates
 
     def _compare_with_baseline(self) -> list[GateResult]:
@@ -269,11 +267,12 @@ class Protocol(EvalProtocol):
         title = f"eval summary: {s.model} ({s.mode})" + (f", shard {s.shard_index} of {s.num_shards}" if s.shard else "")
         lines = summary_lines(self.summary, self.gates, self.run_dir, calls=call_counts(self.records),
                               resumed=len(self.answered_ids),
-                              comparison=comparison_lines(self.comparison) if self.comparison else [])
+                              comparison=comparison_lines(self.comparison) if self.comparison else [],
+                              report=self.html_report.note if self.html_report else None)
         lines[:0] = [f"WARNING {note}" for note in self.resume_notes]
         misses = self.summary["errors_by_kind"]["cassette_miss"]
         if misses:
-            lines.insert(-1, f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
+            lines.insert(lines.index(f"results: {self.run_dir}"), f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
                              f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: {self.session.record_command()}")
         if s.subset:
             lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
@@ -331,7 +330,7 @@ class Protocol(EvalProtocol):
             run_id=f"{s.model}_{s.mode}_{stamp}",
             model_config={"model": s.model, **self.session.models.spec(s.model).to_dict(), "mode": s.mode, "temperature": 0.0},
             dataset=dataset,
-            prompt={"mode": s.mode, "path": str(self.prompt.path), "sha256": self.prompt.sha256},
+            prompt={"mode": s.mode, "path": str(self.prompt.path), "sha256": self.prompt.sha256, "text": self.prompt.text},
             selection={"splits": list(s.splits), "families": list(s.families), "max_items": s.max_items, "subset": s.subset},
             seed=s.seed,
             args=list(self.session.config.invocation_params.args),

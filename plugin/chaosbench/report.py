@@ -20,7 +20,7 @@ def _rate(value: float | None) -> str:
 
 
 def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: dict | None = None,
-                  resumed: int = 0, comparison: list[str] = ()) -> list[str]:
+                  resumed: int = 0, comparison: list[str] = (), report: str | None = None) -> list[str]:
     lines = [
         f"overall accuracy {_pct(summary['overall_accuracy']).strip()} {_ci(summary['overall_accuracy_ci95'])} "
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), "
@@ -55,6 +55,8 @@ def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: 
     for gate in gates:
         lines.append(gate_line(gate))
     lines.append(f"results: {run_dir}")
+    if report:
+        lines.append(report)  # where report.html is (or why it is not)
     return lines
 
 

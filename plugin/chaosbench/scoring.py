@@ -36,6 +36,7 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
         "system_id": question.system_id,
         "template": question.template,
         "bias": question.bias,
+        "question": question.question,  # the prompt is the run manifest's template around it (report.html)
         "predicates": [dict(pred) for pred in question.predicates],
         "prompt_sha256": prompt_sha256,
         "provider": completion.provider,

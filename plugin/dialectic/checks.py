@@ -30,6 +30,7 @@ def public(response: dict) -> dict:
         "cruxes": response["extraction"]["cruxes"],
         "tokens": {"input": c["input_tokens"], "output": c["output_tokens"], "total": c["input_tokens"] + c["output_tokens"]},
         "cost_usd": c["cost_usd"], "latency_ms": c["latency_ms"], "error": c["error"], "cassette": c["cassette"],
+        "cassette_hit": c.get("cassette_hit"),
     }
 
 

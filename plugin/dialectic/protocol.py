@@ -14,6 +14,9 @@ are ChaosBench's and select no dialectic case out; a stopped run is resumed by i
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import time
 
 import pytest
 
@@ -25,10 +28,13 @@ from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, co
 from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
-from pytest_reasoning_evals.gates import GateResult, gate_line
+from pytest_reasoning_evals.gates import GateResult, gate_line, write_gates
+from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.models import UsageProblem
-from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
+from pytest_reasoning_evals.progress import Tally
+from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send, stop_reason
 from pytest_reasoning_evals.providers.base import MISS
+from pytest_reasoning_evals.report import Written, write_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
 
 MAX_FILE_NAME = 255  # bytes in one file name (NAME_MAX of common file systems)
@@ -51,6 +57,8 @@ class Protocol(EvalProtocol):
         self.summaries: dict | None = None
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
+        self.html_report: Written | None = None  # report.html, or why it was not written
+        self.started_at = now()
 
     # --- items (every process that collects) ---
 
@@ -139,6 +147,15 @@ class Protocol(EvalProtocol):
             return None  # with -v, pytest's full failure section
         return WRONG, "F", "FAILED"
 
+    def tally(self, payload: dict) -> Tally:
+        """The progress line counts each response of the model under test once, when it arrives."""
+        r = payload.get("response")
+        if r is None:
+            return Tally()
+        hit = r.get("cassette_hit")
+        return Tally(live=hit is False, cassette=hit is True, errors=bool(r["error"]),
+                     spent=r["cost_usd"] if hit is False else 0.0)
+
     # --- results (controller) ---
 
     def add(self, payload: dict) -> None:
@@ -156,7 +173,24 @@ class Protocol(EvalProtocol):
             self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
         if s.dialectic_baseline is not None:
             self.gates += self._compare_with_baseline()
+        else:  # an earlier run's comparison is not this run's
+            (self.run_dir / "comparison.json").unlink(missing_ok=True)
+        write_gates(self.run_dir, self.gates)
+        write_json(self.run_dir / "run_meta.json", self._run_meta(session))
+        self.html_report = write_report(self.run_dir)
         return self.gates
+
+    def _run_meta(self, session: pytest.Session) -> dict:
+        """What ran, for report.html and for whoever reads the directory later."""
+        s = self.settings
+        cases, variants = self.items
+        asked = json.dumps([[c.id, c.category, c.query, c.expected_mode] for c in cases]).encode()
+        stopped = stop_reason(session)
+        return {"model": s.model, "judges": list(s.judges), "compare_models": list(s.compare_models),
+                "variants": [{"name": v.name, "prompt_sha256": v.sha256, "path": v.path} for v in variants],
+                "cases": {"path": str(s.dialectic_cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
+                "timestamp": self.started_at, "execution_time_seconds": round(time.monotonic() - self.session.started, 3),
+                "num_workers": self.session.num_workers(), "complete": stopped is None, "incomplete_reason": stopped}
 
     def _compare_with_baseline(self) -> list[GateResult]:
         s = self.settings
@@ -185,6 +219,8 @@ class Protocol(EvalProtocol):
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)
         lines += [gate_line(g) for g in self.gates]
+        if self.html_report is not None:
+            lines.append(self.html_report.note)
         if self.settings.subset:
             lines.append(f"subset run ({self.settings.subset}): written beside the full run's results")
         return f"dialectic summary: {self.settings.model}", lines

@@ -26,7 +26,8 @@ MAX_TOKENS = 512  # per reply; part of every recorded request, so changing it me
 def _completion(c: Completion) -> dict:
     return {"provider": c.provider, "model": c.model, "text": c.text, "input_tokens": c.input_tokens,
             "output_tokens": c.output_tokens, "latency_ms": c.latency_ms, "cost_usd": c.cost_usd,
-            "finish_reason": c.finish_reason, "error": c.error, "cassette": c.extra.get("cassette")}
+            "finish_reason": c.finish_reason, "error": c.error, "cassette": c.extra.get("cassette"),
+            "cassette_hit": c.extra.get("cassette_hit")}
 
 
 class DialecticRunner:

@@ -84,7 +84,7 @@ def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict],
         "cross_provider": compare.summarize(comparisons),
     }
     write_lines(directory / "per_response.jsonl",
-                (json.dumps({k: v for k, v in r.items() if k not in ("query", "text")}, sort_keys=True) for r in per_response))
+                (json.dumps(r, sort_keys=True) for r in per_response))  # with the query and reply: report.html shows them
     write_json(directory / "variant_summary.json", {"pass_rule": rule.__dict__, "variants": variants})
     write_json(directory / "multiturn_summary.json", summaries["multiturn"])
     write_json(directory / "cross_provider_summary.json", summaries["cross_provider"])

@@ -1,0 +1,56 @@
+"""report.html: one self-contained page per run directory, built only from the run's output files
+(so a merged or copied run directory rebuilds the same page: `reasoning-evals report RUN_DIR`).
+
+runs.py reads a run directory into what the page shows, charts.py draws it (matplotlib, SVG
+inline), page.html.j2 lays it out (Jinja2) with its CSS and script inline: nothing is fetched
+when the page opens. Jinja2 and matplotlib are the `report` extra; without them a run says so in
+one line and writes everything else as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REPORT_FILE = "report.html"
+EXTRA_MODULES = {"jinja2", "markupsafe", "matplotlib"}  # the `report` extra
+MISSING_EXTRA = ("report.html not written: it needs Jinja2 and matplotlib "
+                 "(pip install 'pytest-reasoning-evals[report]')")
+
+
+class ReportError(Exception):
+    """A run directory the report cannot be built from (named, with what is missing)."""
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path | None  # the page, or None when it was not written
+    note: str  # the summary block's line about it
+
+
+def build_page(run_dir: Path, baseline: Path | None = None) -> str:
+    """The page's HTML for a run directory; ReportError for what is not a run directory, and
+    ImportError without the `report` extra."""
+    from pytest_reasoning_evals.report.page import render
+    from pytest_reasoning_evals.report.runs import read_run
+
+    return render(read_run(run_dir, baseline))
+
+
+def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None = None) -> Written:
+    """Write the page (default RUN_DIR/report.html). A missing extra or an unusable run directory
+    is the returned note, never an exception: the run's results are already written."""
+    from pytest_reasoning_evals.results import replacing
+
+    target = out or run_dir / REPORT_FILE
+    try:
+        html = build_page(run_dir, baseline)
+        with replacing(target) as handle:
+            handle.write(html)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in EXTRA_MODULES:
+            raise
+        return Written(None, MISSING_EXTRA)
+    except (ReportError, OSError) as exc:
+        return Written(None, f"report.html not written: {exc}")
+    return Written(target, f"report: {target}")
