@@ -69,11 +69,13 @@ def test_unknowns_are_listed_one_line_each_and_v_lists_every_one(pytester) -> No
     assert len(re.findall(r"^test_chaosbench.py::test_\w+\[[\w-]+\] - ", verbose, re.M)) == int(listing[1])
 
 
-def test_a_live_run_in_a_log_prints_progress_lines(pytester) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_live_run_in_a_log_prints_progress_lines(pytester, workers: str) -> None:
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.responder = answer_by_text
-        result = pytester.runpytest_subprocess(*live_args(pytester, server.openai_base)[1:], "--eval-max-cost", "5")
+        result = pytester.runpytest_subprocess(*live_args(pytester, server.openai_base)[1:], "--eval-max-cost", "5",
+                                               "-n", workers)
     assert result.ret == 0, result.stdout.str()
     found = [m.groups() for m in PROGRESS.finditer(result.stdout.str())]
     assert found, result.stdout.str()
@@ -83,7 +85,7 @@ def test_a_live_run_in_a_log_prints_progress_lines(pytester) -> None:
     # replayed: nothing extra, with or without -q
     with FakeProvider() as server:
         for extra in ((), ("-q",)):
-            replay = pytester.runpytest_subprocess(*live_args(pytester, server.openai_base)[1:], *extra)
+            replay = pytester.runpytest_subprocess(*live_args(pytester, server.openai_base)[1:], *extra, "-n", workers)
             assert replay.ret == 0 and "eval progress" not in replay.stdout.str()
         assert server.requests == []
 
