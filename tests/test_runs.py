@@ -66,6 +66,12 @@ def test_three_shards_merged_equal_the_unsharded_run(pytester) -> None:
     assert meta["config_hash"] == json.loads((unsharded / "run_meta.json").read_text())["config_hash"]
     execution = json.loads((merged / "run_manifest.json").read_text())["execution"]
     assert execution["merged"] and execution["num_shards"] == 3 and len(execution["shards"]) == 3
+    # the merged directory gets its page and its gates, from the merged files
+    assert f"report: {merged / 'report.html'}" in result.stdout
+    page = (merged / "report.html").read_text()
+    assert "merged from shards" in page
+    assert page.count('"kind":"question"') + page.count('"kind":"dialogue"') == len(completions(merged))
+    assert json.loads((merged / "gates.json").read_text()) == {"gates": [], "passed": True}
 
 
 def test_merge_refuses_shards_that_do_not_make_one_run(pytester) -> None:
