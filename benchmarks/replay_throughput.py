@@ -6,8 +6,8 @@ For each size N it writes, in a temporary folder, N synthetic questions, N one-i
 cassettes for an OpenAI-compatible model, and a bare module of N parametrized no-op tests;
 then it times, in the same run, `pytest` over the bare module and over the real ChaosBench
 eval module replaying the cassettes, for each worker count. It reports ms per item and the
-ratio eval / bare (the baseline measured in the same run). Nothing is asserted: run it by hand
-and read the table. --profile also writes a cProfile of the serial replay of the first size.
+ratio eval / bare (the baseline measured in the same run), and the peak RSS of the pytest
+process (under xdist: the controller's). Nothing is asserted: run it by hand and read the table. --profile also writes a cProfile of the serial replay of the first size.
 """
 
 from __future__ import annotations
@@ -71,13 +71,28 @@ def write_fixture(root: Path, n: int) -> None:
     (root / "test_chaosbench.py").write_text(EVAL_MODULE.read_text())
 
 
-def timed(args: list[str], cwd: Path) -> float:
+# pytest in a process of its own that reports its peak RSS (the controller's, under xdist) and
+# the largest of its children's (the xdist workers'), in MiB, to the file named first.
+MEASURED = """
+import json, resource, sys
+import pytest
+code = pytest.main(sys.argv[2:])
+peak = lambda who: resource.getrusage(who).ru_maxrss / 1024
+json.dump({"code": int(code), "rss": peak(resource.RUSAGE_SELF), "workers_rss": peak(resource.RUSAGE_CHILDREN)},
+          open(sys.argv[1], "w"))
+"""
+
+
+def timed(args: list[str], cwd: Path) -> tuple[float, float]:
+    """-> (seconds, peak RSS of the pytest process in MiB)."""
+    out = cwd / "measured.json"
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", MEASURED, str(out), *args], cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        sys.exit(f"pytest {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}")
-    return elapsed
+    measured = json.loads(out.read_text()) if out.exists() else {"code": result.returncode}
+    if result.returncode != 0 or measured["code"] != 0:
+        sys.exit(f"pytest {' '.join(args)} failed ({measured['code']}):\n{result.stdout[-3000:]}")
+    return elapsed, measured["rss"]
 
 
 def eval_args(root: Path) -> list[str]:
@@ -93,17 +108,18 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
     common = ["-q", "--tb=no", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    print(f"{'items':>7} {'-n':>3} {'bare s':>8} {'eval s':>8} {'bare ms/item':>13} {'eval ms/item':>13} {'ratio':>6}")
+    print(f"{'items':>7} {'-n':>3} {'bare s':>8} {'eval s':>8} {'bare ms/item':>13} {'eval ms/item':>13} {'ratio':>6}"
+          f" {'bare MiB':>9} {'eval MiB':>9}")
     for index, n in enumerate(options.sizes):
         with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
             root = Path(tmp)
             write_fixture(root, n)
             for workers in options.workers:
                 xdist = ["-n", workers]
-                bare = timed(["test_bare.py", *common, *xdist], root)
-                evals = timed([*eval_args(root), *common, *xdist], root)
+                bare, bare_rss = timed(["test_bare.py", *common, *xdist], root)
+                evals, eval_rss = timed([*eval_args(root), *common, *xdist], root)
                 print(f"{n:>7} {workers:>3} {bare:>8.2f} {evals:>8.2f} {bare / n * 1000:>13.3f} "
-                      f"{evals / n * 1000:>13.3f} {evals / bare:>6.2f}", flush=True)
+                      f"{evals / n * 1000:>13.3f} {evals / bare:>6.2f} {bare_rss:>9.0f} {eval_rss:>9.0f}", flush=True)
             if options.profile and index == 0:
                 out = PROJECT_ROOT / "benchmarks" / f"replay_{n}.prof"
                 subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "pytest",

@@ -18,10 +18,11 @@ cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
   body that is not a completion) is that item's one-line miss naming the file; a recording run
   (record mode once / new_episodes / rewrite) records the item anew and replaces the file.
 
-Recording goes through vcrpy's HTTP patching. Replay (record mode "none") does not need it:
-the item's cassette is loaded with vcrpy and served to `requests` by a transport adapter, with
-vcrpy's own matchers and filters. Same files, same matching, none of the per-call patching
-and connection set-up that made vcrpy's replay cost ~4 ms per item (benchmarks/).
+Recording goes through vcrpy's HTTP patching. Replay (record mode "none") needs no HTTP at all
+(class Replay): the item's cassette file is read and checked once, the request the model would
+send is matched with vcrpy's own matchers and query filter, and the recorded body is read by the
+model's own wire format. Same files, same matching, none of the per-call patching, copying and
+transport set-up that made a replayed call cost ~1.3 ms (benchmarks/replay_throughput.py).
 """
 
 from __future__ import annotations
@@ -32,20 +33,20 @@ import io
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import requests
-import urllib3
 import vcr
 import yaml
 from vcr.cassette import Cassette
-from vcr.errors import CannotOverwriteExistingCassetteException, UnhandledHTTPRequestError
-from vcr.filters import decode_response
+from vcr.errors import CannotOverwriteExistingCassetteException
+from vcr.filters import decode_response, remove_query_parameters
+from vcr.matchers import get_matchers_results, requests_match
 from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.request import Request as VcrRequest
 from vcr.serialize import serialize
 from vcr.serializers import compat
+from vcr.serializers import yamlserializer as YAML
 
 from pytest_reasoning_evals.providers.base import MISS, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
@@ -258,33 +259,64 @@ def make_vcr(record_mode: str, before_record_response: Callable[[dict], dict | N
     return recorder
 
 
-class ReplayAdapter(requests.adapters.HTTPAdapter):
-    """A requests transport that answers from one loaded cassette and never opens a socket."""
+class Replay:
+    """Replay (record mode "none") without HTTP: a cassette file is read and checked once
+    (read_cassette), the request the model would send is matched against its interactions with
+    vcrpy's own matchers and query filter, and the recorded body becomes the completion through
+    the model's own reader. Same files and matching as vcrpy's replay, none of its per-call
+    copies and none of requests' per-call machinery (benchmarks/replay_throughput.py)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.cassette: Cassette | None = None  # set before each call
+    def __init__(self, model: HttpModel, persister: "CassettePersister", matchers: list):
+        self.model = model
+        self.persister = persister
+        self.matchers = matchers
 
-    def send(self, request: requests.PreparedRequest, **kwargs) -> requests.Response:
-        wanted = VcrRequest(request.method, request.url, request.body, dict(request.headers))
+    def load(self, path: Path) -> list[tuple[VcrRequest, dict]]:
+        """A cassette's interactions ([] when there is none, or none that can be replayed: the
+        persister then knows why, for the miss message)."""
         try:
-            recorded = self.cassette.play_response(wanted)  # one matching pass, not two
-        except UnhandledHTTPRequestError:
-            raise CannotOverwriteExistingCassetteException(cassette=self.cassette, failed_request=wanted) from None
-        body = recorded["body"]["string"]
-        body = body.encode("utf-8") if isinstance(body, str) else body
-        headers = {name: ", ".join(v) if isinstance(v, list) else v for name, v in recorded["headers"].items()
-                   if name.lower() != "content-length"}
-        headers["Content-Length"] = str(len(body))  # the body served, even if edited since the recording
-        raw = urllib3.HTTPResponse(
-            body=io.BytesIO(body),
-            headers=headers,
-            status=recorded["status"]["code"],
-            reason=recorded["status"]["message"],
-            preload_content=False,
-            decode_content=False,
-        )
-        return self.build_response(request, raw)
+            return list(zip(*self.persister.load_cassette(str(path), YAML)))
+        except CassetteNotFoundError:
+            return []
+
+    def wanted(self, request: Request) -> VcrRequest:
+        """The request as vcrpy would have matched it: the key's query parameters filtered out."""
+        call = self.model.call_for(request, key="replay")  # nothing is sent, and keys are not matched on
+        wanted = VcrRequest("POST", call.url, json.dumps(call.body), dict(call.headers))
+        return remove_query_parameters(wanted, SECRET_QUERY_PARAMETERS)
+
+    def answer(self, opened: "_Opened", request: Request) -> Completion:
+        """The first interaction not yet played in this opening that matches; a miss raises
+        ReplayMiss with the closest recorded request's differences."""
+        wanted = self.wanted(request)
+        for index, (recorded, response) in enumerate(opened.recorded):
+            if index not in opened.played and requests_match(wanted, recorded, self.matchers):
+                opened.played.add(index)
+                response = _decoded(response)
+                latency = response["headers"].get(LATENCY_HEADER)
+                completion = self.model.completion_from(
+                    response["body"]["string"], latency[0] if isinstance(latency, list) else latency, 0.0)
+                completion.extra["cassette_hit"] = True
+                return completion
+        raise ReplayMiss(self.differences(opened, wanted))
+
+    def differences(self, opened: "_Opened", wanted: VcrRequest) -> list[str]:
+        """The matchers that failed for the closest recorded request (most matchers passing)."""
+        best: list[str] | None = None
+        most = 0
+        for recorded, _ in opened.recorded:
+            passed, failed = get_matchers_results(wanted, recorded, self.matchers)
+            if len(passed) > most:
+                most, best = len(passed), [name for name, _ in failed]
+        return best or []
+
+
+class ReplayMiss(Exception):
+    """No recorded interaction matches; `differences` names what differs from the closest one."""
+
+    def __init__(self, differences: list[str]):
+        super().__init__(", ".join(differences))
+        self.differences = differences
 
 
 def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
@@ -293,12 +325,15 @@ def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Pat
 
 @dataclass
 class _Opened:
-    """One open cassette of an item: a single call's, or a conversation's (all its turns)."""
+    """One open cassette of an item: a single call's, or a conversation's (all its turns).
+    Recording: vcrpy's cassette. Replay: the file's interactions and which were played."""
 
     path: Path
-    cassette: Cassette
+    cassette: Cassette | None = None
     keeps_old: bool = False  # "rewrite" over an existing file: save only a complete recording
     incomplete: bool = False  # a call failed or a stop came: the recording is not the item's whole
+    recorded: list = field(default_factory=list)  # replay: (request, response) pairs
+    played: set = field(default_factory=set)  # replay: indexes already answered (each plays once)
 
 
 class CassetteClient:
@@ -314,13 +349,9 @@ class CassetteClient:
         self._vcr = make_vcr(record_mode, self._before_record_response, self._persister)
         self._loading = False  # vcrpy runs the record hook on loaded interactions too
         self._rewritten: set[Path] = set()  # rewrite replaces a cassette once per run, not per call
-        self._replay = ReplayAdapter() if record_mode == "none" else None
-        self._cassette_config: dict | None = None
+        matchers = [self._vcr.matchers[name] for name in MATCH_ON]
+        self._replay = Replay(model, self._persister, matchers) if record_mode == "none" else None
         self._open: _Opened | None = None  # the conversation's cassette
-        if self._replay is not None:
-            for prefix in ("http://", "https://"):
-                model.http.mount(prefix, self._replay)
-            model.http.trust_env = False  # nothing leaves the process: skip proxy/netrc lookups
 
     def path_for(self, request: Request) -> Path:
         return cassette_path(self.root, self.model.spec.alias, request.suite, request.item_id)
@@ -369,7 +400,9 @@ class CassetteClient:
                     completion = self._call(opened, request)
         except CannotOverwriteExistingCassetteException as exc:
             # a failed call of this item (one line, counted as an error), not a harness crash
-            return self.model.failed(self._miss_message(request, path, exc))
+            return self.model.failed(self._miss_message(request, path, self._closest_differences(exc)))
+        except ReplayMiss as miss:
+            return self.model.failed(self._miss_message(request, path, miss.differences))
         completion.extra["cassette"] = path.relative_to(self.root).as_posix()
         return completion
 
@@ -378,7 +411,7 @@ class CassetteClient:
         """Replay: the loaded file. Recording: vcrpy's patched context, saved on exit (unless a
         rewrite over an existing file did not complete: then the old file stays)."""
         if self._replay is not None:
-            yield _Opened(path, self._load(path))
+            yield _Opened(path, recorded=self._replay.load(path))
             return
         # vcrpy creates a missing folder without exist_ok: two xdist workers saving their first
         # cassettes of a suite at once would race, so the folder exists before vcrpy looks.
@@ -399,13 +432,9 @@ class CassetteClient:
                     self._rewritten.add(path)  # saved on exit; later calls of this run add to it
 
     def _call(self, opened: _Opened, request: Request) -> Completion:
-        cassette = opened.cassette
         if self._replay is not None:
-            self._replay.cassette = cassette
-            # Replays need no key: nothing is sent, and keys are not matched on.
-            completion = self.model.complete(request, key="replay")
-            completion.extra["cassette_hit"] = True
-            return completion
+            return self._replay.answer(opened, request)
+        cassette = opened.cassette
         recorded_before, played_before, dirty_before = len(cassette.data), cassette.play_count, cassette.dirty
         completion = self.model.complete(request)
         if completion.error is not None:
@@ -427,18 +456,14 @@ class CassetteClient:
         completion.extra["cassette_hit"] = cassette.play_count > played_before
         return completion
 
-    def _load(self, path: Path) -> Cassette:
-        if self._cassette_config is None:  # the same matchers and filters for every item
-            accepted = inspect.signature(Cassette).parameters
-            config = self._vcr.get_merged_config()
-            self._cassette_config = {k: v for k, v in config.items() if k in accepted and k != "path"}
-        self._loading = True
-        try:
-            return Cassette.load(path=str(path), **self._cassette_config)
-        finally:
-            self._loading = False
+    @staticmethod
+    def _closest_differences(exc: CannotOverwriteExistingCassetteException) -> list[str]:
+        """vcrpy's refusal to record: what differs from its closest recorded request."""
+        cassette, wanted = getattr(exc, "cassette", None), getattr(exc, "failed_request", None)
+        closest = cassette.find_requests_with_most_matches(wanted) if cassette is not None and wanted is not None else []
+        return [name for name, _ in closest[0][2]] if closest else []
 
-    def _miss_message(self, request: Request, path: Path, exc: Exception) -> str:
+    def _miss_message(self, request: Request, path: Path, differences: list[str]) -> str:
         """One line: the item, what differs from the recording, the file. How to record the
         misses is said once, in the run's summary block (see chaosbench/report.py)."""
         unreadable = self._persister.unreadable.get(str(path))
@@ -448,8 +473,6 @@ class CassetteClient:
             what = "no cassette file"
         else:
             what = "the cassette has no matching request"
-            cassette, wanted = getattr(exc, "cassette", None), getattr(exc, "failed_request", None)
-            closest = cassette.find_requests_with_most_matches(wanted) if cassette is not None and wanted is not None else []
-            if closest:
-                what += f" (differs in: {', '.join(name for name, _ in closest[0][2])})"
+            if differences:
+                what += f" (differs in: {', '.join(differences)})"
         return f"{MISS} for item {request.item_id!r}: {what}: {path}"

@@ -10,6 +10,8 @@ many, and where the first is), so its item is asked again instead of crashing th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import json
 import os
 from pathlib import Path
@@ -134,6 +136,25 @@ def load_completions(path: Path) -> CompletionsFile:
     return CompletionsFile(list(found.values()), len(bad), bad[0] if bad else None)
 
 
+def iter_completions(path: Path) -> Iterator[dict]:
+    """The usable records of a completions file, one at a time in file order (a finished run's
+    file is sorted by id, one line per item), for readers that must not hold them all."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        for raw in handle:
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                continue
+            if usable(record):
+                yield record
+
+
 def read_completions(path: Path) -> list[dict]:
     """Records of a completions file, the last one of each id winning; lines that cannot be used
     (cut short by a kill mid-write, say) are skipped."""
@@ -144,22 +165,33 @@ def read_completions(path: Path) -> list[dict]:
 
 
 class CompletionsLog:
-    """The stream of one run directory's completions.jsonl."""
+    """The stream of one run directory's completions.jsonl: each record appended and flushed as
+    it arrives (a crash keeps every answered item); at the end the file is rewritten sorted by id
+    from its own lines, so the controller need not keep the records' texts in memory."""
 
     def __init__(self, path: Path):
         self.path = path
         self._handle = None
+        self._lines: list[tuple[str, int, int]] = []  # (id, offset, length) of each line written
 
     def start(self, kept: list[dict]) -> None:
         """Begin the file with `kept` (resumed records; none for a fresh run)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_sorted(kept)
-        self._handle = self.path.open("a", encoding="utf-8")
+        self._handle = self.path.open("ab")
+        self._lines = []
+        offset = 0
+        for record in sorted(kept, key=lambda r: r["id"]):
+            length = len(_line(record))
+            self._lines.append((record["id"], offset, length))
+            offset += length
 
     def append(self, record: dict) -> None:
         if self._handle is None:
             self.start([])
-        self._handle.write(json.dumps(record, sort_keys=True) + "\n")
+        line = _line(record)
+        self._lines.append((record["id"], self._handle.tell(), len(line)))
+        self._handle.write(line)
         self._handle.flush()
 
     def sync(self) -> None:
@@ -167,13 +199,28 @@ class CompletionsLog:
             self._handle.flush()
             os.fsync(self._handle.fileno())
 
-    def finalize(self, records: list[dict]) -> None:
+    def finalize(self, records: list[dict] | None = None) -> None:
+        """Rewrite the file sorted by id: from `records` (a merge), or from the lines this log
+        wrote (a run)."""
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-        self._write_sorted(records)
+        if records is not None:
+            self._write_sorted(records)
+            return
+        if not self.path.exists():
+            self._write_sorted([])
+            return
+        with self.path.open("rb") as source, replacing(self.path, binary=True) as handle:
+            for _, offset, length in sorted(self._lines, key=lambda line: line[0]):
+                source.seek(offset)
+                handle.write(source.read(length))
 
     def _write_sorted(self, records: list[dict]) -> None:
-        with replacing(self.path) as handle:  # a temp file of this writer's own, then a rename
+        with replacing(self.path, binary=True) as handle:  # a temp file of this writer's own, then a rename
             for record in sorted(records, key=lambda r: r["id"]):
-                handle.write(json.dumps(record, sort_keys=True) + "\n")
+                handle.write(_line(record))
+
+
+def _line(record: dict) -> bytes:
+    return (json.dumps(record, sort_keys=True) + "\n").encode("utf-8")

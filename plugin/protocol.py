@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pytest_reasoning_evals.session import EvalSession
 
 PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
+FAILURE = pytest.StashKey[str]()  # why the item fails (a wrong answer, an unmet check), one line
 SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it
 # pytest's report category of a wrong answer or an unmet rubric check without -v: not "failed",
 # so pytest does not print a failure section each; the session lists them one line each.
@@ -32,9 +33,13 @@ UNKNOWN = "unknown"  # the category of an answer with no TRUE/FALSE (or a failed
 _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def send(item: pytest.Item, payload: dict, properties: list[tuple[str, object]] = ()) -> None:
-    """From inside an item: its result for the controller, and a few scalars for junitxml."""
+def send(item: pytest.Item, payload: dict, properties: list[tuple[str, object]] = (), failure: str | None = None) -> None:
+    """From inside an item: its result for the controller, a few scalars for junitxml, and when
+    the answer is wrong, the one-line reason that fails the item (session.py sets it on the
+    report: no exception, so pytest builds no traceback for an expected outcome)."""
     item.stash[PAYLOAD] = payload
+    if failure is not None:
+        item.stash[FAILURE] = failure
     item.user_properties.extend(properties)
 
 

@@ -49,11 +49,12 @@ def temp_path(path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def replacing(path: Path, newline: str | None = None):
-    """Open a fresh temp file for writing; on success it replaces `path`, on failure it is removed."""
+def replacing(path: Path, newline: str | None = None, binary: bool = False):
+    """Open a fresh temp file for writing (text, UTF-8; or bytes); on success it replaces `path`,
+    on failure it is removed."""
     tmp = temp_path(path)
     try:
-        with tmp.open("x", encoding="utf-8", newline=newline) as handle:
+        with (tmp.open("xb") if binary else tmp.open("x", encoding="utf-8", newline=newline)) as handle:
             yield handle
         os.replace(tmp, path)
     except BaseException:

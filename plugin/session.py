@@ -25,7 +25,7 @@ import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.options import Settings, settings_from
-from pytest_reasoning_evals.protocol import (PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
+from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
+STATUS = "teststatus"  # a consumed payload keeps only its pytest_report_teststatus answer
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -55,6 +56,7 @@ class EvalSession:
         self.gates: list["GateResult"] = []
         self._reported: set[str] = set()  # collection errors already shown
         self.progress: "Progress | None" = None  # controller: the live run's progress line
+        self.current_item: pytest.Item | None = None  # the item pytest is running in this process
 
     # --- protocols and shared services, on first use ---
 
@@ -135,6 +137,16 @@ class EvalSession:
             config.hook.pytest_deselected(items=drop)
             items[:] = [item for item in items if id(item) not in dropped]
 
+    # --- the running item (what session-scoped eval fixtures act on) ---
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        self.current_item = item
+        try:
+            return (yield)
+        finally:
+            self.current_item = None
+
     # --- reports: the payload rides on the call report ---
 
     @pytest.hookimpl(wrapper=True)
@@ -143,6 +155,10 @@ class EvalSession:
         payload = item.stash.get(PAYLOAD, None) if call.when == "call" else None
         if payload is not None:
             attach(report, payload)
+            del item.stash[PAYLOAD]  # the report carries it now; the item (kept to the end) need not
+            failure = item.stash.get(FAILURE, None)
+            if failure is not None and report.outcome == "passed":
+                report.outcome, report.longrepr = "failed", failure  # the item's one-line reason
         return report
 
     @pytest.hookimpl(wrapper=True)
@@ -163,7 +179,12 @@ class EvalSession:
 
     def teststatus(self, report: pytest.TestReport):
         payload = payload_of(report) if report.when == "call" else None
-        status = None if payload is None else self.protocol(payload["protocol"]).teststatus(payload)
+        if payload is None:
+            status = None
+        elif STATUS in payload:  # a payload the controller already consumed (see pytest_runtest_logreport)
+            status = payload[STATUS]
+        else:
+            status = self.protocol(payload["protocol"]).teststatus(payload)
         if payload is not None and self.progress is not None and self.progress.in_place and self.progress.live:
             category, _, word = status or (report.outcome, "", report.outcome.upper())
             return category, "", word  # the progress line, rewritten in place, shows the items instead
@@ -220,6 +241,8 @@ class EvalSession:
             protocol.active = True
             protocol.add(payload)
             self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
+            # pytest keeps every report to the end: keep only what its status line needs, not the record
+            attach(report, {"protocol": payload["protocol"], STATUS: protocol.teststatus(payload)})
         elif report.failed:
             self.harness_failures += 1
 

@@ -23,15 +23,19 @@ def chaosbench_prompt(pytestconfig: pytest.Config) -> "PromptTemplate":
     return _protocol(pytestconfig).prompt
 
 
-@pytest.fixture
-def chaosbench_model(request: pytest.FixtureRequest):
+# Session-scoped: set up once per process, not once per item (a function-scoped fixture costs
+# pytest a `request` fixture definition per item). Both act on the item running now.
+
+
+@pytest.fixture(scope="session")
+def chaosbench_model(pytestconfig: pytest.Config):
     """The model chosen with --model (built once per process), behind the key and budget checks."""
-    return _protocol(request.config).model_for(request.node)
+    return _protocol(pytestconfig).model_for_items()
 
 
-@pytest.fixture
-def chaosbench_outcome(request: pytest.FixtureRequest):
-    """`chaosbench_outcome(record)`: send the item's record to the controller; a wrong or UNKNOWN
-    answer fails the item with a one-line reason."""
-    protocol = _protocol(request.config)
-    return lambda record: protocol.report(request.node, record)
+@pytest.fixture(scope="session")
+def chaosbench_outcome(pytestconfig: pytest.Config):
+    """`chaosbench_outcome(record)`: send the running item's record to the controller; a wrong or
+    UNKNOWN answer fails the item with a one-line reason."""
+    protocol = _protocol(pytestconfig)
+    return lambda record: protocol.report(protocol.session.current_item, record)

@@ -12,7 +12,10 @@ def write_run_outputs(run_dir: Path, records: list[dict], summary: dict, run_met
                       completions: CompletionsLog | None = None) -> None:
     """Every output file of a run (SPEC 5.5): the same writer for a run and for merged shards."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    (completions or CompletionsLog(run_dir / "completions.jsonl")).finalize(records)
+    if completions is not None:
+        completions.finalize()  # the run's own appended lines, sorted: the records' texts need not be in memory
+    else:
+        CompletionsLog(run_dir / "completions.jsonl").finalize(records)
     write_json(run_dir / "summary.json", summary)
     write_json(run_dir / "run_meta.json", run_meta)
     write_json(run_dir / "run_manifest.json", manifest)

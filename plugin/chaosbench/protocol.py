@@ -27,7 +27,7 @@ from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues,
                                                          load_questions, select, select_dialogues, shard_of)
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
-from pytest_reasoning_evals.chaosbench.scoring import failure_reason
+from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.gates import GateResult, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
@@ -129,19 +129,19 @@ class Protocol(EvalProtocol):
                 drop.append(item)
         return drop
 
-    def model_for(self, node: pytest.Item) -> BudgetedModel:
-        """The model under test as one item sees it: refused key stops all, a spent budget skips."""
+    def model_for_items(self) -> BudgetedModel:
+        """The model under test as items see it: refused key stops all, a spent budget skips the
+        running item (and lists it as not asked)."""
         model = self.session.models.get(self.settings.model)
-        return BudgetedModel(model, self.budget, lambda item_id: send(node, {"protocol": self.name, "not_asked": item_id}))
+        return BudgetedModel(model, self.budget,
+                             lambda item_id: send(self.session.current_item, {"protocol": self.name, "not_asked": item_id}))
 
     def report(self, node: pytest.Item, record: dict) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
         a one-line reason (no traceback). Whether the session fails is up to the gates."""
         send(node, {"protocol": self.name, "record": record},
-             [("eval_status", record["status"]), ("eval_label", record.get("label")), ("eval_gold", record.get("gold"))])
-        reason = failure_reason(record)
-        if reason:
-            pytest.fail(reason, pytrace=False)
+             [("eval_status", record["status"]), ("eval_label", record.get("label")), ("eval_gold", record.get("gold"))],
+             failure=failure_reason(record))
 
     def teststatus(self, payload: dict):
         status = (payload.get("record") or {}).get("status")
@@ -202,9 +202,9 @@ class Protocol(EvalProtocol):
             return
         record = payload["record"]
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
-        self.records.append(record)
         self.completions.append(record)
         self.budget.charge(record)
+        self.records.append(compact(record))  # what the summary needs; the texts are in completions.jsonl
         if len(self.records) % CHECKPOINT_EVERY == 0:
             self.completions.sync()
             self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
@@ -215,6 +215,7 @@ class Protocol(EvalProtocol):
         self._begun = True
         self.checkpoints.write_config(self.run_config())
         self.completions.start(self.records)
+        self.records = [compact(r) for r in self.records]
 
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings

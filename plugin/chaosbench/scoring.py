@@ -58,6 +58,18 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
     }
 
 
+TEXTS = ("question", "raw_text")  # what a record carries for people, not for the summary
+
+
+def compact(record: dict) -> dict:
+    """The record without its texts (a dialogue's turns too): what the controller keeps in memory
+    for the summary while completions.jsonl keeps the whole record."""
+    out = {k: v for k, v in record.items() if k not in TEXTS}
+    if "turns" in out:
+        out["turns"] = [{k: v for k, v in turn.items() if k not in TEXTS} for turn in out["turns"]]
+    return out
+
+
 def failure_reason(record: dict) -> str | None:
     """One line saying why the item did not pass, or None when it did."""
     if "passed" in record:  # a dialectic check carries its own verdict

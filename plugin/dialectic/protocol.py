@@ -138,9 +138,8 @@ class Protocol(EvalProtocol):
         if key and key not in self._sent:
             self._sent.add(key)
             payload["response"] = checks.public(self.runner.cached(key))
-        send(node, payload, [("eval_check", record["check"]), ("eval_passed", record["passed"])])
-        if not record["passed"]:
-            pytest.fail(record["reason"], pytrace=False)
+        send(node, payload, [("eval_check", record["check"]), ("eval_passed", record["passed"])],
+             failure=None if record["passed"] else record["reason"])
 
     def teststatus(self, payload: dict):
         if payload["record"]["passed"] or self.session.config.option.verbose > 0:

@@ -27,7 +27,7 @@ import requests
 import urllib3
 
 from pytest_reasoning_evals.providers.base import Completion, Request, Secret, mask_url, url_problem
-from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
+from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call
 from pytest_reasoning_evals.registry import ModelSpec
 
 LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report recorded latency
@@ -111,6 +111,10 @@ class HttpModel:
             raise AuthError(f"{var} is not set: model {self.spec.alias!r} needs it to call {mask_url(self.spec.base_url)}")
         return key
 
+    def call_for(self, request: Request, key: str | None) -> Call:
+        """What `complete` sends for `request`: URL, headers (the key a Secret), JSON body."""
+        return self._build(self.spec, request, key)
+
     def complete(self, request: Request, key: str | None = None) -> Completion:
         # The key goes straight into the call's headers as a Secret: no plain local holds it.
         call = self._build(self.spec, request, key if key is not None else self.api_key())
@@ -160,14 +164,19 @@ class HttpModel:
         return self.failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''}{gave_up})")
 
     def _completion(self, response: requests.Response, latency_ms: float) -> Completion:
+        return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms)
+
+    def completion_from(self, body: bytes | str, recorded_latency: str | None, latency_ms: float) -> Completion:
+        """The completion in a 2xx response's body (live, or replayed from a cassette); the
+        recorded latency header, when there is one, is the latency reported."""
         try:
-            recorded = response.headers.get(LATENCY_HEADER)
-            if recorded is not None:
-                latency_ms = float(recorded)
-            parsed = self._parse(response.json())
+            if recorded_latency is not None:
+                latency_ms = float(recorded_latency)
+            parsed = self._parse(json.loads(body))
         except (json.JSONDecodeError, requests.JSONDecodeError, KeyError, IndexError, TypeError, ValueError,
                 AttributeError) as exc:  # e.g. a message that is a string, not an object
-            return self.failed(f"malformed provider response ({exc.__class__.__name__}): {response.text[:200]}")
+            text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+            return self.failed(f"malformed provider response ({exc.__class__.__name__}): {text[:200]}")
         return Completion(
             provider=self.spec.provider,
             model=self.spec.model_id,

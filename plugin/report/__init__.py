@@ -28,15 +28,6 @@ class Written:
     note: str  # the summary block's line about it
 
 
-def build_page(run_dir: Path, baseline: Path | None = None) -> str:
-    """The page's HTML for a run directory; ReportError for what is not a run directory, and
-    ImportError without the `report` extra."""
-    from pytest_reasoning_evals.report.page import render
-    from pytest_reasoning_evals.report.runs import read_run
-
-    return render(read_run(run_dir, baseline))
-
-
 def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None = None) -> Written:
     """Write the page (default RUN_DIR/report.html). A missing extra or an unusable run directory
     is the returned note, never an exception: the run's results are already written."""
@@ -44,9 +35,11 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
 
     target = out or run_dir / REPORT_FILE
     try:
-        html = build_page(run_dir, baseline)
+        from pytest_reasoning_evals.report import page, runs  # noqa: F401 - without the extra: the note below
+
+        view = runs.read_run(run_dir, baseline)  # before the temp file: a bad directory leaves nothing behind
         with replacing(target) as handle:
-            handle.write(html)
+            page.write(view, handle)
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in EXTRA_MODULES:
             raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from typing import TextIO
 
 import jinja2
 
@@ -70,8 +71,19 @@ def _dialectic_charts(view: dict) -> dict[str, str]:
     return out
 
 
-def render(view: dict) -> str:
+ROWS = "\x00rows\x00"  # where the item rows go in the rendered page
+
+
+def write(view: dict, handle: TextIO) -> None:
+    """Write the page: the rendered layout around the item rows, which are streamed in one at a
+    time (a 40,000-item run never holds its page's rows in memory at once)."""
     drawn = _chaosbench_charts(view) if view["kind"] == "chaosbench" else _dialectic_charts(view)
-    page = {"template": view.get("prompt_template"), "kind": view["kind"], "items": view["items"]}
-    return _environment().get_template("page.html.j2").render(
-        view=view, charts=drawn, style=_read("page.css"), script=_read("page.js"), data=_script_json(page))
+    page = _environment().get_template("page.html.j2").render(
+        view=view, charts=drawn, style=_read("page.css"), script=_read("page.js"), data=ROWS)
+    head, tail = page.split(ROWS)
+    handle.write(head)
+    handle.write(_script_json({"template": view.get("prompt_template"), "kind": view["kind"]})[:-1] + ',"items":[')
+    for index, row in enumerate(view["rows"]()):
+        handle.write(("," if index else "") + _script_json(row))
+    handle.write("]}")
+    handle.write(tail)

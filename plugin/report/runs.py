@@ -10,6 +10,7 @@ import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.scoring import compact
 from pytest_reasoning_evals.gates import read_gates
 from pytest_reasoning_evals.report import ReportError
 
@@ -94,14 +95,25 @@ def _bias_rows(records: list[dict]) -> list[dict]:
     return [{"bias": name, "n": c["n"], "wrong": c["wrong"], "rate": c["wrong"] / c["n"]} for name, c in sorted(rows.items())]
 
 
+def compact_completions(path: Path) -> list[dict]:
+    """The run's records without their texts, the last line of an id winning (as the run's
+    own readers have it)."""
+    from pytest_reasoning_evals.completions import iter_completions
+
+    return list({r["id"]: compact(r) for r in iter_completions(path)}.values())
+
+
 def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
     from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, load_baseline
-    from pytest_reasoning_evals.completions import read_completions
+    from pytest_reasoning_evals.completions import iter_completions
 
     summary = _json(run_dir / "summary.json")
     meta = _json(run_dir / "run_meta.json", required=False) or {}
     manifest = _json(run_dir / "run_manifest.json", required=False) or {}
-    records = sorted(read_completions(run_dir / "completions.jsonl"), key=lambda r: r["id"])
+    completions = run_dir / "completions.jsonl"
+    # Pass 1 keeps the records without their texts (all the charts need); the page's item rows
+    # are read again, one at a time, while the page is written (page.py): memory stays small.
+    records = sorted(compact_completions(completions), key=lambda r: r["id"])
     if baseline is not None:
         try:
             comparison = compare(load_baseline(baseline), records, alpha=DEFAULT_ALPHA, max_drop=None)
@@ -137,7 +149,7 @@ def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
         "bias_rows": _bias_rows(records),
         "comparison": comparison,
         "prompt_template": prompt.get("text"),
-        "items": [_item_row(r) for r in records],
+        "rows": lambda: (_item_row(r) for r in iter_completions(completions)),  # the file is sorted by id
     }
 
 
@@ -205,5 +217,5 @@ def dialectic_run(run_dir: Path, baseline: Path | None) -> dict:
         "turns_histogram": sorted(turns.items(), key=lambda kv: (kv[0] == "unresolved", int(kv[0]) if kv[0].isdigit() else 0)),
         "cross_provider": cross,
         "comparison": comparison,
-        "items": [_response_row(r) for r in responses],
+        "rows": lambda: (_response_row(r) for r in responses),
     }
