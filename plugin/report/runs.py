@@ -10,7 +10,6 @@ import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from pytest_reasoning_evals.chaosbench.scoring import compact
 from pytest_reasoning_evals.gates import read_gates
 from pytest_reasoning_evals.report import ReportError
 
@@ -95,12 +94,15 @@ def _bias_rows(records: list[dict]) -> list[dict]:
     return [{"bias": name, "n": c["n"], "wrong": c["wrong"], "rate": c["wrong"] / c["n"]} for name, c in sorted(rows.items())]
 
 
-def compact_completions(path: Path) -> list[dict]:
-    """The run's records without their texts, the last line of an id winning (as the run's
-    own readers have it)."""
+ESSENTIAL = ("id", "kind", "family", "split", "status", "correct", "error", "bias")  # what the charts and a comparison read
+
+
+def essentials(path: Path) -> list[dict]:
+    """Each record of the run reduced to what the charts and a comparison read, the last line
+    of an id winning (as the run's own readers have it): small, for a 40,000-item run too."""
     from pytest_reasoning_evals.completions import iter_completions
 
-    return list({r["id"]: compact(r) for r in iter_completions(path)}.values())
+    return list({r["id"]: {k: r.get(k) for k in ESSENTIAL} for r in iter_completions(path)}.values())
 
 
 def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
@@ -111,9 +113,9 @@ def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
     meta = _json(run_dir / "run_meta.json", required=False) or {}
     manifest = _json(run_dir / "run_manifest.json", required=False) or {}
     completions = run_dir / "completions.jsonl"
-    # Pass 1 keeps the records without their texts (all the charts need); the page's item rows
+    # Pass 1 keeps each record's few fields the charts need; the page's item rows
     # are read again, one at a time, while the page is written (page.py): memory stays small.
-    records = sorted(compact_completions(completions), key=lambda r: r["id"])
+    records = sorted(essentials(completions), key=lambda r: r["id"])
     if baseline is not None:
         try:
             comparison = compare(load_baseline(baseline), records, alpha=DEFAULT_ALPHA, max_drop=None)
