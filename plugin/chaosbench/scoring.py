@@ -58,15 +58,18 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
     }
 
 
-TEXTS = ("question", "raw_text")  # what a record carries for people, not for the summary
+# What a record carries for people and for provenance, never read by the summary, the gates or
+# a comparison: the controller does not keep it in memory (completions.jsonl has it all).
+NOT_SUMMARIZED = ("question", "raw_text", "prompt_sha256", "template", "cassette", "suite", "model",
+                  "finish_reason", "latency_ms")
 
 
 def compact(record: dict) -> dict:
-    """The record without its texts (a dialogue's turns too): what the controller keeps in memory
-    for the summary while completions.jsonl keeps the whole record."""
-    out = {k: v for k, v in record.items() if k not in TEXTS}
+    """The record (a dialogue's turns too) without what the summary never reads: what the
+    controller keeps in memory while completions.jsonl keeps the whole record."""
+    out = {k: v for k, v in record.items() if k not in NOT_SUMMARIZED}
     if "turns" in out:
-        out["turns"] = [{k: v for k, v in turn.items() if k not in TEXTS} for turn in out["turns"]]
+        out["turns"] = [{k: v for k, v in turn.items() if k not in NOT_SUMMARIZED} for turn in out["turns"]]
     return out
 
 
