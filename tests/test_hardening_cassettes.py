@@ -532,3 +532,40 @@ def test_rewrite_of_a_dialogue_stopped_midway_keeps_the_old_cassette(server, tmp
         client.complete(ask("turn 1", item="dlg-1"))
         raise KeyboardInterrupt  # a stop (budget, refused key, Ctrl-C) after one paid turn
     assert path.read_bytes() == before
+
+
+# --- the replay path (record mode "none" sends nothing: cassettes.Replay) ---
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])
+def test_a_replay_gives_what_the_recording_got_in_every_wire_format(server, tmp_path, provider) -> None:
+    server.reply_text = "FALSE, because the map is invertible."
+    recorded = make_client(tmp_path, "once", getattr(server, BASES[provider]), provider).complete(ask())
+    assert recorded.error is None and recorded.extra["cassette_hit"] is False
+    sent = len(server.requests)
+    replayed = make_client(tmp_path, "none", getattr(server, BASES[provider]), provider).complete(ask())
+    assert len(server.requests) == sent, "a replay sends nothing"
+    assert replayed.extra == {"cassette_hit": True, "cassette": recorded.extra["cassette"]}
+    for field in ("text", "input_tokens", "output_tokens", "thinking_tokens", "latency_ms", "cost_usd", "finish_reason",
+                  "provider", "model"):
+        assert getattr(replayed, field) == getattr(recorded, field), field
+
+
+def test_a_replayed_interaction_answers_once_per_opening(server, tmp_path) -> None:
+    """As vcrpy plays it: inside one conversation, an interaction answers one request; asking the
+    same thing twice is a miss, not the same answer served again."""
+    make_client(tmp_path, "once", server.openai_base).complete(ask())
+    replay = make_client(tmp_path, "none", server.openai_base)
+    with replay.conversation("chaosbench-zeroshot", "q-1"):
+        first = replay.complete(ask())
+        second = replay.complete(ask())
+    assert first.error is None and first.text == "TRUE"
+    assert second.error.startswith(MISS) and "the cassette has no matching request" in second.error
+    assert replay.complete(ask()).error is None  # a new opening plays it again
+
+
+def test_a_replay_miss_names_what_differs_from_the_closest_recording(server, tmp_path) -> None:
+    make_client(tmp_path, "once", server.openai_base).complete(ask("Is Lorenz-63 chaotic?"))
+    missed = make_client(tmp_path, "none", server.openai_base).complete(ask("Is the logistic map chaotic?"))
+    assert missed.error == (f"{MISS} for item 'q-1': the cassette has no matching request (differs in: body): "
+                            f"{path_of(tmp_path)}")
