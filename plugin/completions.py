@@ -10,10 +10,9 @@ many, and where the first is), so its item is asked again instead of crashing th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import json
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -113,6 +112,19 @@ class CompletionsFile(NamedTuple):
                 f"{consequence}")
 
 
+def _parsed(lines: Iterable[bytes]) -> Iterator[tuple[int, dict | None]]:
+    """(line number, the usable record or None) for each non-blank line of a completions file."""
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            yield number, None
+            continue
+        yield number, record if usable(record) else None
+
+
 def load_completions(path: Path) -> CompletionsFile:
     """The records of a completions file, and what could not be read (nothing: no file)."""
     try:
@@ -121,18 +133,11 @@ def load_completions(path: Path) -> CompletionsFile:
         return CompletionsFile([], 0, None)
     found: dict[str, dict] = {}
     bad: list[int] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
+    for number, record in _parsed(data.split(b"\n")):
+        if record is None:
             bad.append(number)
-            continue
-        if not usable(record):
-            bad.append(number)
-            continue
-        found[record["id"]] = record
+        else:
+            found[record["id"]] = record
     return CompletionsFile(list(found.values()), len(bad), bad[0] if bad else None)
 
 
@@ -144,15 +149,7 @@ def iter_completions(path: Path) -> Iterator[dict]:
     except FileNotFoundError:
         return
     with handle:
-        for raw in handle:
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                continue
-            if usable(record):
-                yield record
+        yield from (record for _, record in _parsed(handle) if record is not None)
 
 
 def read_completions(path: Path) -> list[dict]:
@@ -177,14 +174,8 @@ class CompletionsLog:
     def start(self, kept: list[dict]) -> None:
         """Begin the file with `kept` (resumed records; none for a fresh run)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._write_sorted(kept)
+        self._lines = self._write_sorted(kept)
         self._handle = self.path.open("ab")
-        self._lines = []
-        offset = 0
-        for record in sorted(kept, key=lambda r: r["id"]):
-            length = len(_line(record))
-            self._lines.append((record["id"], offset, length))
-            offset += length
 
     def append(self, record: dict) -> None:
         if self._handle is None:
@@ -216,10 +207,15 @@ class CompletionsLog:
                 source.seek(offset)
                 handle.write(source.read(length))
 
-    def _write_sorted(self, records: list[dict]) -> None:
+    def _write_sorted(self, records: list[dict]) -> list[tuple[str, int, int]]:
+        """Write `records` sorted by id; -> (id, offset, length) of each line."""
+        lines = []
         with replacing(self.path, binary=True) as handle:  # a temp file of this writer's own, then a rename
             for record in sorted(records, key=lambda r: r["id"]):
-                handle.write(_line(record))
+                line = _line(record)
+                lines.append((record["id"], handle.tell(), len(line)))
+                handle.write(line)
+        return lines
 
 
 def _line(record: dict) -> bytes:

@@ -14,6 +14,7 @@ outputs and the exit status do with it.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
@@ -337,20 +338,25 @@ def test_the_retry_wait_cap_applies_to_a_whole_run(pytester, server, monkeypatch
 BAD_ALIASES = ["../escape", "../../x", "/tmp/abs-alias", "a/b", "..", ".hidden", "x..y", "x" * 65, "-dash", "ok\n", "a b", "x:y"]
 
 
-@pytest.mark.parametrize("alias", BAD_ALIASES, ids=lambda a: repr(a)[1:-1][:20])
-def test_a_path_like_alias_in_a_models_file_is_refused_naming_file_and_alias(pytester, alias) -> None:
+def oracle_models_file(pytester, alias: str) -> Path:
+    """The eval module, and a models file naming the oracle baseline under `alias` (quoted as JSON,
+    so any string is the key as written)."""
     add_eval_module(pytester)
     models = pytester.path / "models.yaml"
     models.write_text("models:\n  " + json.dumps(alias) + ":\n    provider: baseline\n    model_id: oracle\n")
+    return models
+
+
+@pytest.mark.parametrize("alias", BAD_ALIASES, ids=lambda a: repr(a)[1:-1][:20])
+def test_a_path_like_alias_in_a_models_file_is_refused_naming_file_and_alias(pytester, alias) -> None:
+    models = oracle_models_file(pytester, alias)
     result = pytester.runpytest("--eval-models-file", str(models), "--model", "oracle", "--eval-max-items", "2")
     assert_one_usage_error(result, str(models), "alias", repr(alias))
     assert not (pytester.path / "escape_zeroshot-subset").exists()
 
 
 def test_a_models_file_alias_never_writes_outside_the_out_dir(pytester) -> None:
-    add_eval_module(pytester)
-    models = pytester.path / "models.yaml"
-    models.write_text('models:\n  "../escape":\n    provider: baseline\n    model_id: oracle\n')
+    models = oracle_models_file(pytester, "../escape")
     result = pytester.runpytest("--eval-models-file", str(models), "--model", "../escape", "--eval-max-items", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output(result)
     assert not (pytester.path / "escape_zeroshot-subset").exists() and not (pytester.path / "results").exists()
@@ -366,9 +372,7 @@ def test_a_path_like_alias_on_the_command_line_is_a_usage_error(pytester, option
 
 
 def test_valid_aliases_still_work(pytester) -> None:
-    add_eval_module(pytester)
-    models = pytester.path / "models.yaml"
-    models.write_text("models:\n  My_model-1.5b:\n    provider: baseline\n    model_id: oracle\n")
+    models = oracle_models_file(pytester, "My_model-1.5b")
     result = pytester.runpytest("--eval-models-file", str(models), "--model", "My_model-1.5b", "--eval-max-items", "2")
     assert result.ret == 0, output(result)
     assert (pytester.path / "results" / "My_model-1.5b_zeroshot-subset" / "summary.json").exists()

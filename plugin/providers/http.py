@@ -117,7 +117,7 @@ class HttpModel:
 
     def complete(self, request: Request, key: str | None = None) -> Completion:
         # The key goes straight into the call's headers as a Secret: no plain local holds it.
-        call = self._build(self.spec, request, key if key is not None else self.api_key())
+        call = self.call_for(request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
         error, gave_up, waited = "no attempt made", "", 0.0
         for attempt in range(attempts):
