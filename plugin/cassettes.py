@@ -18,31 +18,30 @@ cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
   body that is not a completion) is that item's one-line miss naming the file; a recording run
   (record mode once / new_episodes / rewrite) records the item anew and replaces the file.
 
-Recording goes through vcrpy's HTTP patching. Replay (record mode "none") needs no HTTP at all
-(class Replay): the item's cassette file is read and checked once, the request the model would
-send is matched with vcrpy's own matchers and query filter, and the recorded body is read by the
-model's own wire format. Same files, same matching, none of the per-call patching, copying and
-transport set-up that made a replayed call cost ~1.3 ms (benchmarks/replay_throughput.py).
+No HTTP patching: the item's cassette file is read and checked once per opening, the request the
+model would send is matched with vcrpy's own matchers and filters, a recorded body is read by the
+model's own wire format, and a live call (when the record mode allows one) is made with requests
+and appended to the file in vcrpy's format. So replay costs no transport set-up (it was ~1.3 ms a
+call through vcrpy's patches, benchmarks/replay_throughput.py), and calls of different items can
+run at once in threads (--eval-concurrency), which process-wide patching cannot allow.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
-import vcr
+import requests
 import yaml
-from vcr.cassette import Cassette
-from vcr.errors import CannotOverwriteExistingCassetteException
-from vcr.filters import decode_response, remove_query_parameters
+from vcr import matchers as vcr_matchers
+from vcr.filters import decode_response, remove_headers, remove_query_parameters
 from vcr.matchers import get_matchers_results, requests_match
-from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.request import Request as VcrRequest
 from vcr.serialize import serialize
 from vcr.serializers import compat
@@ -203,114 +202,6 @@ def write_atomically(path: Path, text: str) -> None:
         os.fsync(handle.fileno())
 
 
-class CassettePersister:
-    """vcrpy's persister for one CassetteClient: loads check the file (see read_cassette), saves
-    are atomic. A file that cannot be read loads as no cassette (so a recording run records the
-    item anew and the save replaces the file); why it could not be read is kept in `unreadable`
-    for the replay's miss message."""
-
-    def __init__(self, parse: Callable[[dict], object]):
-        self.parse = parse
-        self.unreadable: dict[str, str] = {}  # path -> reason, from its latest load
-        self.skip_load = False  # set while "rewrite" opens a cassette: the old file is not read
-
-    def load_cassette(self, cassette_path, serializer):
-        key = str(cassette_path)
-        self.unreadable.pop(key, None)
-        if self.skip_load:
-            raise CassetteNotFoundError()
-        try:
-            return read_cassette(Path(cassette_path), serializer, self.parse)
-        except FileNotFoundError:
-            raise CassetteNotFoundError() from None
-        except UnreadableCassette as exc:
-            self.unreadable[key] = str(exc)
-            raise CassetteNotFoundError(str(exc)) from None
-
-    @staticmethod
-    def save_cassette(cassette_path, cassette_dict, serializer):
-        write_atomically(Path(cassette_path), serialize(cassette_dict, serializer))
-
-
-# Every cassette entry makes vcrpy (re)build patches for each HTTP library it knows; for the
-# ones not installed that means a failed import per cassette (about 3 ms here). We only speak
-# `requests`, so vcrpy versions that can skip patchers (>= 9.4) skip the rest.
-UNUSED_PATCHERS = ("boto3", "httplib2", "tornado", "aiohttp", "httpx", "httpx2")
-_SKIP = (
-    {"skip_patchers": UNUSED_PATCHERS} if "skip_patchers" in inspect.signature(vcr.VCR).parameters else {}
-)
-
-
-def make_vcr(record_mode: str, before_record_response: Callable[[dict], dict | None],
-             persister: CassettePersister) -> vcr.VCR:
-    recorder = vcr.VCR(
-        **_SKIP,
-        # "rewrite" (as pytest-recording has it): recorded anew; the client does not load the old
-        # file, and the save replaces it (CassetteClient._cassette)
-        record_mode="new_episodes" if record_mode == "rewrite" else record_mode,
-        match_on=MATCH_ON,
-        filter_headers=SECRET_REQUEST_HEADERS,
-        filter_query_parameters=SECRET_QUERY_PARAMETERS,
-        before_record_response=before_record_response,  # decodes compressed bodies itself
-        serializer="yaml",
-        record_on_exception=False,
-    )
-    recorder.register_persister(persister)
-    return recorder
-
-
-class Replay:
-    """Replay (record mode "none") without HTTP: a cassette file is read and checked once
-    (read_cassette), the request the model would send is matched against its interactions with
-    vcrpy's own matchers and query filter, and the recorded body becomes the completion through
-    the model's own reader. Same files and matching as vcrpy's replay, none of its per-call
-    copies and none of requests' per-call machinery (benchmarks/replay_throughput.py)."""
-
-    def __init__(self, model: HttpModel, persister: "CassettePersister", matchers: list):
-        self.model = model
-        self.persister = persister
-        self.matchers = matchers
-
-    def load(self, path: Path) -> list[tuple[VcrRequest, dict]]:
-        """A cassette's interactions ([] when there is none, or none that can be replayed: the
-        persister then knows why, for the miss message)."""
-        try:
-            return list(zip(*self.persister.load_cassette(str(path), YAML)))
-        except CassetteNotFoundError:
-            return []
-
-    def wanted(self, request: Request) -> VcrRequest:
-        """The request as vcrpy would have matched it: the key's query parameters filtered out."""
-        call = self.model.call_for(request, key="replay")  # nothing is sent, and keys are not matched on
-        wanted = VcrRequest("POST", call.url, json.dumps(call.body), dict(call.headers))
-        return remove_query_parameters(wanted, SECRET_QUERY_PARAMETERS)
-
-    def answer(self, opened: "_Opened", request: Request) -> Completion:
-        """The first interaction not yet played in this opening that matches; a miss raises
-        ReplayMiss with the closest recorded request's differences."""
-        wanted = self.wanted(request)
-        for index, (recorded, response) in enumerate(opened.recorded):
-            if index not in opened.played and requests_match(wanted, recorded, self.matchers):
-                opened.played.add(index)
-                response = _decoded(response)
-                latency = response["headers"].get(LATENCY_HEADER)
-                completion = self.model.completion_from(
-                    response["body"]["string"], latency[0] if isinstance(latency, list) else latency, 0.0)
-                completion.extra["cassette_hit"] = True
-                return completion
-        raise ReplayMiss(self.differences(opened, wanted))
-
-    def differences(self, opened: "_Opened", wanted: VcrRequest) -> list[str]:
-        """The matchers that failed for the closest recorded request (most matchers passing)."""
-        best: list[str] | None = None
-        most = 0
-        for recorded, _ in opened.recorded:
-            passed, failed = get_matchers_results(wanted, recorded, self.matchers)
-            if len(passed) > most:
-                most, best = len(passed), [name for name, _ in failed]
-        return best or []
-
-
 class ReplayMiss(Exception):
     """No recorded interaction matches; `differences` names what differs from the closest one."""
 
@@ -319,55 +210,70 @@ class ReplayMiss(Exception):
         self.differences = differences
 
 
+def recorded_request(sent: requests.PreparedRequest) -> VcrRequest:
+    """The request a cassette keeps of what was sent: vcrpy's request without the URL's
+    credentials, its key headers and key query parameters removed by vcrpy's own filters."""
+    parts = urlsplit(sent.url)
+    url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))  # a base URL's user:pass@ is not kept
+    request = VcrRequest(sent.method, url, sent.body, dict(sent.headers))
+    return remove_query_parameters(remove_headers(request, SECRET_REQUEST_HEADERS), SECRET_QUERY_PARAMETERS)
+
+
+def recorded_response(response: requests.Response) -> dict:
+    """A 2xx response as a cassette keeps it (vcrpy's dict): headers as lists in the case they
+    came in, the body decoded. requests has decompressed it already, so a Content-Encoding is
+    dropped and the length corrected, as vcrpy's decode_response does."""
+    headers: dict[str, list[str]] = {}
+    for name, value in response.raw.headers.items():  # urllib3 yields each value of a repeated header
+        headers.setdefault(name, []).append(value)
+    body = response.content
+    encoding = next((name for name in headers if name.lower() == "content-encoding"), None)
+    if encoding is not None:
+        del headers[encoding]
+        length = next((name for name in headers if name.lower() == "content-length"), "Content-Length")
+        headers[length] = [str(len(body))]
+    return {"status": {"code": response.status_code, "message": response.reason or ""},
+            "headers": headers, "body": {"string": body}}
+
 def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
     return root / model_alias / suite / f"{item_id}.yaml"
 
 
 @dataclass
 class _Opened:
-    """One open cassette of an item: a single call's, or a conversation's (all its turns).
-    Recording: vcrpy's cassette. Replay: the file's interactions and which were played."""
+    """One open cassette of an item: a single call's, or a conversation's (all its turns)."""
 
     path: Path
-    cassette: Cassette | None = None
+    interactions: list  # (request, response) pairs: the file's, then the ones recorded now
+    protected: bool  # replay only ("none", or "once" over a file that was read): a miss is not asked live
+    fresh: bool = False  # "rewrite": the file's old content is not read, and the save replaces it
     keeps_old: bool = False  # "rewrite" over an existing file: save only a complete recording
     incomplete: bool = False  # a call failed or a stop came: the recording is not the item's whole
-    recorded: list = field(default_factory=list)  # replay: (request, response) pairs
-    played: set = field(default_factory=set)  # replay: indexes already answered (each plays once)
+    dirty: bool = False  # holds interactions not saved yet
+    played: set = field(default_factory=set)  # indexes already answered (each plays once, as in vcrpy)
 
 
 class CassetteClient:
-    """Wraps an HttpModel: each `complete` runs inside the item's cassette; inside
-    `conversation(suite, item_id)` every call shares that item's one cassette."""
+    """Wraps an HttpModel: each `complete` answers from the item's cassette or, when the record
+    mode lets it, asks the model and records the answer; inside `conversation(suite, item_id)`
+    every call shares that item's one cassette.
+
+    No HTTP patching: matching uses vcrpy's matchers and filters, files are vcrpy's format, and a
+    live call is made with requests directly, so calls of different items may run in threads at
+    once (--eval-concurrency) without one item's recording catching another's request."""
 
     def __init__(self, model: HttpModel, root: Path, record_mode: str):
         self.model = model
         self.root = root
         self.record_mode = record_mode
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
-        self._persister = CassettePersister(self._parse)
-        self._vcr = make_vcr(record_mode, self._before_record_response, self._persister)
-        self._loading = False  # vcrpy runs the record hook on loaded interactions too
+        self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
+        self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
         self._rewritten: set[Path] = set()  # rewrite replaces a cassette once per run, not per call
-        matchers = [self._vcr.matchers[name] for name in MATCH_ON]
-        self._replay = Replay(model, self._persister, matchers) if record_mode == "none" else None
-        self._open: _Opened | None = None  # the conversation's cassette
+        self._open: _Opened | None = None  # the conversation's cassette (the main thread's)
 
     def path_for(self, request: Request) -> Path:
         return cassette_path(self.root, self.model.spec.alias, request.suite, request.item_id)
-
-    def _before_record_response(self, response: dict) -> dict | None:
-        """vcrpy's hook for each response about to enter a cassette (and each one loaded): only a
-        2xx whose decoded body parses into a completion; identifying headers dropped."""
-        try:
-            if not 200 <= response["status"]["code"] < 300:
-                return None  # a failure must be retried live next time, never replayed
-            # Loaded interactions were checked by the persister; recorded ones are checked here.
-            if not self._loading and completion_problem(response, self._parse) is not None:
-                return None  # a malformed answer must be asked again next time, never replayed
-            return _scrub_headers(_decoded(response))
-        except Exception:  # noqa: BLE001 - a hook that raised would crash the call inside vcrpy
-            return None
 
     @contextlib.contextmanager
     def conversation(self, suite: str, item_id: str) -> Iterator[None]:
@@ -375,8 +281,8 @@ class CassetteClient:
         stopped: BaseException | None = None
         # A dialogue's cassette grows turn by turn and is saved after each one; "once" would
         # refuse the turns after a crash, so a conversation records missing turns into it.
-        grow = {"record_mode": "new_episodes"} if self.record_mode == "once" else {}
-        with self._cassette(path, **grow) as opened:
+        mode = "new_episodes" if self.record_mode == "once" else self.record_mode
+        with self._cassette(path, mode) as opened:
             self._open = opened
             try:
                 yield
@@ -393,80 +299,123 @@ class CassetteClient:
     def complete(self, request: Request) -> Completion:
         path = self.path_for(request)
         try:
-            if self._open is not None and self._open.path == path:
-                completion = self._call(self._open, request)
+            opened = self._open
+            if opened is not None and opened.path == path:
+                completion = self._call(opened, request)
             else:
-                with self._cassette(path) as opened:
+                with self._cassette(path, self.record_mode) as opened:
                     completion = self._call(opened, request)
-        except CannotOverwriteExistingCassetteException as exc:
-            # a failed call of this item (one line, counted as an error), not a harness crash
-            return self.model.failed(self._miss_message(request, path, self._closest_differences(exc)))
         except ReplayMiss as miss:
             return self.model.failed(self._miss_message(request, path, miss.differences))
         completion.extra["cassette"] = path.relative_to(self.root).as_posix()
         return completion
 
+    # --- one opening of a cassette ---
+
+    def _load(self, path: Path, recording: bool) -> tuple[list, bool]:
+        """The file's interactions, and whether it was read. A file that cannot be read loads as
+        none (a recording run records the item anew and replaces it); why is kept for the miss."""
+        self.unreadable.pop(str(path), None)
+        try:
+            requests_, responses = read_cassette(path, YAML, self._parse)
+        except FileNotFoundError:
+            return [], False
+        except UnreadableCassette as exc:
+            self.unreadable[str(path)] = str(exc)
+            return [], False
+        pairs = [(q, r) for q, r in zip(requests_, responses) if 200 <= r["status"]["code"] < 300]  # never replay a failure
+        if recording:  # what a save writes back is filtered as a recording would be
+            pairs = [(remove_query_parameters(remove_headers(q, SECRET_REQUEST_HEADERS), SECRET_QUERY_PARAMETERS),
+                      _scrub_headers(_decoded(r))) for q, r in pairs]
+        return pairs, True
+
     @contextlib.contextmanager
-    def _cassette(self, path: Path, **overrides) -> Iterator[_Opened]:
-        """Replay: the loaded file. Recording: vcrpy's patched context, saved on exit (unless a
-        rewrite over an existing file did not complete: then the old file stays)."""
-        if self._replay is not None:
-            yield _Opened(path, recorded=self._replay.load(path))
-            return
-        # vcrpy creates a missing folder without exist_ok: two xdist workers saving their first
-        # cassettes of a suite at once would race, so the folder exists before vcrpy looks.
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = self.record_mode == "rewrite" and path not in self._rewritten
-        with contextlib.ExitStack() as stack:
-            self._loading, self._persister.skip_load = True, fresh
-            try:
-                cassette = stack.enter_context(self._vcr.use_cassette(str(path), **overrides))
-            finally:
-                self._loading, self._persister.skip_load = False, False
-            opened = _Opened(path, cassette, keeps_old=fresh and path.is_file())
-            yield opened
-            if fresh and cassette.dirty:
-                if opened.incomplete and opened.keeps_old:
-                    cassette.dirty = False  # vcrpy's exit saves nothing: the old, complete cassette stays
-                else:
-                    self._rewritten.add(path)  # saved on exit; later calls of this run add to it
+    def _cassette(self, path: Path, mode: str) -> Iterator[_Opened]:
+        """The opened cassette; on a normal exit, what was recorded is saved (atomically), unless
+        a rewrite over an existing file did not complete: then the old file stays. An exception
+        leaving the block saves nothing (vcrpy's record_on_exception=False)."""
+        if mode == "rewrite" and path not in self._rewritten:
+            opened = _Opened(path, [], protected=False, fresh=True, keeps_old=path.is_file())
+        else:
+            interactions, read = self._load(path, recording=mode != "none")
+            opened = _Opened(path, interactions, protected=mode == "none" or mode == "once" and read)
+        yield opened
+        if opened.dirty and not (opened.incomplete and opened.keeps_old):
+            self._save(opened)
+            if opened.fresh:
+                self._rewritten.add(path)  # later calls of this run add to the new file
+
+    def _save(self, opened: _Opened) -> None:
+        requests_, responses = zip(*opened.interactions)
+        write_atomically(opened.path, serialize({"requests": requests_, "responses": responses}, YAML))
+        opened.dirty = False
+
+    def _wanted(self, request: Request) -> VcrRequest:
+        """The request as a recording matches it: the key's query parameters filtered out."""
+        call = self.model.call_for(request, key="replay")  # nothing is sent, and keys are not matched on
+        wanted = VcrRequest("POST", call.url, json.dumps(call.body), dict(call.headers))
+        return remove_query_parameters(wanted, SECRET_QUERY_PARAMETERS)
 
     def _call(self, opened: _Opened, request: Request) -> Completion:
-        if self._replay is not None:
-            return self._replay.answer(opened, request)
-        cassette = opened.cassette
-        recorded_before, played_before, dirty_before = len(cassette.data), cassette.play_count, cassette.dirty
-        completion = self.model.complete(request)
+        wanted = self._wanted(request)
+        for index, (recorded, response) in enumerate(opened.interactions):
+            if index not in opened.played and requests_match(wanted, recorded, self._matchers):
+                opened.played.add(index)
+                return self._replayed(response)
+        if opened.protected:
+            raise ReplayMiss(self._differences(opened, wanted))
+        completion, response = self.model.exchange(request)
         if completion.error is not None:
             opened.incomplete = True
-            if len(cassette.data) > recorded_before:
-                # The client could not use what was recorded (the record hook let through a body
-                # the client still refused): it must be asked again next time, never replayed.
-                del cassette.data[recorded_before:]
-                cassette.dirty = dirty_before
-        elif len(cassette.data) > recorded_before:
-            # Keep the live latency so replays report what was measured.
-            cassette.data[-1][1]["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]
-            if self._open is not None and not opened.keeps_old:
-                # Within a conversation, save every paid turn at once (atomically): a killed run
-                # must not lose (and pay again for) the turns before the kill. A rewrite over an
-                # existing cassette waits for the end instead, so a kill leaves the old one whole.
-                # vcrpy has no public save-now call; _save is what its own context exit calls.
-                cassette._save(force=True)
-        completion.extra["cassette_hit"] = cassette.play_count > played_before
+        else:
+            kept = self._before_record_response(recorded_response(response))
+            if kept is not None:
+                kept["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]  # replays report what was measured
+                opened.interactions.append((recorded_request(response.request), kept))
+                opened.played.add(len(opened.interactions) - 1)
+                opened.dirty = True
+                if opened is self._open and not opened.keeps_old:
+                    # Within a conversation, save every paid turn at once (atomically): a killed run
+                    # must not lose (and pay again for) the turns before the kill. A rewrite over an
+                    # existing cassette waits for the end instead, so a kill leaves the old one whole.
+                    self._save(opened)
+        completion.extra["cassette_hit"] = False
         return completion
 
-    @staticmethod
-    def _closest_differences(exc: CannotOverwriteExistingCassetteException) -> list[str]:
-        """vcrpy's refusal to record: what differs from its closest recorded request."""
-        cassette, wanted = getattr(exc, "cassette", None), getattr(exc, "failed_request", None)
-        closest = cassette.find_requests_with_most_matches(wanted) if cassette is not None and wanted is not None else []
-        return [name for name, _ in closest[0][2]] if closest else []
+    def _replayed(self, response: dict) -> Completion:
+        response = _decoded(response)
+        latency = response["headers"].get(LATENCY_HEADER)
+        completion = self.model.completion_from(
+            response["body"]["string"], latency[0] if isinstance(latency, list) else latency, 0.0)
+        completion.extra["cassette_hit"] = True
+        return completion
+
+    def _differences(self, opened: _Opened, wanted: VcrRequest) -> list[str]:
+        """The matchers that failed for the closest recorded request (most matchers passing)."""
+        best: list[str] | None = None
+        most = 0
+        for recorded, _ in opened.interactions:
+            passed, failed = get_matchers_results(wanted, recorded, self._matchers)
+            if len(passed) > most:
+                most, best = len(passed), [name for name, _ in failed]
+        return best or []
+
+    def _before_record_response(self, response: dict) -> dict | None:
+        """Each response about to enter a cassette: only a 2xx whose decoded body parses into a
+        completion; identifying headers dropped."""
+        try:
+            if not 200 <= response["status"]["code"] < 300:
+                return None  # a failure must be retried live next time, never replayed
+            if completion_problem(response, self._parse) is not None:
+                return None  # a malformed answer must be asked again next time, never replayed
+            return _scrub_headers(_decoded(response))
+        except Exception:  # noqa: BLE001 - whatever it trips over, the response is not recorded
+            return None
 
     def _miss_message(self, request: Request, path: Path, differences: list[str]) -> str:
         """One line: the item, what differs from the recording, the file. How to record the
         misses is said once, in the run's summary block (see chaosbench/report.py)."""
-        unreadable = self._persister.unreadable.get(str(path))
+        unreadable = self.unreadable.get(str(path))
         if unreadable is not None:
             return f"{MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
         if not path.exists():

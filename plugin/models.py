@@ -79,6 +79,7 @@ class Models:
         self.settings = settings
         self.session = session
         self._built: dict[str, StoppingModel] = {}
+        self._prefetchers: list = []
         self._checked: dict[tuple[str, ...], str | None] = {}
 
     @functools.cached_property
@@ -124,15 +125,29 @@ class Models:
         if self._checked[aliases] is not None:
             raise UsageProblem(self._checked[aliases])
 
-    def get(self, alias: str) -> StoppingModel:
-        """The model of `alias`, built once per process; --eval-base-url applies to the model under test."""
+    def get(self, alias: str, run_ahead: tuple[Callable, Callable[[], bool]] | None = None) -> StoppingModel:
+        """The model of `alias`, built once per process; --eval-base-url applies to the model under
+        test. `run_ahead` (the next items' requests, and whether another call may start) lets a
+        recording model keep --eval-concurrency calls in flight (prefetch.py)."""
         if alias not in self._built:
             from pytest_reasoning_evals.providers.build import build_model
             from pytest_reasoning_evals.providers.http import RetryPolicy
 
             s = self.settings
             spec = self.spec(alias)
-            model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=self.record_mode_for(spec),
+            record_mode = self.record_mode_for(spec)
+            model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=record_mode,
                                 base_url=self.base_url_for(alias), policy=RetryPolicy(max_total_wait=s.max_retry_wait))
+            if run_ahead is not None and s.concurrency > 1 and record_mode != "none" and spec.provider != "baseline":
+                from pytest_reasoning_evals.prefetch import Prefetcher
+
+                model.model.allow_concurrency(s.concurrency)
+                model = Prefetcher(model, s.concurrency, *run_ahead)
+                self._prefetchers.append(model)
             self._built[alias] = StoppingModel(model, self.session)
         return self._built[alias]
+
+    def close(self) -> None:
+        """The session is over: calls still waiting to run ahead are dropped."""
+        for prefetcher in self._prefetchers:
+            prefetcher.close()

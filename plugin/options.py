@@ -26,6 +26,8 @@ from pytest_reasoning_evals.shipped import shipped
 RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_MAX_RETRY_WAIT = 120.0  # seconds one call may spend waiting between its retries
+DEFAULT_CONCURRENCY = 4  # model calls in flight per process while recording
+MAX_CONCURRENCY = 256
 
 
 class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import at every pytest start
@@ -74,6 +76,9 @@ OPTIONS = (
     Option("max-cost", "stop asking once live calls of this run have cost USD; the rest is listed as not asked", "float", metavar="USD"),
     Option("max-retry-wait", f"seconds one call may wait in all between its retries (Retry-After included); "
                              f"a server asking for more is not waited for (default {DEFAULT_MAX_RETRY_WAIT:g})", "float", metavar="SECONDS"),
+    Option("concurrency", f"model calls in flight per process (each xdist worker) while recording: the next items' "
+                          f"calls run ahead in threads; 429s lower it, successes raise it back (default {DEFAULT_CONCURRENCY}; "
+                          "1 = one call at a time)", "int", metavar="N"),
     Option("dialectic-cases", "dialectic case YAML file or folder (default: the shipped cases)", "path", metavar="PATH", group="dialectic"),
     Option("variant-prompts", "folder of dialectic prompt variants, one system prompt per <name>.txt (default: the shipped ones)", "path", metavar="DIR", group="dialectic"),
     Option("variant", "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)", "list", metavar="NAME", group="dialectic"),
@@ -153,6 +158,7 @@ class Settings(NamedTuple):
     resume: bool = False
     max_cost: float | None = None
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
+    concurrency: int = DEFAULT_CONCURRENCY
     dialectic_cases: Path | None = None
     variant_prompts: Path | None = None
     variants: tuple[str, ...] = ()
@@ -307,6 +313,9 @@ def settings_from(config: pytest.Config) -> Settings:
     max_retry_wait = get("max-retry-wait")
     if max_retry_wait is not None and max_retry_wait < 0:
         raise pytest.UsageError(f"{_label('max-retry-wait')} must be a number of seconds >= 0, got {max_retry_wait:g}")
+    concurrency = get("concurrency")
+    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise pytest.UsageError(f"{_label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}")
     base_url = get("base-url")
     if base_url is not None:
         problem = url_problem(base_url)
@@ -374,6 +383,7 @@ def settings_from(config: pytest.Config) -> Settings:
         resume=bool(get("resume")),
         max_cost=max_cost,
         max_retry_wait=DEFAULT_MAX_RETRY_WAIT if max_retry_wait is None else max_retry_wait,
+        concurrency=DEFAULT_CONCURRENCY if concurrency is None else concurrency,
         dialectic_cases=get.path("dialectic-cases", shipped("dialectic")),
         variant_prompts=get.path("variant-prompts", shipped("prompts")),
         variants=tuple(get("variant") or ()),

@@ -247,6 +247,8 @@ class EvalSession:
             self.harness_failures += 1
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if "models" in self.__dict__:  # built: calls still running ahead end before the outputs are written
+            self.models.close()
         if self.is_worker:
             return
         if self.progress is not None:

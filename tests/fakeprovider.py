@@ -13,7 +13,9 @@ Each scripted fault applies to one request, in order; once the script is used up
 request gets a normal 200 reply carrying `reply_text` (or, when `responder` is set, what it
 returns for the request's parsed body) and `usage`.
 
-`hold_after = n` parks every request after the first n answered ones: it is neither recorded
+`delay` makes every routed request take that long (a model's latency); `capacity = n` answers a
+request beyond n at once with a 429 (Retry-After: 0); `max_in_flight` and `rate_limited` say
+what the server saw. `hold_after = n` parks every request after the first n answered ones: it is neither recorded
 nor answered (a kill of the client then leaves nothing paid for), and `held` counts them. Recorded requests are dicts
 with method, path, query (dict of lists, as urllib.parse.parse_qs returns), headers (keys
 lower-cased) and body (parsed JSON, or the raw text when it is not JSON).
@@ -140,6 +142,11 @@ class FakeProvider:
         self.held = 0
         self.usage = Usage()
         self.extra_headers: dict[str, str] = {}  # added to every 200 reply (e.g. the latency header)
+        self.delay = 0.0  # seconds every routed request takes before its reply (a model's latency)
+        self.capacity: int | None = None  # more routed requests than this at once get a 429 (Retry-After: 0)
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most routed requests answered at once, 429s included
+        self.rate_limited = 0  # 429s sent for being over capacity
         self._lock = threading.Lock()
         self._requests: list[dict] = []
         self._faults: deque[Fault] = deque()
@@ -255,6 +262,21 @@ class FakeProvider:
         if route is None:
             self._send(handler, 404, json.dumps({"error": f"no route for {handler.command} {split.path}"}))
             return
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            over = self.capacity is not None and self.in_flight > self.capacity
+            self.rate_limited += over
+        try:
+            if over:
+                self._send(handler, 429, json.dumps({"error": "rate limited"}), {"Retry-After": "0"})
+            elif not (self.delay and self._closing.wait(self.delay)):  # a wait cut short: shutting down
+                self._answer(handler, route, body, fault)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, handler: _Handler, route: tuple[str, str | None], body, fault: Fault | None) -> None:
         fmt, model = route
         if model is None:
             model = body.get("model", "") if isinstance(body, dict) else ""

@@ -173,10 +173,10 @@ def _gzip_reply(body: bytes) -> dict:
 
 
 def test_the_record_hook_records_decoded_completions_only(tmp_path) -> None:
-    # The hook vcrpy runs on each response about to be recorded (inside the patched connection,
-    # so it must refuse, never raise): a gzip body is recorded decoded; one that is not a
-    # completion once decoded (or not gzip at all: vcrpy then keeps it as it came) is refused.
-    hook = make_client(tmp_path, "once", CLOSED_PORT_URL)._vcr.get_merged_config()["before_record_response"]
+    # The check each response about to be recorded goes through (it must refuse, never raise):
+    # a gzip body is recorded decoded; one that is not a completion once decoded (or not gzip
+    # at all) is refused.
+    hook = make_client(tmp_path, "once", CLOSED_PORT_URL)._before_record_response
     assert hook(_gzip_reply(b"<html>not gzip</html>")) is None
     good = json.dumps({"choices": [{"message": {"content": "TRUE"}, "finish_reason": "stop"}], "usage": {}}).encode()
     kept = hook(_gzip_reply(gzip.compress(good)))
@@ -534,7 +534,7 @@ def test_rewrite_of_a_dialogue_stopped_midway_keeps_the_old_cassette(server, tmp
     assert path.read_bytes() == before
 
 
-# --- the replay path (record mode "none" sends nothing: cassettes.Replay) ---
+# --- the replay path (record mode "none" sends nothing) ---
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])

@@ -218,11 +218,12 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
     with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call
         server.responder = answer_by_text
         args = eval_args(pytester, server.openai_base, "budget", price_in=250_000.0)[1:]
-        result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "10", "-n", workers, "-rs")
+        result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "10", "-n", workers, "-rs", "--eval-concurrency", "1")
         assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # a partial run is not a pass
         result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: * items not asked (--eval-max-cost budget spent))"])
         asked = len(server.requests)
         assert 4 <= asked <= 4 + int(workers), "stops once $10 is spent ($12 after 4 calls), plus calls in flight"
+        # (with --eval-concurrency N, up to N calls per process: tests/test_concurrency.py)
         summary = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())
         items = 12 + 2
         assert summary["not_asked"]["count"] > 0
@@ -274,19 +275,22 @@ def test_the_example_workflow_runs_every_shard_with_options_that_exist(pytester)
 # --- an outage stops the run, fast, and is not a pass ---
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, workers: str) -> None:
+@pytest.mark.parametrize(("workers", "concurrency"), [("0", "1"), ("2", "1"), ("0", "4"), ("2", "4")])
+def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, workers: str, concurrency: str) -> None:
     from fakeprovider import status
 
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.script(*[status(503, retry_after=0)] * 500)  # every call fails, retried at once
-        result = pytester.runpytest_subprocess(*eval_args(pytester, server.openai_base, "outage")[1:], "-n", workers)
+        result = pytester.runpytest_subprocess(*eval_args(pytester, server.openai_base, "outage")[1:], "-n", workers,
+                                               "--eval-concurrency", concurrency)
         asked = len(server.requests)
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*provider outage: 3 call(s) in a row failed after their retries (last: HTTP 503*"])
-    processes = max(1, int(workers))  # 5 attempts per item, 3 failed items per process, plus one in flight each
-    assert asked <= 5 * 3 * processes + 5 * (processes - 1), f"stopped after 3 failed items per process, not 14: {asked}"
+    # 5 attempts per item, 3 failed items per process plus the calls running ahead (N - 1), and
+    # under xdist one more item per other process
+    processes, ahead = max(1, int(workers)), int(concurrency) - 1
+    assert asked <= 5 * (3 + ahead) * processes + 5 * (processes - 1), f"stopped after 3 failed items per process, not 14: {asked}"
     summary = json.loads((pytester.path / "results-outage" / "fake_zeroshot" / "summary.json").read_text())
     assert summary["complete"] is False and "provider outage" in summary["incomplete_reason"]
     result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: *provider outage*"])

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import time
+from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
@@ -32,7 +33,9 @@ from pytest_reasoning_evals.completions import CompletionsLog, answered, load_co
 from pytest_reasoning_evals.gates import GateResult, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
+from pytest_reasoning_evals.prefetch import ItemQueue
 from pytest_reasoning_evals.progress import Tally
+from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send, stop_reason
 from pytest_reasoning_evals.report import Written, write_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
@@ -61,6 +64,7 @@ class Protocol(EvalProtocol):
         self.resume_notes: list[str] = []  # controller: what a resume could not use, one line each
         self.started_at = now()
         self._begun = False
+        self._queue: ItemQueue | None = None  # the items this process runs next (calls run ahead)
 
     # --- items (every process that collects) ---
 
@@ -131,10 +135,21 @@ class Protocol(EvalProtocol):
 
     def model_for_items(self) -> BudgetedModel:
         """The model under test as items see it: refused key stops all, a spent budget skips the
-        running item (and lists it as not asked)."""
-        model = self.session.models.get(self.settings.model)
+        running item (and lists it as not asked). While recording, the next questions' calls run
+        ahead (--eval-concurrency) until the budget is spent."""
+        model = self.session.models.get(self.settings.model, run_ahead=(self._upcoming_requests, lambda: not self.budget.exhausted()))
         return BudgetedModel(model, self.budget,
                              lambda item_id: send(self.session.current_item, {"protocol": self.name, "not_asked": item_id}))
+
+    def _upcoming_requests(self) -> Iterator[Request | None]:
+        """The requests of the items this process runs next: a question's; None for anything else
+        (a dialogue's turns wait for the answers before them)."""
+        if self._queue is None:
+            self._queue = ItemQueue(self.session.pytest_session)
+        for item in self._queue.after(self.session.current_item):
+            params = getattr(item, "callspec", None)
+            question = params.params.get("chaosbench_question") if params is not None else None
+            yield self.prompt.request(question) if isinstance(question, Question) else None
 
     def report(self, node: pytest.Item, record: dict) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with

@@ -20,6 +20,7 @@ import math
 import os
 import random
 import re
+import threading
 import time
 from dataclasses import dataclass
 
@@ -82,6 +83,69 @@ class RetryPolicy:
         return min(self.backoff_base * 2**attempt * (1 + random.random() * self.jitter), self.backoff_max)
 
 
+class CallsStopped(Exception):
+    """The session is over: an attempt not yet started is not made."""
+
+
+class Limiter:
+    """How many HTTP attempts of one process may be in flight at once (--eval-concurrency).
+
+    A 429 halves the limit, once per round (429s of attempts started before the last cut do not
+    cut it again); then each `limit` successes raise it by one, back up to the ceiling: TCP's
+    additive increase and multiplicative decrease, as API clients do against rate limits. A
+    refused key closes it for good: every attempt waiting or yet to come raises AuthError, so
+    nothing more is sent."""
+
+    def __init__(self, ceiling: int = 1):
+        self.ceiling = self.limit = self.lowest = ceiling
+        self.in_flight = 0
+        self.rate_limited = 0  # 429s seen
+        self.refused: str | None = None
+        self.stopped = False
+        self._round = 0
+        self._credit = 0
+        self._changed = threading.Condition()
+
+    def acquire(self) -> int:
+        """Wait for a free slot; -> the round the attempt starts in (for release)."""
+        with self._changed:
+            while self.refused is None and not self.stopped and self.in_flight >= self.limit:
+                self._changed.wait()
+            if self.refused is not None:
+                raise AuthError(self.refused)
+            if self.stopped:
+                raise CallsStopped()
+            self.in_flight += 1
+            return self._round
+
+    def release(self, started_in: int, status: int | None) -> None:
+        """The attempt is over: `status` its HTTP status (None: no response)."""
+        with self._changed:
+            self.in_flight -= 1
+            if status == 429:
+                self.rate_limited += 1
+                if started_in == self._round:
+                    self._round += 1
+                    self.limit = max(1, self.limit // 2)
+                    self.lowest = min(self.lowest, self.limit)
+                    self._credit = 0
+            elif status is not None and 200 <= status < 300 and self.limit < self.ceiling:
+                self._credit += 1
+                if self._credit >= self.limit:
+                    self.limit, self._credit = self.limit + 1, 0
+            self._changed.notify_all()
+
+    def refuse(self, reason: str) -> None:
+        with self._changed:
+            self.refused = reason
+            self._changed.notify_all()
+
+    def stop(self) -> None:
+        with self._changed:
+            self.stopped = True
+            self._changed.notify_all()
+
+
 def _retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
@@ -100,7 +164,16 @@ class HttpModel:
         self.spec = spec
         self.policy = policy or RetryPolicy()
         self._build, self._parse = WIRE_FORMATS[spec.provider]
-        self.http = requests.Session()  # the cassette client may mount a replay transport on it
+        self.http = requests.Session()
+        self.limiter = Limiter()
+
+    def allow_concurrency(self, ceiling: int) -> None:
+        """Let up to `ceiling` attempts run at once (from threads): the limiter, and a connection
+        pool as large (requests keeps 10 per host)."""
+        self.limiter = Limiter(ceiling)
+        if ceiling > requests.adapters.DEFAULT_POOLSIZE:
+            for prefix in ("http://", "https://"):
+                self.http.mount(prefix, requests.adapters.HTTPAdapter(pool_maxsize=ceiling))
 
     def api_key(self) -> Secret | None:
         var = self.spec.api_key_env
@@ -116,6 +189,11 @@ class HttpModel:
         return self._build(self.spec, request, key)
 
     def complete(self, request: Request, key: str | None = None) -> Completion:
+        return self.exchange(request, key)[0]
+
+    def exchange(self, request: Request, key: str | None = None) -> tuple[Completion, requests.Response | None]:
+        """The completion, and the 2xx response it was read from (None when the call failed):
+        what a cassette records."""
         # The key goes straight into the call's headers as a Secret: no plain local holds it.
         call = self.call_for(request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
@@ -123,8 +201,10 @@ class HttpModel:
         for attempt in range(attempts):
             started = time.perf_counter()
             retry_after = None
+            ticket, status = self.limiter.acquire(), None  # AuthError once a key was refused
             try:
                 response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
+                status = response.status_code
             except requests.Timeout:
                 error = f"timeout after {self.policy.timeout:g}s"
             except requests.ConnectionError as exc:
@@ -133,7 +213,7 @@ class HttpModel:
                 error = f"response cut short: {exc.__class__.__name__}"
             except DECODE_ERRORS as exc:
                 return self.failed(f"malformed provider response ({exc.__class__.__name__}): "
-                                   "the body does not decode as its Content-Encoding header says")
+                                   "the body does not decode as its Content-Encoding header says"), None
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 # Anything else the transport refuses is this item's error, not a crash; its
                 # message may quote a header or a URL, so only its class is kept.
@@ -142,16 +222,19 @@ class HttpModel:
             else:
                 latency_ms = (time.perf_counter() - started) * 1000
                 if response.status_code in (401, 403):
-                    raise AuthError(
-                        f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
-                        f"for model {self.spec.alias!r}: HTTP {response.status_code}"
-                    )
+                    reason = (f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
+                              f"for model {self.spec.alias!r}: HTTP {response.status_code}")
+                    self.limiter.refuse(reason)  # no other thread sends anything after this
+                    raise AuthError(reason)
                 if response.ok:
-                    return self._completion(response, latency_ms)
+                    completion = self._completion(response, latency_ms)
+                    return completion, response if completion.error is None else None
                 error = f"HTTP {response.status_code}: {response.text[:200]}"
                 if not _retryable(response.status_code):
                     break
                 retry_after = response.headers.get("Retry-After")
+            finally:
+                self.limiter.release(ticket, status)
             if attempt + 1 < attempts:
                 pause = self.policy.wait(attempt, retry_after)
                 if waited + pause > self.policy.max_total_wait:
@@ -161,7 +244,7 @@ class HttpModel:
                     break
                 time.sleep(pause)
                 waited += pause
-        return self.failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''}{gave_up})")
+        return self.failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''}{gave_up})"), None
 
     def _completion(self, response: requests.Response, latency_ms: float) -> Completion:
         return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms)
