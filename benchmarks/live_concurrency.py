@@ -8,7 +8,9 @@ It starts the test suite's fake OpenAI-compatible server (tests/fakeprovider.py,
 and for each concurrency records them all from scratch (fresh cassettes, record mode once) with
 `pytest -n <workers> --eval-concurrency <c>`. It prints the wall time of each run against its
 ideal, items x latency / (workers x concurrency), and the speed-up over concurrency 1 when that
-is measured (the baseline of the same run). Nothing is asserted: run it by hand and read the table.
+is measured (the baseline of the same run), the most and the mean requests the server held at
+once (sampled every 10 ms while it held any), and the CPU time of the pytest processes. Nothing
+is asserted: run it by hand and read the table.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -40,20 +44,40 @@ def write_bank(root: Path, n: int) -> None:
     (root / "test_chaosbench.py").write_text(EVAL_MODULE.read_text())
 
 
-def record(root: Path, server: FakeProvider, workers: str, concurrency: int) -> float:
-    """Seconds for one recording run of every item, from empty cassettes."""
-    run = root / f"c{concurrency}"
+def record(root: Path, server: FakeProvider, workers: str, concurrency: int) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds of the pytest processes, mean requests the server held while
+    it held any) of one recording run of every item, from empty cassettes."""
+    run = Path(tempfile.mkdtemp(prefix=f"c{concurrency}-", dir=root))  # fresh cassettes, also for a repeated concurrency
     (root / "models.yaml").write_text(MODELS.format(url=server.openai_base))
     args = ["test_chaosbench.py", "--model", "bench", f"--eval-models-file={root / 'models.yaml'}",
             f"--eval-cases={root / 'bank.jsonl'}", f"--eval-cassette-dir={run / 'cassettes'}", f"--eval-out-dir={run / 'results'}",
             "--eval-record-mode", "once", "--eval-concurrency", str(concurrency), "-n", workers,
             "-q", "--tb=no", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    started = time.perf_counter()
+    held: list[int] = []
+    running = threading.Event()
+    running.set()
+
+    def sample() -> None:  # every 10 ms: how many requests the server is answering
+        while running.is_set():
+            if server.in_flight:
+                held.append(server.in_flight)
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    started, cpu_before = time.perf_counter(), _children_cpu()
     result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=root, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu_before
+    running.clear()
+    sampler.join()
     if result.returncode != 0:
         sys.exit(f"pytest {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}")
-    return elapsed
+    return elapsed, cpu, sum(held) / len(held) if held else 0.0
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # pytest and its xdist workers, once they ended
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -65,20 +89,21 @@ def main() -> None:
     options = parser.parse_args()
     processes = max(1, int(options.workers))
     print(f"{options.items} items, {options.latency * 1000:g} ms a call, -n {options.workers}")
-    print(f"{'concurrency':>11} {'s':>8} {'ideal s':>8} {'x ideal':>8} {'speed-up':>9} {'max in flight':>14}")
+    print(f"{'concurrency':>11} {'s':>8} {'ideal s':>8} {'x ideal':>8} {'speed-up':>9} {'max in flight':>14} "
+          f"{'mean in flight':>15} {'pytest CPU s':>13}")
     with tempfile.TemporaryDirectory(prefix="live-bench-") as tmp:
         root = Path(tmp)
         write_bank(root, options.items)
         first = None
         for concurrency in options.concurrency:
-            with FakeProvider() as server:
+            with FakeProvider(keep_alive=True) as server:  # connections reused, as a real provider's are
                 server.delay = options.latency
-                elapsed = record(root, server, options.workers, concurrency)
+                elapsed, cpu, mean_held = record(root, server, options.workers, concurrency)
                 in_flight = server.max_in_flight
             first = first or (concurrency, elapsed)
             ideal = options.items * options.latency / (processes * concurrency)
             speedup = f"{first[1] / elapsed:.2f}" if first[0] == 1 else "-"
-            print(f"{concurrency:>11} {elapsed:>8.2f} {ideal:>8.2f} {elapsed / ideal:>8.2f} {speedup:>9} {in_flight:>14}", flush=True)
+            print(f"{concurrency:>11} {elapsed:>8.2f} {ideal:>8.2f} {elapsed / ideal:>8.2f} {speedup:>9} {in_flight:>14} {mean_held:>15.1f} {cpu:>13.1f}", flush=True)
 
 
 if __name__ == "__main__":

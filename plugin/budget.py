@@ -4,7 +4,8 @@ Only live calls spend (a cassette replay costs nothing). Each process counts its
 calls; the controller, which sees every item's record (also under xdist), counts them all and
 drops a marker file in the run's checkpoints/ folder once the total reaches the budget, which
 every worker checks before each call. So a run overshoots by at most the calls already in
-flight, one per worker. Items not asked are skipped and listed in summary.json as `not_asked`;
+flight: one per worker, or with --eval-concurrency N the N requests each worker has out (calls
+made ahead of their items count as spent the moment they finish, see prefetch.py). Items not asked are skipped and listed in summary.json as `not_asked`;
 `--eval-resume` asks them later.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning_evals.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.providers.base import Completion, Model, NotAdmitted, Request
 
 
 def live_cost(record: dict) -> float:
@@ -37,8 +38,10 @@ class Budget:
         if self.max_cost is not None:
             self.marker.unlink(missing_ok=True)
 
-    def exhausted(self) -> bool:
-        return self.max_cost is not None and (self.spent >= self.max_cost or self.marker.exists())
+    def exhausted(self, unclaimed: float = 0.0) -> bool:
+        """Spent: by this process's calls (`unclaimed`: those made ahead whose items have not
+        asked yet, see prefetch.py), or by the whole run (the controller's marker)."""
+        return self.max_cost is not None and (self.spent + unclaimed >= self.max_cost or self.marker.exists())
 
     def charge(self, record: dict) -> None:
         """Controller: add an item's live cost; tell every worker once the budget is spent."""
@@ -64,7 +67,11 @@ class BudgetedModel:
         if getattr(self.model, "refused", None) is None and self.budget.exhausted():
             self.not_asked(request.item_id)
             pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")
-        completion = self.model.complete(request)
+        try:
+            completion = self.model.complete(request)
+        except NotAdmitted:  # the calls made ahead of this item spent the budget (prefetch.py)
+            self.not_asked(request.item_id)
+            pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")
         if completion.extra.get("cassette_hit") is False:
             self.budget.spent += completion.cost_usd
         return completion

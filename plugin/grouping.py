@@ -1,11 +1,13 @@
 """Scheduling items over xdist workers (`--dist load`, what `-n N` uses): the items that read one
-shared model response (a dialectic case's checks) on one worker; any other session exactly as
-xdist schedules it.
+shared model response (a dialectic case's checks) on one worker; ChaosBench questions whose
+calls run ahead (--eval-concurrency) with enough of them queued on each worker; any other
+session exactly as xdist schedules it.
 
 xdist creates the scheduler before any worker has collected, so EvalScheduling starts as xdist's
 own LoadScheduling and decides once every worker's collection is in: when some parametrize ids
 belong to a grouped protocol (ids of the form `<group>@<rest>` that the protocol confirms), it
-hands the same nodes and collections to CaseGroupScheduling; otherwise it stays LoadScheduling.
+hands the same nodes and collections to CaseGroupScheduling; when ChaosBench questions are
+collected and calls run ahead, to AheadScheduling; otherwise it stays LoadScheduling.
 
 xdist's own `--dist loadgroup` carries the `xdist_group` mark by appending "@group" to each node
 id on the workers; on pytest >= 9.2 that mutation no longer takes effect and the groups are
@@ -26,6 +28,7 @@ import pytest
 from xdist.scheduler import LoadGroupScheduling, LoadScheduling
 
 CHUNK = 50  # ungrouped items per unit of work, at most
+RUNS_AHEAD = "::test_question["  # the items whose calls run ahead (chaosbench/items.py, prefetch.py)
 
 
 def param_id(nodeid: str) -> str | None:
@@ -37,10 +40,11 @@ def param_id(nodeid: str) -> str | None:
 class EvalScheduling:
     """LoadScheduling until the collection shows grouped items, then CaseGroupScheduling."""
 
-    def __init__(self, config: pytest.Config, log, groups: Callable[[set[str]], dict[str, str]]):
+    def __init__(self, config: pytest.Config, log, groups: Callable[[set[str]], dict[str, str]], keep: int = 0):
         self._config, self._log, self._groups = config, log, groups
         self._impl = LoadScheduling(config, log)
         self._decided = False
+        self._keep = keep  # items to keep queued per worker when calls run ahead (0: no such thing)
 
     @property
     def __class__(self):  # xdist prints the scheduler's class name with -v
@@ -63,19 +67,40 @@ class EvalScheduling:
         collection = next(iter(self._impl.node2collection.values()), [])
         candidates = {pid for pid in map(param_id, collection) if pid and "@" in pid}
         groups = self._groups(candidates) if candidates else {}
-        if not groups:
+        if groups:
+            replacement = CaseGroupScheduling(self._config, self._log, groups)
+        elif self._keep and any(RUNS_AHEAD in nodeid for nodeid in collection):
+            replacement = AheadScheduling(self._config, self._log, self._keep)
+        else:
             return
-        grouped = CaseGroupScheduling(self._config, self._log, groups)
         for node, nodeids in self._impl.node2collection.items():
-            grouped.add_node(node)
-            grouped.add_node_collection(node, nodeids)
+            replacement.add_node(node)
+            replacement.add_node_collection(node, nodeids)
         for node in self._impl.nodes:
             if node not in self._impl.node2collection:
-                grouped.add_node(node)
-        self._impl = grouped
+                replacement.add_node(node)
+        self._impl = replacement
 
     def __getattr__(self, name: str):
         return getattr(self._impl, name)
+
+
+class AheadScheduling(LoadScheduling):
+    """xdist's load scheduling when model calls run ahead of their items (--eval-concurrency N):
+    a worker's queue is topped up to `keep` items whenever it has fewer, since its calls in
+    flight are at most the items it holds. Left alone, xdist keeps about pending/8 items per
+    worker (a handful near the end), and sends none to a worker holding 2 whose last item took
+    0.1 s or more: an eval item's time is its wait for its call, so that hold would drain it."""
+
+    def __init__(self, config: pytest.Config, log, keep: int):
+        super().__init__(config, log)
+        self.keep = keep
+
+    def check_schedule(self, node, duration: float = 0) -> None:
+        queued = len(self.node2pending.get(node, ()))
+        if self.pending and not node.shutting_down and queued < self.keep:
+            self._send_tests(node, self.keep - queued)
+        super().check_schedule(node, 0)
 
 
 class CaseGroupScheduling(LoadGroupScheduling):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_reasoning_evals.options import Settings
-from pytest_reasoning_evals.providers.base import MISS, Completion, Model, Request
+from pytest_reasoning_evals.providers.base import Completion, Model, Request
 
 
 class UsageProblem(Exception):
@@ -65,7 +65,7 @@ class StoppingModel:
     def _watch(self, completion: Completion) -> None:
         """Count calls that failed after their retries; stop the session on an outage."""
         error = completion.error
-        if error is None or error.startswith(("malformed provider response", MISS)):
+        if not completion.provider_failed():
             self.failed_in_a_row = 0
             return
         self.failed_in_a_row += 1

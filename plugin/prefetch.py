@@ -1,33 +1,38 @@
 """Calls in flight independent of processes (--eval-concurrency N).
 
 pytest runs one item at a time per process. A Prefetcher lets the running item's call and the
-calls of the items queued next in this process run together in a thread pool, up to N at once:
-when an item asks, its call has usually been made already and it reads the finished result.
+calls of the items queued next in this process run together in a thread pool, with up to N
+requests out at once: when an item asks, its call has usually been made already and it reads
+the finished result.
 
 - What runs ahead is the cache-first client's own `complete` (cassettes.CassetteClient): each
   call reads, records and saves its own item's cassette, exactly as it would when its item asks.
   So items, cassettes, records and summaries are those of a sequential run; a killed run has
   saved every finished call, and `--eval-resume` replays them instead of paying again.
 - Which items come next: with `-n 0`, the items after the running one in `session.items`; under
-  xdist, the indexes the worker has been given (its WorkerInteractor's queue). Nothing else is
-  guessed: an item only runs ahead when its request can be built without its answer (a
-  ChaosBench question, not a dialogue's later turn).
-- The HTTP limiter (providers/http.Limiter) is what bounds the attempts in flight: a 429 lowers
-  it, successes raise it back to N; a refused key closes it, so nothing more is sent.
-- `may_start` is asked before a call runs ahead: a spent --eval-max-cost budget starts no more,
-  so a run overshoots its budget by at most the N calls already started in each process.
+  xdist, the indexes the worker has been given (its WorkerInteractor's queue; grouping.py keeps
+  it filled). Nothing else is guessed: an item only runs ahead when its request can be built
+  without its answer (a ChaosBench question, not a dialogue's later turn).
+- The HTTP limiter (providers/http.Limiter) bounds the requests out: a 429 lowers it, successes
+  raise it back to N; a refused key closes it, so nothing more is sent.
+- The budget (`may_start`) is asked before a call runs ahead and again before each request it
+  sends, counting what this process's requests cost that no item has claimed yet: a spent
+  --eval-max-cost budget sends nothing more, so a run overshoots by at most the N requests out.
+- A call made ahead that failed after its retries stops the running ahead until one succeeds:
+  an outage is asked one item at a time, and stops the run as it did without concurrency.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 import pytest
 
-from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.providers.base import Completion, NotAdmitted, Request
 
 
 class ItemQueue:
@@ -64,41 +69,93 @@ class ItemQueue:
 
 
 class Prefetcher:
-    """The model as items see it when calls may run ahead: same `complete` and `conversation`."""
+    """The model as items see it when calls may run ahead: same `complete` and `conversation`.
+
+    The HTTP limiter lets `window` requests of this process be out at once; a few more calls
+    than that run in the pool (pool_size), so that a call busy with its reply (parsing it,
+    saving its cassette) keeps no request from going out. A call made ahead sends nothing once
+    `may_start` says no: the budget, counting what this process's requests have cost that no
+    item has claimed yet (the limiter counts a reply's cost before its slot is free). So a run
+    overshoots its budget by at most the `window` requests out in each process."""
+
+    HORIZON = 4  # items looked at ahead of the asking one: at most this many windows
+
+    @staticmethod
+    def pool_size(window: int) -> int:
+        """Calls running at most: the `window` requests out, and a quarter more finishing."""
+        return window + max(1, window // 4)
 
     def __init__(self, model, window: int, upcoming: Callable[[], Iterable[Request | None]],
-                 may_start: Callable[[], bool] = lambda: True):
+                 may_start: Callable[[float], bool] = lambda unclaimed: True):
         self.model = model  # the cache-first client; each call opens its own item's cassette
-        self.window = window  # calls in flight at most, the asking item's included
+        self.window = window
         self.upcoming = upcoming  # the next items' requests in order (None: an item that cannot run ahead)
         self.may_start = may_start
-        self._pool = ThreadPoolExecutor(max_workers=window, thread_name_prefix="eval-call")
+        self._pool = ThreadPoolExecutor(max_workers=self.pool_size(window), thread_name_prefix="eval-call")
         self._ahead: dict[tuple[str, str], tuple[Request, Future]] = {}
+        self._limiter = model.model.limiter
+        self._claimed = 0.0  # live cost handed to items whose budget has charged it
+        self._handed = 0.0  # ... and of the last one handed out: charged once its item is over
+        self._in_pool = threading.local()
+        self._failing = False  # the latest call made ahead failed after its retries
+        self._limiter.admit = self._admit  # asked before each request is sent
 
     def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
         return self.model.conversation(suite, item_id)
 
     def complete(self, request: Request) -> Completion:
+        self._claimed, self._handed = self._claimed + self._handed, 0.0  # the caller has charged it by now
         ahead = self._ahead.pop((request.suite, request.item_id), None)
         self._run_ahead()
         if ahead is not None and ahead[0] == request:
-            return ahead[1].result()  # re-raises what the call raised (a refused key, say)
-        return self.model.complete(request)
+            future = ahead[1]
+            while not future.done():  # each call that finishes meanwhile lets the next one start
+                wait([future, *self._running()], return_when=FIRST_COMPLETED)
+                self._run_ahead()
+            if not isinstance(future.exception(), NotAdmitted):
+                return self._hand(future.result())  # re-raises what the call raised (a refused key, say)
+        if not self.may_start(self._unclaimed()):
+            raise NotAdmitted()
+        return self._hand(self.model.complete(request))
+
+    def _hand(self, completion: Completion) -> Completion:
+        self._handed = completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0
+        return completion
+
+    def _unclaimed(self) -> float:
+        """What this process's requests cost that its items' budget has not charged yet
+        (counted twice for a moment, never missed)."""
+        return max(0.0, self._limiter.paid - self._claimed)
+
+    def _admit(self) -> bool:
+        return not getattr(self._in_pool, "on", False) or self.may_start(self._unclaimed())
+
+    def _fetch(self, request: Request) -> Completion:
+        self._in_pool.on = True
+        completion = self.model.complete(request)
+        self._failing = completion.provider_failed()
+        return completion
+
+    def _running(self) -> list[Future]:
+        return [future for _, future in self._ahead.values() if not future.done()]
 
     def _run_ahead(self) -> None:
-        """Start the calls of the next items, up to `window` - 1 beside the asking item's."""
-        if len(self._ahead) >= self.window - 1:
+        """Start the calls of the next items while fewer than pool_size run."""
+        most = self.pool_size(self.window)
+        running = len(self._running())
+        if running >= most or self._failing:  # a failing provider is asked one item at a time
             return
-        for request in itertools.islice(self.upcoming(), self.window - 1):
+        for request in itertools.islice(self.upcoming(), self.HORIZON * self.window):
+            if running >= most or not self.may_start(self._unclaimed()):
+                return
             if request is None or (request.suite, request.item_id) in self._ahead:
                 continue
-            if len(self._ahead) >= self.window - 1 or not self.may_start():
-                return
-            self._ahead[(request.suite, request.item_id)] = (request, self._pool.submit(self.model.complete, request))
+            self._ahead[(request.suite, request.item_id)] = (request, self._pool.submit(self._fetch, request))
+            running += 1
 
     def close(self) -> None:
         """The session is over: calls not started are dropped, running ones end at their next
         attempt (what they already got is saved in their cassettes)."""
-        self.model.model.limiter.stop()
+        self._limiter.stop()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._ahead.clear()

@@ -201,12 +201,16 @@ class EvalSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
         """With --dist load, keep the items that share a response on one worker (grouping.py);
-        a session without such items is scheduled exactly as xdist would."""
+        other items are scheduled as xdist's load scheduling does, with enough of them queued
+        on each worker for its calls to run ahead."""
         if config.getvalue("dist") != "load":
             return None
         from pytest_reasoning_evals.grouping import EvalScheduling
+        from pytest_reasoning_evals.prefetch import Prefetcher
 
-        return EvalScheduling(config, log, self.groups)
+        # calls running ahead need items queued on their worker (grouping.AheadScheduling)
+        keep = Prefetcher.HORIZON * self.settings.concurrency if self.settings.concurrency > 1 else 0
+        return EvalScheduling(config, log, self.groups, keep)
 
     def groups(self, param_ids: set[str]) -> dict[str, str]:
         """Parametrize id -> group for the ids of grouped protocols among `param_ids`."""

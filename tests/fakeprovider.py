@@ -102,7 +102,7 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, provider: FakeProvider):
         self.provider = provider
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", 0), _KeepAliveHandler if provider.keep_alive else _Handler)
 
     def handle_error(self, request, client_address) -> None:
         # A client that disconnected first (it timed out) is expected: stay quiet. Anything else
@@ -117,6 +117,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     timeout = 10  # a client that connects and never sends cannot pin a handler thread forever
+    # Headers and body go out in two writes: with Nagle's algorithm on, the body waits for the
+    # client's delayed ACK of the headers (40 ms a reply). Real servers set TCP_NODELAY too.
+    disable_nagle_algorithm = True
 
     def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's signature
         pass
@@ -134,8 +137,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.provider._serve(self)
 
 
+class _KeepAliveHandler(_Handler):
+    protocol_version = "HTTP/1.1"  # connections stay open between requests, as a real provider's do
+
+
 class FakeProvider:
-    def __init__(self) -> None:
+    def __init__(self, keep_alive: bool = False) -> None:
+        self.keep_alive = keep_alive  # HTTP/1.1 keep-alive (a handler then lives as long as its connection)
         self.reply_text = "TRUE"
         self.responder = None  # callable(parsed body) -> reply text, instead of reply_text
         self.hold_after: int | None = None

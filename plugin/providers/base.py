@@ -16,6 +16,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 MISS = "cassette miss"  # how the error of a replay that found no recording starts (cassettes.py)
+MALFORMED = "malformed provider response"  # how the error of a reply that is no completion starts (http.py)
 
 
 class Secret(str):
@@ -75,6 +76,11 @@ def finite_at_least_zero(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
+class NotAdmitted(Exception):
+    """The --eval-max-cost budget is spent, counting the calls made ahead of their items
+    (prefetch.py): this call is not made."""
+
+
 @dataclass(frozen=True)
 class Request:
     """One model call for one item. `item_id` and `suite` name the item (and, later, its cassette)."""
@@ -106,6 +112,11 @@ class Completion:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def provider_failed(self) -> bool:
+        """The call failed after its retries (not a malformed reply or a cassette miss: those
+        are the item's own): what, several times in a row, is an outage."""
+        return self.error is not None and not self.error.startswith((MALFORMED, MISS))
 
 
 class Model(Protocol):

@@ -22,12 +22,13 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
 import urllib3
 
-from pytest_reasoning_evals.providers.base import Completion, Request, Secret, mask_url, url_problem
+from pytest_reasoning_evals.providers.base import MALFORMED, Completion, NotAdmitted, Request, Secret, mask_url, url_problem
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call
 from pytest_reasoning_evals.registry import ModelSpec
 
@@ -100,8 +101,10 @@ class Limiter:
         self.ceiling = self.limit = self.lowest = ceiling
         self.in_flight = 0
         self.rate_limited = 0  # 429s seen
+        self.paid = 0.0  # what the answered attempts cost, counted before their slot is free
         self.refused: str | None = None
         self.stopped = False
+        self.admit: Callable[[], bool] | None = None  # asked before each attempt (prefetch.py: the budget)
         self._round = 0
         self._credit = 0
         self._changed = threading.Condition()
@@ -115,13 +118,16 @@ class Limiter:
                 raise AuthError(self.refused)
             if self.stopped:
                 raise CallsStopped()
+            if self.admit is not None and not self.admit():
+                raise NotAdmitted()
             self.in_flight += 1
             return self._round
 
-    def release(self, started_in: int, status: int | None) -> None:
-        """The attempt is over: `status` its HTTP status (None: no response)."""
+    def release(self, started_in: int, status: int | None, paid: float = 0.0) -> None:
+        """The attempt is over: `status` its HTTP status (None: no response), `paid` its cost."""
         with self._changed:
             self.in_flight -= 1
+            self.paid += paid
             if status == 429:
                 self.rate_limited += 1
                 if started_in == self._round:
@@ -171,6 +177,15 @@ class HttpModel:
         """Let up to `ceiling` attempts run at once (from threads): the limiter, and a connection
         pool as large (requests keeps 10 per host)."""
         self.limiter = Limiter(ceiling)
+        # requests reads the environment (proxies, CA bundle, netrc) on every call by iterating
+        # os.environ, which is not safe while pytest's main thread sets and deletes
+        # PYTEST_CURRENT_TEST: a call's thread then dies of a KeyError. Read it once, here.
+        found = self.http.merge_environment_settings(self.spec.base_url, {}, None, None, None)
+        netrc = requests.utils.get_netrc_auth(self.spec.base_url)
+        self.http.trust_env = False
+        self.http.proxies.update(found["proxies"])
+        self.http.verify, self.http.cert = found["verify"], found["cert"]
+        self.http.auth = self.http.auth or netrc
         if ceiling > requests.adapters.DEFAULT_POOLSIZE:
             for prefix in ("http://", "https://"):
                 self.http.mount(prefix, requests.adapters.HTTPAdapter(pool_maxsize=ceiling))
@@ -199,9 +214,9 @@ class HttpModel:
         attempts = self.policy.max_retries + 1
         error, gave_up, waited = "no attempt made", "", 0.0
         for attempt in range(attempts):
-            started = time.perf_counter()
             retry_after = None
-            ticket, status = self.limiter.acquire(), None  # AuthError once a key was refused
+            ticket, status, paid = self.limiter.acquire(), None, 0.0  # AuthError once a key was refused
+            started = time.perf_counter()  # the latency is the request's, not its wait for a slot
             try:
                 response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
                 status = response.status_code
@@ -212,7 +227,7 @@ class HttpModel:
             except requests.exceptions.ChunkedEncodingError as exc:
                 error = f"response cut short: {exc.__class__.__name__}"
             except DECODE_ERRORS as exc:
-                return self.failed(f"malformed provider response ({exc.__class__.__name__}): "
+                return self.failed(f"{MALFORMED} ({exc.__class__.__name__}): "
                                    "the body does not decode as its Content-Encoding header says"), None
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 # Anything else the transport refuses is this item's error, not a crash; its
@@ -228,13 +243,14 @@ class HttpModel:
                     raise AuthError(reason)
                 if response.ok:
                     completion = self._completion(response, latency_ms)
+                    paid = completion.cost_usd  # known to the limiter before the next attempt can start
                     return completion, response if completion.error is None else None
                 error = f"HTTP {response.status_code}: {response.text[:200]}"
                 if not _retryable(response.status_code):
                     break
                 retry_after = response.headers.get("Retry-After")
             finally:
-                self.limiter.release(ticket, status)
+                self.limiter.release(ticket, status, paid)
             if attempt + 1 < attempts:
                 pause = self.policy.wait(attempt, retry_after)
                 if waited + pause > self.policy.max_total_wait:
@@ -259,7 +275,7 @@ class HttpModel:
         except (json.JSONDecodeError, requests.JSONDecodeError, KeyError, IndexError, TypeError, ValueError,
                 AttributeError) as exc:  # e.g. a message that is a string, not an object
             text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-            return self.failed(f"malformed provider response ({exc.__class__.__name__}): {text[:200]}")
+            return self.failed(f"{MALFORMED} ({exc.__class__.__name__}): {text[:200]}")
         return Completion(
             provider=self.spec.provider,
             model=self.spec.model_id,
