@@ -78,7 +78,7 @@ class Models:
     def __init__(self, settings: Settings, session: Callable[[], pytest.Session | None]):
         self.settings = settings
         self.session = session
-        self._built: dict[str, StoppingModel] = {}
+        self._built: dict[tuple[str, bool], StoppingModel] = {}  # (alias, calls run ahead) -> model
         self._prefetchers: list = []
         self._checked: dict[tuple[str, ...], str | None] = {}
 
@@ -128,8 +128,11 @@ class Models:
     def get(self, alias: str, run_ahead: tuple[Callable, Callable[[], bool]] | None = None) -> StoppingModel:
         """The model of `alias`, built once per process; --eval-base-url applies to the model under
         test. `run_ahead` (the next items' requests, and whether another call may start) lets a
-        recording model keep --eval-concurrency calls in flight (prefetch.py)."""
-        if alias not in self._built:
+        recording model keep --eval-concurrency calls in flight (prefetch.py); that model is its
+        own, so the other callers of the alias (the dialectic runner, judges) never wait on, nor
+        are refused by, the budget of the items it runs ahead for."""
+        key = (alias, run_ahead is not None)
+        if key not in self._built:
             from pytest_reasoning_evals.providers.build import build_model
             from pytest_reasoning_evals.providers.http import RetryPolicy
 
@@ -144,8 +147,8 @@ class Models:
                 model.model.allow_concurrency(s.concurrency)
                 model = Prefetcher(model, s.concurrency, *run_ahead)
                 self._prefetchers.append(model)
-            self._built[alias] = StoppingModel(model, self.session)
-        return self._built[alias]
+            self._built[key] = StoppingModel(model, self.session)
+        return self._built[key]
 
     def close(self) -> None:
         """The session is over: calls still waiting to run ahead are dropped."""

@@ -17,7 +17,7 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import add_eval_module, answer_by_text, question, write_jsonl
+from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, question, write_jsonl
 
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, AuthError, HttpModel, Limiter
@@ -234,3 +234,17 @@ def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(py
         assert resumed.ret == 0, resumed.stdout.str()
         assert bodies(server) == expected_bodies, "each request answered exactly once over both runs"
     assert json.loads((pytester.path / "results-killed" / "fake_zeroshot" / "summary.json").read_text()) == expected
+
+
+def test_questions_run_ahead_when_the_dialectic_asked_the_same_model_first(pytester) -> None:
+    # The dialectic module is collected first, so its runner builds the model before any
+    # question: the questions still get a model of their own that runs calls ahead.
+    pytester.makepyfile(test_a_dialectic_items=DIALECTIC_MODULE)  # not tests/test_dialectic.py's module name
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        server.delay = 0.05
+        result = pytester.runpytest_subprocess("test_a_dialectic_items.py", *run_args(pytester, server, "both", bank(pytester, 40, dialogues=0)),
+                                               "--eval-max-items", "40", "--eval-concurrency", "8")
+        assert "dialectic summary" in result.stdout.str() and "eval summary" in result.stdout.str(), result.stdout.str()
+        assert server.max_in_flight >= 4, server.max_in_flight
