@@ -5,8 +5,8 @@ calls; the controller, which sees every item's record (also under xdist), counts
 drops a marker file in the run's checkpoints/ folder once the total reaches the budget, which
 every worker checks before each call. So a run overshoots by at most the calls already in
 flight: one per worker, or with --eval-concurrency N the N requests each worker has out (calls
-made ahead of their items count as spent the moment they finish, see prefetch.py). Items not asked are skipped and listed in summary.json as `not_asked`;
-`--eval-resume` asks them later.
+made ahead of their items count as spent the moment they finish, see prefetch.py). Items not
+asked are skipped and listed in summary.json as `not_asked`; `--eval-resume` asks them later.
 """
 
 from __future__ import annotations
@@ -65,13 +65,15 @@ class BudgetedModel:
 
     def complete(self, request: Request) -> Completion:
         if getattr(self.model, "refused", None) is None and self.budget.exhausted():
-            self.not_asked(request.item_id)
-            pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")
+            self._skip(request)
         try:
             completion = self.model.complete(request)
         except NotAdmitted:  # the calls made ahead of this item spent the budget (prefetch.py)
-            self.not_asked(request.item_id)
-            pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")
+            self._skip(request)
         if completion.extra.get("cassette_hit") is False:
             self.budget.spent += completion.cost_usd
         return completion
+
+    def _skip(self, request: Request) -> None:
+        self.not_asked(request.item_id)
+        pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")

@@ -215,7 +215,11 @@ def recorded_request(sent: requests.PreparedRequest) -> VcrRequest:
     credentials, its key headers and key query parameters removed by vcrpy's own filters."""
     parts = urlsplit(sent.url)
     url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))  # a base URL's user:pass@ is not kept
-    request = VcrRequest(sent.method, url, sent.body, dict(sent.headers))
+    return _without_keys(VcrRequest(sent.method, url, sent.body, dict(sent.headers)))
+
+
+def _without_keys(request: VcrRequest) -> VcrRequest:
+    """vcrpy's filters: the key headers and key query parameters removed."""
     return remove_query_parameters(remove_headers(request, SECRET_REQUEST_HEADERS), SECRET_QUERY_PARAMETERS)
 
 
@@ -234,6 +238,7 @@ def recorded_response(response: requests.Response) -> dict:
         headers[length] = [str(len(body))]
     return {"status": {"code": response.status_code, "message": response.reason or ""},
             "headers": headers, "body": {"string": body}}
+
 
 def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
     return root / model_alias / suite / f"{item_id}.yaml"
@@ -325,8 +330,7 @@ class CassetteClient:
             return [], False
         pairs = [(q, r) for q, r in zip(requests_, responses) if 200 <= r["status"]["code"] < 300]  # never replay a failure
         if recording:  # what a save writes back is filtered as a recording would be
-            pairs = [(remove_query_parameters(remove_headers(q, SECRET_REQUEST_HEADERS), SECRET_QUERY_PARAMETERS),
-                      _scrub_headers(_decoded(r))) for q, r in pairs]
+            pairs = [(_without_keys(q), _scrub_headers(_decoded(r))) for q, r in pairs]
         return pairs, True
 
     @contextlib.contextmanager

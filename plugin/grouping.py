@@ -38,7 +38,8 @@ def param_id(nodeid: str) -> str | None:
 
 
 class EvalScheduling:
-    """LoadScheduling until the collection shows grouped items, then CaseGroupScheduling."""
+    """LoadScheduling until the collection is in; then CaseGroupScheduling for grouped items, or
+    AheadScheduling for questions whose calls run ahead."""
 
     def __init__(self, config: pytest.Config, log, groups: Callable[[set[str]], dict[str, str]], keep: int = 0):
         self._config, self._log, self._groups = config, log, groups

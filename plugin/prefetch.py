@@ -91,13 +91,15 @@ class Prefetcher:
         self.window = window
         self.upcoming = upcoming  # the next items' requests in order (None: an item that cannot run ahead)
         self.may_start = may_start
-        self._pool = ThreadPoolExecutor(max_workers=self.pool_size(window), thread_name_prefix="eval-call")
+        self._most = self.pool_size(window)
+        self._in_pool = threading.local()  # set in the pool's threads: their requests ask the budget
+        self._pool = ThreadPoolExecutor(max_workers=self._most, thread_name_prefix="eval-call",
+                                        initializer=lambda: setattr(self._in_pool, "on", True))
         self._ahead: dict[tuple[str, str], tuple[Request, Future]] = {}
         self._limiter = model.model.limiter
         self._claimed = 0.0  # live cost handed to items whose budget has charged it
         self._handed = 0.0  # ... and of the last one handed out: charged once its item is over
-        self._in_pool = threading.local()
-        self._failing = False  # the latest call made ahead failed after its retries
+        self._failing = False  # the latest call failed after its retries: nothing runs ahead
         self._limiter.admit = self._admit  # asked before each request is sent
 
     def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
@@ -116,7 +118,9 @@ class Prefetcher:
                 return self._hand(future.result())  # re-raises what the call raised (a refused key, say)
         if not self.may_start(self._unclaimed()):
             raise NotAdmitted()
-        return self._hand(self.model.complete(request))
+        completion = self.model.complete(request)
+        self._failing = completion.provider_failed()  # asked alone: a success lets calls run ahead again
+        return self._hand(completion)
 
     def _hand(self, completion: Completion) -> Completion:
         self._handed = completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0
@@ -131,7 +135,6 @@ class Prefetcher:
         return not getattr(self._in_pool, "on", False) or self.may_start(self._unclaimed())
 
     def _fetch(self, request: Request) -> Completion:
-        self._in_pool.on = True
         completion = self.model.complete(request)
         self._failing = completion.provider_failed()
         return completion
@@ -141,12 +144,11 @@ class Prefetcher:
 
     def _run_ahead(self) -> None:
         """Start the calls of the next items while fewer than pool_size run."""
-        most = self.pool_size(self.window)
         running = len(self._running())
-        if running >= most or self._failing:  # a failing provider is asked one item at a time
+        if running >= self._most or self._failing:  # a failing provider is asked one item at a time
             return
         for request in itertools.islice(self.upcoming(), self.HORIZON * self.window):
-            if running >= most or not self.may_start(self._unclaimed()):
+            if running >= self._most or not self.may_start(self._unclaimed()):
                 return
             if request is None or (request.suite, request.item_id) in self._ahead:
                 continue

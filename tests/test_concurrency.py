@@ -248,3 +248,32 @@ def test_questions_run_ahead_when_the_dialectic_asked_the_same_model_first(pytes
                                                "--eval-max-items", "40", "--eval-concurrency", "8")
         assert "dialectic summary" in result.stdout.str() and "eval summary" in result.stdout.str(), result.stdout.str()
         assert server.max_in_flight >= 4, server.max_in_flight
+
+
+def test_calls_run_ahead_again_once_a_call_succeeds_after_failures(tmp_path) -> None:
+    # A failing provider is asked one item at a time; the first success lets calls run ahead again.
+    from pytest_reasoning_evals.cassettes import CassetteClient
+    from pytest_reasoning_evals.prefetch import Prefetcher
+    from pytest_reasoning_evals.providers.http import RetryPolicy
+
+    spec = ModelSpec(alias="fake", provider="openai", model_id="fake-model")
+    asked = [Request(item_id=f"q{n}", suite="s", messages=({"role": "user", "content": f"q{n}"},)) for n in range(30)]
+    position = [0]
+    with FakeProvider() as server:
+        server.delay = 0.05
+        server.script(*[status(503)] * (1 + Prefetcher.pool_size(4)))  # the first call and those run ahead all fail
+        model = HttpModel(spec, RetryPolicy(max_retries=0), base_url=server.openai_base)
+        model.allow_concurrency(4)
+        prefetcher = Prefetcher(CassetteClient(model, tmp_path, "once"), 4, lambda: iter(asked[position[0] + 1:]))
+        try:
+            for n in range(7):  # q0-q5 failed; q6 is asked alone, and answered
+                position[0] = n
+                completion = prefetcher.complete(asked[n])
+            assert completion.error is None and server.pending_faults == 0
+            server.max_in_flight = 0
+            for n in range(7, 30):
+                position[0] = n
+                assert prefetcher.complete(asked[n]).error is None
+        finally:
+            prefetcher.close()
+        assert server.max_in_flight >= 2, "calls run ahead again after the success"

@@ -137,7 +137,8 @@ class Protocol(EvalProtocol):
         """The model under test as items see it: refused key stops all, a spent budget skips the
         running item (and lists it as not asked). While recording, the next questions' calls run
         ahead (--eval-concurrency) until the budget is spent."""
-        model = self.session.models.get(self.settings.model, run_ahead=(self._upcoming_requests, lambda unclaimed: not self.budget.exhausted(unclaimed)))
+        run_ahead = (self._upcoming_requests, lambda unclaimed: not self.budget.exhausted(unclaimed))
+        model = self.session.models.get(self.settings.model, run_ahead=run_ahead)
         return BudgetedModel(model, self.budget,
                              lambda item_id: send(self.session.current_item, {"protocol": self.name, "not_asked": item_id}))
 
