@@ -1,13 +1,18 @@
 """Replay throughput: eval items replayed from per-item cassettes vs bare pytest items.
 
-    python benchmarks/replay_throughput.py [--sizes 2000 40000] [--workers 0 2] [--profile]
+    python benchmarks/replay_throughput.py [--sizes 2000 40000] [--workers 0 2] [--repeat 1] [--profile]
 
 For each size N it writes, in a temporary folder, N synthetic questions, N one-interaction
 cassettes for an OpenAI-compatible model, and a bare module of N parametrized no-op tests;
 then it times, in the same run, `pytest` over the bare module and over the real ChaosBench
-eval module replaying the cassettes, for each worker count. It reports ms per item and the
-ratio eval / bare (the baseline measured in the same run), and the peak RSS of the pytest
-process (under xdist: the controller's). Nothing is asserted: run it by hand and read the table. --profile also writes a cProfile of the serial replay of the first size.
+eval module replaying the cassettes, for each worker count: "cold" with no cassette index (the
+first replay after a clone: every cassette is parsed, and the index is built), "warm" with the
+index the cold run left in .pytest_cache (every later replay; cassette_index.py). It reports
+ms per item and the ratios eval / bare (the baseline measured in the same run), and the peak
+RSS of the pytest process (under xdist: the controller's). With --repeat k each figure is the
+fastest of k runs (the machine's noise only ever adds time). Nothing is asserted: run it by
+hand and read the table. --profile also writes a cProfile of the serial warm replay of the
+first size.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -101,30 +107,42 @@ def eval_args(root: Path) -> list[str]:
             "--eval-record-mode", "none", f"--eval-out-dir={root / 'results'}"]
 
 
+def fastest(args: list[str], cwd: Path, repeat: int, before=lambda: None) -> tuple[float, float]:
+    """(seconds, peak RSS MiB) of the fastest of `repeat` runs, `before` called before each."""
+    runs = []
+    for _ in range(repeat):
+        before()
+        runs.append(timed(args, cwd))
+    return min(runs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 40000])
     parser.add_argument("--workers", nargs="+", default=["0", "2"])
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
-    common = ["-q", "--tb=no", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    print(f"{'items':>7} {'-n':>3} {'bare s':>8} {'eval s':>8} {'bare ms/item':>13} {'eval ms/item':>13} {'ratio':>6}"
-          f" {'bare MiB':>9} {'eval MiB':>9}")
+    common = ["-q", "--tb=no", "-p", "no:randomly"]
+    print(f"{'items':>7} {'-n':>3} {'bare s':>7} {'cold s':>7} {'warm s':>7} {'bare ms/it':>10} {'warm ms/it':>10}"
+          f" {'cold x':>6} {'warm x':>6} {'bare MiB':>8} {'cold MiB':>8} {'warm MiB':>8}")
     for index, n in enumerate(options.sizes):
         with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
             root = Path(tmp)
             write_fixture(root, n)
+            no_index = lambda: shutil.rmtree(root / ".pytest_cache", ignore_errors=True)  # noqa: E731
             for workers in options.workers:
                 xdist = ["-n", workers]
-                bare, bare_rss = timed(["test_bare.py", *common, *xdist], root)
-                evals, eval_rss = timed([*eval_args(root), *common, *xdist], root)
-                print(f"{n:>7} {workers:>3} {bare:>8.2f} {evals:>8.2f} {bare / n * 1000:>13.3f} "
-                      f"{evals / n * 1000:>13.3f} {evals / bare:>6.2f} {bare_rss:>9.0f} {eval_rss:>9.0f}", flush=True)
+                bare, bare_rss = fastest(["test_bare.py", *common, *xdist], root, options.repeat, no_index)
+                cold, cold_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat, no_index)
+                warm, warm_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat)
+                print(f"{n:>7} {workers:>3} {bare:>7.2f} {cold:>7.2f} {warm:>7.2f} {bare / n * 1000:>10.3f} {warm / n * 1000:>10.3f}"
+                      f" {cold / bare:>6.2f} {warm / bare:>6.2f} {bare_rss:>8.0f} {cold_rss:>8.0f} {warm_rss:>8.0f}", flush=True)
             if options.profile and index == 0:
                 out = PROJECT_ROOT / "benchmarks" / f"replay_{n}.prof"
                 subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "pytest",
                                 *eval_args(root), *common, "-n", "0"], cwd=root, capture_output=True)
-                print(f"profile of the serial replay: {out} (python -m pstats {out})")
+                print(f"profile of the serial warm replay: {out} (python -m pstats {out})")
 
 
 if __name__ == "__main__":

@@ -75,9 +75,10 @@ class StoppingModel:
 
 
 class Models:
-    def __init__(self, settings: Settings, session: Callable[[], pytest.Session | None]):
+    def __init__(self, settings: Settings, session: Callable[[], pytest.Session | None], config: pytest.Config | None = None):
         self.settings = settings
         self.session = session
+        self.config = config  # its cache folder holds the cassette index
         self._built: dict[tuple[str, bool], StoppingModel] = {}  # (alias, calls run ahead) -> model
         self._prefetchers: list = []
         self._checked: dict[tuple[str, ...], str | None] = {}
@@ -87,6 +88,13 @@ class Models:
         from pytest_reasoning_evals.registry import load_registry
 
         return load_registry(self.settings.models_file)
+
+    @functools.cached_property
+    def cassette_index(self):
+        """The parsed cassettes kept between runs (cassette_index.py), shared by this process's models."""
+        from pytest_reasoning_evals.cassette_index import CassetteIndex
+
+        return CassetteIndex.for_config(self.config) if self.config is not None else None
 
     def spec(self, alias: str):
         from pytest_reasoning_evals.registry import resolve
@@ -140,7 +148,8 @@ class Models:
             spec = self.spec(alias)
             record_mode = self.record_mode_for(spec)
             model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=record_mode,
-                                base_url=self.base_url_for(alias), policy=RetryPolicy(max_total_wait=s.max_retry_wait))
+                                base_url=self.base_url_for(alias), policy=RetryPolicy(max_total_wait=s.max_retry_wait),
+                                index=self.cassette_index if spec.provider != "baseline" else None)
             if run_ahead is not None and s.concurrency > 1 and record_mode != "none" and spec.provider != "baseline":
                 from pytest_reasoning_evals.prefetch import Prefetcher
 
@@ -151,6 +160,9 @@ class Models:
         return self._built[key]
 
     def close(self) -> None:
-        """The session is over: calls still waiting to run ahead are dropped."""
+        """The session is over: calls still waiting to run ahead are dropped, and the cassette
+        index writes what it has not written yet."""
         for prefetcher in self._prefetchers:
             prefetcher.close()
+        if self.__dict__.get("cassette_index") is not None:
+            self.cassette_index.close()

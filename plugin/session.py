@@ -70,7 +70,7 @@ class EvalSession:
     def models(self):
         from pytest_reasoning_evals.models import Models
 
-        return Models(self.settings, lambda: self.pytest_session)
+        return Models(self.settings, lambda: self.pytest_session, self.config)
 
     def record_command(self) -> str:
         """This run's own command line, recording what has no cassette (the key variables of the

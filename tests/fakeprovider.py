@@ -276,13 +276,17 @@ class FakeProvider:
             over = self.capacity is not None and self.in_flight > self.capacity
             self.rate_limited += over
         try:
-            if over:
-                self._send(handler, 429, json.dumps({"error": "rate limited"}), {"Retry-After": "0"})
-            elif not (self.delay and self._closing.wait(self.delay)):  # a wait cut short: shutting down
-                self._answer(handler, route, body, fault)
+            if not over and self.delay and self._closing.wait(self.delay):
+                return  # a wait cut short: shutting down
         finally:
+            # The work is done before the reply goes out: a client that sends its next request
+            # as soon as it has read this reply must not find this one still counted.
             with self._lock:
                 self.in_flight -= 1
+        if over:
+            self._send(handler, 429, json.dumps({"error": "rate limited"}), {"Retry-After": "0"})
+        else:
+            self._answer(handler, route, body, fault)
 
     def _answer(self, handler: _Handler, route: tuple[str, str | None], body, fault: Fault | None) -> None:
         fmt, model = route

@@ -20,7 +20,7 @@ from fakeprovider import FakeProvider, status
 from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, question, write_jsonl
 
 from pytest_reasoning_evals.providers.base import Request
-from pytest_reasoning_evals.providers.http import LATENCY_HEADER, AuthError, HttpModel, Limiter
+from pytest_reasoning_evals.providers.http import LATENCY_HEADER, AuthError, HttpModel, Limiter, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
@@ -109,9 +109,9 @@ def test_429s_lower_the_calls_in_flight_and_every_item_is_still_answered(pyteste
 def test_the_limiter_halves_on_a_429_once_a_round_and_grows_back() -> None:
     limiter = Limiter(16)
     tickets = [limiter.acquire() for _ in range(16)]
-    for ticket in tickets[:10]:  # ten 429s of one round: one cut
-        limiter.release(ticket, 429)
+    contention = [limiter.release(ticket, 429) for ticket in tickets[:10]]  # ten 429s of one round: one cut
     assert (limiter.limit, limiter.rate_limited, limiter.in_flight) == (8, 10, 6)
+    assert contention == [True] * 10, "429s with more than one call allowed in flight are the process's own"
     for ticket in tickets[10:]:
         limiter.release(ticket, 200)
     second = limiter.acquire()
@@ -123,6 +123,38 @@ def test_the_limiter_halves_on_a_429_once_a_round_and_grows_back() -> None:
     for _ in range(200):
         limiter.release(limiter.acquire(), 200)
     assert limiter.limit == 16, "never above the ceiling"
+    while limiter.limit > 1:
+        limiter.release(limiter.acquire(), 429)
+    assert limiter.release(limiter.acquire(), 429) is False, "a 429 at one call in flight is the call's own"
+    sequential = Limiter(1)
+    assert sequential.release(sequential.acquire(), 429) is False, "sequential calls never retry for free"
+
+
+def test_a_burst_against_a_tighter_limit_does_not_use_up_the_calls_retries() -> None:
+    """32 calls at once against a provider that takes 1: the limit comes down in 5 cuts and then
+    probes upwards again, 429s that would fail calls meeting several of them after their 5
+    attempts; a 429 with more than one call allowed in flight does not count against them."""
+    spec = ModelSpec(alias="fake", provider="openai", model_id="fake-model", api_key_env=KEY_VAR)
+    policy = RetryPolicy(max_retries=4, backoff_base=0.0, backoff_max=0.0, jitter=0.0, timeout=5.0)
+    with FakeProvider() as server:
+        server.delay = 0.02
+        server.capacity = 1
+        model = HttpModel(spec, policy, base_url=server.openai_base)
+        model.allow_concurrency(32)
+        barrier = threading.Barrier(32)
+        errors: list[str | None] = []
+
+        def call(n: int) -> None:
+            barrier.wait()
+            errors.append(model.complete(Request(item_id=f"q{n}", suite="s", messages=({"role": "user", "content": f"q{n}"},))).error)
+
+        threads = [threading.Thread(target=call, args=(n,)) for n in range(32)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == [None] * 32, errors
+    assert server.rate_limited >= 31 and model.limiter.lowest == 1
 
 
 def test_the_limiter_makes_attempts_wait_for_a_slot() -> None:
@@ -147,7 +179,9 @@ def test_a_refused_key_under_concurrency_sends_nothing_after_the_refusal() -> No
     spec = ModelSpec(alias="fake", provider="openai", model_id="fake-model", api_key_env=KEY_VAR)
     with FakeProvider() as server:
         server.delay = 0.3
-        server.script(status(401))
+        # The first wave is all refused: had one of them been answered before the first 401 was
+        # read, its free slot would rightly have sent a fifth request before the refusal was known.
+        server.script(*[status(401)] * 4)
         model = HttpModel(spec, base_url=server.openai_base)
         model.allow_concurrency(4)
         outcomes: list[str] = []

@@ -97,10 +97,11 @@ class Protocol(EvalProtocol):
         self.prompt  # noqa: B018 - a missing or broken prompt file stops collection too
         questions, dialogues = self.items
         self.hold_run_dir()  # before any item: a second run on this run directory stops here
+        # one mark per family and split, shared by its items (marks are immutable): 40,000 items need 50
+        mark = functools.cache(lambda family, split: pytest.mark.chaosbench(family=family, split=split))
         for name, items in (("chaosbench_question", questions), ("chaosbench_dialogue", dialogues)):
             if name in metafunc.fixturenames:
-                metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=pytest.mark.chaosbench(family=i.family, split=i.split))
-                                            for i in items])
+                metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=mark(i.family, i.split)) for i in items])
 
     def hold_run_dir(self) -> None:
         """The run directory's lock (results.RunDirLock), or a usage error naming its holder."""

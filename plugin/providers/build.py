@@ -48,9 +48,10 @@ def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str, base_ur
 
 
 def build_model(spec: ModelSpec, *, seed: int, cassette_dir: Path, record_mode: str,
-                base_url: str | None = None, policy: RetryPolicy | None = None) -> Model:
+                base_url: str | None = None, policy: RetryPolicy | None = None, index=None) -> Model:
+    """`index`: a cassette_index.CassetteIndex the HTTP model's cassettes are read through."""
     if spec.provider == "baseline":
         return BaselineModel(spec, seed)
     from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
 
-    return CassetteClient(HttpModel(spec, policy, base_url), cassette_dir, record_mode)
+    return CassetteClient(HttpModel(spec, policy, base_url), cassette_dir, record_mode, index)

@@ -123,14 +123,19 @@ class Limiter:
             self.in_flight += 1
             return self._round
 
-    def release(self, started_in: int, status: int | None, paid: float = 0.0) -> None:
-        """The attempt is over: `status` its HTTP status (None: no response), `paid` its cost."""
+    def release(self, started_in: int, status: int | None, paid: float = 0.0) -> bool:
+        """The attempt is over: `status` its HTTP status (None: no response), `paid` its cost.
+        -> whether it was a 429 of this process's own concurrency: one that came while more than
+        one call could be in flight, or of a burst a cut has already answered. Only a 429 at one
+        call in flight says that the provider refuses the call itself."""
         with self._changed:
             self.in_flight -= 1
             self.paid += paid
+            stale = status == 429 and started_in != self._round
+            contention = status == 429 and (stale or self.limit > 1)
             if status == 429:
                 self.rate_limited += 1
-                if started_in == self._round:
+                if not stale:
                     self._round += 1
                     self.limit = max(1, self.limit // 2)
                     self.lowest = min(self.lowest, self.limit)
@@ -140,6 +145,7 @@ class Limiter:
                 if self._credit >= self.limit:
                     self.limit, self._credit = self.limit + 1, 0
             self._changed.notify_all()
+            return contention
 
     def refuse(self, reason: str) -> None:
         with self._changed:
@@ -213,8 +219,15 @@ class HttpModel:
         call = self.call_for(request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
         error, gave_up, waited = "no attempt made", "", 0.0
-        for attempt in range(attempts):
+        attempt, sent = 0, 0
+        # A 429 of the process's own concurrency (Limiter.release) is retried without using up
+        # one of the call's retries: while the limit comes down (or probes upwards again), the
+        # calls that meet those 429s would otherwise fail for what the limiter is there to fix.
+        # Bounded per call; sequential calls (a limit of 1) never get one.
+        free_retries = 4 * (self.limiter.ceiling.bit_length() - 1)
+        while True:
             retry_after = None
+            sent += 1
             ticket, status, paid = self.limiter.acquire(), None, 0.0  # AuthError once a key was refused
             started = time.perf_counter()  # the latency is the request's, not its wait for a slot
             try:
@@ -250,17 +263,23 @@ class HttpModel:
                     break
                 retry_after = response.headers.get("Retry-After")
             finally:
-                self.limiter.release(ticket, status, paid)
-            if attempt + 1 < attempts:
-                pause = self.policy.wait(attempt, retry_after)
-                if waited + pause > self.policy.max_total_wait:
-                    who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
-                    gave_up = (f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
-                               f"on waiting per call (--eval-max-retry-wait)")
-                    break
-                time.sleep(pause)
-                waited += pause
-        return self.failed(f"{error} (after {attempt + 1} attempt{'s' if attempt else ''}{gave_up})"), None
+                contention = self.limiter.release(ticket, status, paid)
+            free = contention and free_retries > 0  # retried, waiting as any retry does, without using one up
+            if attempt + 1 >= attempts and not free:
+                break
+            pause = self.policy.wait(attempt, retry_after)
+            if waited + pause > self.policy.max_total_wait:
+                who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
+                gave_up = (f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
+                           f"on waiting per call (--eval-max-retry-wait)")
+                break
+            time.sleep(pause)
+            waited += pause
+            if free:
+                free_retries -= 1
+            else:
+                attempt += 1
+        return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})"), None
 
     def _completion(self, response: requests.Response, latency_ms: float) -> Completion:
         return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms)

@@ -1,0 +1,143 @@
+"""A parsed index of cassette files, so a replay does not parse the same YAML run after run.
+
+Parsing a one-call cassette costs about 0.3 ms of Python (libyaml reads it, PyYAML builds the
+objects) and the file open; over 40,000 items that is most of what a replay adds to pytest.
+Here each file's checked content (cassettes.read_cassette's requests and responses) is kept in
+one SQLite file in pytest's cache folder (`.pytest_cache/d/reasoning-evals/`), keyed by the
+file's path and the provider's wire format, and used only while the file's size, mtime and
+inode are the ones it was read with (a save is a rename, so it always makes a new inode, even
+within the clock tick that mtime is counted in). The cassette files stay the source of truth: any change to
+one (a recording, an edit, a checkout) makes it be read again, a file that cannot be read is
+never kept, and the index can be deleted at any time (`pytest --cache-clear`). Without pytest's
+cache plugin (`-p no:cacheprovider`) files are simply parsed every time.
+
+It is a cache, and fails as one: an index that cannot be opened, read or written (locked by
+another process for too long, corrupt, on a read-only disk) is not used, and nothing fails.
+Rows are stored with marshal (plain data only; loading one can run no code) and written in
+batches, one transaction each, so xdist workers sharing the file (WAL) rarely wait.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from vcr.request import Request as VcrRequest
+
+SCHEMA = 1  # bump when what read_cassette checks or returns changes: older rows are not read
+FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
+BATCH = 500  # rows written per transaction
+WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
+
+Parsed = tuple[list, list]  # (vcrpy requests, vcrpy response dicts), as read_cassette returns them
+
+
+class CassetteIndex:
+    def __init__(self, folder: Path):
+        self.path = folder / FILE_NAME
+        self._lock = threading.Lock()  # one connection, shared by the threads that run calls ahead
+        self._pending: list[tuple] = []
+        self._db: sqlite3.Connection | None = None
+        self._broken = False
+        self.hits = 0  # read from the index
+        self.parsed = 0  # read from the file (and kept)
+
+    @classmethod
+    def for_config(cls, config) -> "CassetteIndex | None":
+        """The index in pytest's cache folder, or None without the cache plugin."""
+        cache = getattr(config, "cache", None)
+        if cache is None:
+            return None
+        try:
+            return cls(cache.mkdir("reasoning-evals"))
+        except OSError:
+            return None
+
+    def read(self, path: Path, wire: str, parse_file: Callable[[Path], Parsed]) -> Parsed:
+        """The file's content: the index's, when it holds this version of the file, else
+        `parse_file(path)` (whose exceptions pass through) kept for next time."""
+        stat = os.stat(path)  # FileNotFoundError, as parse_file would raise; before the read, so a
+        # file changed while it is parsed is stored under its old stat and read again next time
+        key = (os.fspath(path), wire)
+        row = self._lookup(key)
+        version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        if row is not None and tuple(row[:3]) == version:
+            try:
+                parsed = _loads(row[3])
+            except (ValueError, TypeError, EOFError):
+                parsed = None
+            if parsed is not None:
+                self.hits += 1
+                return parsed
+        parsed = parse_file(path)
+        self.parsed += 1
+        try:
+            blob = _dumps(parsed)
+        except (ValueError, TypeError):  # something marshal cannot hold (an old cassette's odd body): not kept
+            return parsed
+        with self._lock:
+            self._pending.append((*key, *version, blob))
+            if len(self._pending) >= BATCH:
+                self._flush()
+        return parsed
+
+    def close(self) -> None:
+        with self._lock:
+            self._flush()
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # --- SQLite, behind the lock; any error turns the index off for this process ---
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._db is None and not self._broken:
+            try:
+                db = sqlite3.connect(self.path, timeout=WAIT_SECONDS, check_same_thread=False, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=OFF")  # a cache: a crash may lose rows, never the cassettes
+                db.execute("CREATE TABLE IF NOT EXISTS cassettes (path TEXT, wire TEXT, size INTEGER, "
+                           "mtime_ns INTEGER, inode INTEGER, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID")
+                self._db = db
+            except sqlite3.Error:
+                self._broken = True
+        return self._db
+
+    def _lookup(self, key: tuple[str, str]) -> tuple | None:
+        with self._lock:
+            db = self._connect()
+            if db is None:
+                return None
+            try:
+                return db.execute("SELECT size, mtime_ns, inode, parsed FROM cassettes WHERE path = ? AND wire = ?", key).fetchone()
+            except sqlite3.Error:
+                self._broken, self._db = True, None
+                return None
+
+    def _flush(self) -> None:
+        rows, self._pending = self._pending, []
+        db = self._connect() if rows else None
+        if db is None:
+            return
+        try:
+            with db:  # one transaction
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("INSERT OR REPLACE INTO cassettes VALUES (?, ?, ?, ?, ?, ?)", rows)
+        except sqlite3.OperationalError:
+            pass  # another process held the file too long: these rows are parsed again next run
+        except sqlite3.Error:
+            self._broken, self._db = True, None
+
+
+def _dumps(parsed: Parsed) -> bytes:
+    requests_, responses = parsed
+    return marshal.dumps(([r._to_dict() for r in requests_], responses))
+
+
+def _loads(blob: bytes) -> Parsed | None:
+    requests_, responses = marshal.loads(blob)
+    return [VcrRequest._from_dict(r) for r in requests_], responses

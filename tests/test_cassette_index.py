@@ -1,0 +1,196 @@
+"""The cassette index (cassette_index.py): a replay reads each cassette's parsed content from
+.pytest_cache while the file is unchanged, and the file again as soon as it changes."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import sqlite3
+
+import pytest
+import yaml
+from fakeprovider import FakeProvider
+from helpers import add_eval_module, answer_by_text, question, write_jsonl
+
+from pytest_reasoning_evals import cassette_index
+from pytest_reasoning_evals.cassette_index import FILE_NAME, CassetteIndex
+from pytest_reasoning_evals.cassettes import UnreadableCassette, read_cassette
+from pytest_reasoning_evals.providers.http import HttpModel
+from pytest_reasoning_evals.registry import ModelSpec
+
+KEY_VAR = "FAKE_PROVIDER_KEY"
+MODELS = "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR + "\n    base_url: {url}\n"
+SPEC = ModelSpec(alias="fake", provider="openai", model_id="fake-model", api_key_env=None, base_url="http://127.0.0.1:9/v1")
+
+
+def cassette(answer: str) -> dict:
+    reply = {"id": "x", "object": "chat.completion", "model": "fake-model",
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
+    return {"version": 1, "interactions": [{
+        "request": {"method": "POST", "uri": "http://127.0.0.1:9/v1/chat/completions", "body": '{"a": 1}',
+                    "headers": {"Content-Type": ["application/json"]}},
+        "response": {"status": {"code": 200, "message": "OK"}, "body": {"string": json.dumps(reply)},
+                     "headers": {"content-type": ["application/json"]}}}]}
+
+
+class CountingParser:
+    def __init__(self):
+        self.calls = 0
+        self.parse = HttpModel(SPEC)._parse
+
+    def __call__(self, path):
+        self.calls += 1
+        from vcr.serializers import yamlserializer
+
+        return read_cassette(path, yamlserializer, self.parse)
+
+
+def answer(parsed) -> str:
+    return json.loads(parsed[1][0]["body"]["string"])["choices"][0]["message"]["content"]
+
+
+@pytest.fixture
+def file(tmp_path):
+    path = tmp_path / "cassettes" / "q-1.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(cassette("TRUE")))
+    return path
+
+
+def test_a_later_run_reads_an_unchanged_file_from_the_index(tmp_path, file) -> None:
+    parser = CountingParser()
+    first = CassetteIndex(tmp_path)
+    parsed = first.read(file, "openai", parser)
+    first.close()
+    later = CassetteIndex(tmp_path)  # a new process: only the SQLite file carries over
+    again = later.read(file, "openai", parser)
+    assert parser.calls == 1 and (later.hits, later.parsed) == (1, 0)
+    assert [r._to_dict() for r in again[0]] == [r._to_dict() for r in parsed[0]] and again[1] == parsed[1]
+    assert answer(again) == "TRUE"
+
+
+def test_a_changed_file_is_read_again_even_at_the_same_size_and_mtime(tmp_path, file) -> None:
+    parser = CountingParser()
+    index = CassetteIndex(tmp_path)
+    index.read(file, "openai", parser)
+    index.close()
+    before = os.stat(file)
+    # A save is a rename (a new inode); the same size and mtime must not hide the new content.
+    replacement = file.with_suffix(".tmp")
+    replacement.write_text(yaml.safe_dump(cassette("FAKE")))  # as long as "TRUE"
+    os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(replacement, file)
+    assert (os.stat(file).st_size, os.stat(file).st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "FAKE" and parser.calls == 2
+    # An edit in place: a new mtime.
+    file.write_text(yaml.safe_dump(cassette("FALSE")))
+    assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "FALSE" and parser.calls == 3
+
+
+def test_the_wire_format_is_part_of_the_key(tmp_path, file) -> None:
+    parser = CountingParser()
+    index = CassetteIndex(tmp_path)
+    index.read(file, "openai", parser)
+    index.read(file, "anthropic", parser)  # another reader's checks: parsed for it too
+    index.close()
+    assert parser.calls == 2
+
+
+def test_a_file_that_cannot_be_read_is_never_kept(tmp_path, file) -> None:
+    file.write_text("interactions: [")
+    parser = CountingParser()
+    for _ in range(2):
+        index = CassetteIndex(tmp_path)
+        with pytest.raises(UnreadableCassette):
+            index.read(file, "openai", parser)
+        index.close()
+    assert parser.calls == 2
+    with pytest.raises(FileNotFoundError):
+        CassetteIndex(tmp_path).read(file.with_name("gone.yaml"), "openai", parser)
+
+
+def test_a_corrupt_index_only_costs_the_parse(tmp_path, file) -> None:
+    (tmp_path / FILE_NAME).write_bytes(b"not a database" * 100)
+    parser = CountingParser()
+    index = CassetteIndex(tmp_path)
+    assert answer(index.read(file, "openai", parser)) == "TRUE"
+    index.close()
+    assert parser.calls == 1
+
+
+def test_rows_another_process_keeps_from_being_written_are_parsed_again_next_time(tmp_path, file, monkeypatch) -> None:
+    monkeypatch.setattr(cassette_index, "WAIT_SECONDS", 0.2)
+    other = file.with_name("q-2.yaml")
+    other.write_text(file.read_text())
+    parser = CountingParser()
+    first = CassetteIndex(tmp_path)
+    first.read(other, "openai", parser)
+    first.close()
+    holder = sqlite3.connect(tmp_path / FILE_NAME, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another xdist worker writing, for longer than the index waits
+    blocked = CassetteIndex(tmp_path)
+    assert answer(blocked.read(file, "openai", parser)) == "TRUE"
+    blocked.close()  # its row is dropped, silently
+    holder.close()
+    later = CassetteIndex(tmp_path)
+    later.read(file, "openai", parser)
+    later.read(other, "openai", parser)
+    assert parser.calls == 3 and (later.hits, later.parsed) == (1, 1)
+
+
+def test_without_pytests_cache_there_is_no_index() -> None:
+    class NoCache:
+        pass
+
+    assert CassetteIndex.for_config(NoCache()) is None
+
+
+# --- in a run: the index is used, and the files stay the source of truth ---
+
+
+def record_then_replay_args(pytester, server: FakeProvider, cases: str, mode: str) -> list[str]:
+    models = pytester.path / "models.yaml"
+    models.write_text(MODELS.format(url=server.openai_base))
+    return ["test_chaosbench.py", "--eval-models-file", str(models), "--model", "fake", "--eval-cases", cases,
+            "--eval-cassette-dir", str(pytester.path / "cassettes"), "--eval-out-dir", str(pytester.path / "results"),
+            "--eval-record-mode", mode]
+
+
+def labels(pytester) -> dict[str, str]:
+    lines = (pytester.path / "results" / "fake_zeroshot" / "completions.jsonl").read_text().splitlines()
+    return {r["id"]: r["label"] for r in map(json.loads, lines)}
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch, workers) -> None:
+    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+    add_eval_module(pytester)
+    cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE") for i in range(12)]))
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        assert pytester.runpytest_subprocess(*record_then_replay_args(pytester, server, cases, "once")).ret == 0
+        replay = record_then_replay_args(pytester, server, cases, "none")
+    recorded = labels(pytester)
+    index = pytester.path / ".pytest_cache" / "d" / "reasoning-evals" / FILE_NAME
+    assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
+    assert labels(pytester) == recorded
+    db = sqlite3.connect(index)
+    assert db.execute("SELECT count(*) FROM cassettes").fetchone() == (12,)
+    # Plant another answer in the index row of q-3 (the file unchanged): the next replay reads it,
+    # which shows that the index, not the file, was read ...
+    path = str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / "q-3.yaml")
+    requests_, responses = marshal.loads(db.execute("SELECT parsed FROM cassettes WHERE path = ?", (path,)).fetchone()[0])
+    flipped = "FALSE" if recorded["q-3"] == "TRUE" else "TRUE"
+    body = responses[0]["body"]
+    body["string"] = body["string"].replace(f'"content": "{recorded["q-3"]}"'.encode(), f'"content": "{flipped}"'.encode())
+    db.execute("UPDATE cassettes SET parsed = ? WHERE path = ?", (marshal.dumps((requests_, responses)), path))
+    db.commit()
+    db.close()
+    assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
+    assert labels(pytester) == {**recorded, "q-3": flipped}
+    # ... and once the file changes (here: only its mtime), the file is read again.
+    os.utime(path)
+    assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
+    assert labels(pytester) == recorded
