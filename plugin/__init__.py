@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_reasoning_evals.chaosbench.fixtures import fixtures_for
 from pytest_reasoning_evals.options import add_model_flag, add_options
 from pytest_reasoning_evals.protocol import ProtocolInfo
 from pytest_reasoning_evals.session import EVAL_SESSION, EvalSession
 
-pytest_plugins = ["pytest_reasoning_evals.chaosbench.fixtures", "pytest_reasoning_evals.dialectic.fixtures"]
+pytest_plugins = ["pytest_reasoning_evals.dialectic.fixtures"]  # ChaosBench's are per session (pytest_configure)
 
 PROTOCOLS = (
     ProtocolInfo("chaosbench", "pytest_reasoning_evals.chaosbench.protocol", ("chaosbench_question", "chaosbench_dialogue"),
@@ -42,6 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = EvalSession(config, PROTOCOLS)
     config.stash[EVAL_SESSION] = session
     config.pluginmanager.register(session, "pytest-reasoning-evals-session")
+    config.pluginmanager.register(fixtures_for(session), "pytest-reasoning-evals-chaosbench-fixtures")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -1,41 +1,48 @@
 """The fixtures of ChaosBench items. `chaosbench_question` and `chaosbench_dialogue` are
-parametrized by the plugin from the bank (--eval-cases and the selection options)."""
+parametrized by the plugin from the bank (--eval-cases and the selection options); the others
+are made per session by `fixtures_for` and registered by the plugin's pytest_configure."""
 
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+    from pytest_reasoning_evals.session import EvalSession
 
 
-def _protocol(config: pytest.Config):
-    from pytest_reasoning_evals.session import EVAL_SESSION
+def fixtures_for(session: "EvalSession") -> types.ModuleType:
+    """The session's ChaosBench fixtures, as a plugin module (pytest reads fixtures from a
+    module's attributes). They are session-scoped and take no argument: pytest resolves a
+    fixture's arguments on every item even when its value is cached, and asking for
+    `pytestconfig` makes it build a `request` fixture definition (parsing a signature) each
+    time, about a tenth of an eval item's own cost. So they reach the session through this
+    closure instead. Override any of them in a conftest.py as usual."""
 
-    return config.stash[EVAL_SESSION].protocol("chaosbench")
+    def protocol():
+        return session.protocol("chaosbench")
 
+    @pytest.fixture(scope="session")
+    def chaosbench_prompt():
+        """The prompt template chosen with --eval-mode (from --eval-prompts)."""
+        return protocol().prompt
 
-@pytest.fixture(scope="session")
-def chaosbench_prompt(pytestconfig: pytest.Config) -> "PromptTemplate":
-    """The prompt template chosen with --eval-mode (from --eval-prompts)."""
-    return _protocol(pytestconfig).prompt
+    @pytest.fixture(scope="session")
+    def chaosbench_model():
+        """The model chosen with --model (built once per process), behind the key and budget
+        checks; it acts on the item running now."""
+        return protocol().model_for_items()
 
+    @pytest.fixture(scope="session")
+    def chaosbench_outcome():
+        """`chaosbench_outcome(record)`: send the running item's record to the controller; a
+        wrong or UNKNOWN answer fails the item with a one-line reason."""
+        chaosbench = protocol()
+        return lambda record: chaosbench.report(session.current_item, record)
 
-# Session-scoped: set up once per process, not once per item (a function-scoped fixture costs
-# pytest a `request` fixture definition per item). Both act on the item running now.
-
-
-@pytest.fixture(scope="session")
-def chaosbench_model(pytestconfig: pytest.Config):
-    """The model chosen with --model (built once per process), behind the key and budget checks."""
-    return _protocol(pytestconfig).model_for_items()
-
-
-@pytest.fixture(scope="session")
-def chaosbench_outcome(pytestconfig: pytest.Config):
-    """`chaosbench_outcome(record)`: send the running item's record to the controller; a wrong or
-    UNKNOWN answer fails the item with a one-line reason."""
-    protocol = _protocol(pytestconfig)
-    return lambda record: protocol.report(protocol.session.current_item, record)
+    plugin = types.ModuleType(f"{__name__}.session")
+    plugin.chaosbench_prompt, plugin.chaosbench_model, plugin.chaosbench_outcome = (
+        chaosbench_prompt, chaosbench_model, chaosbench_outcome)
+    return plugin

@@ -123,14 +123,12 @@ class Protocol(EvalProtocol):
         drop = []
         for item in items:
             params = getattr(item, "callspec", None)
-            if params is None or not set(self.fixtures) & set(params.params):
+            value = next((params.params[name] for name in self.fixtures if name in params.params), None) if params else None
+            if value is None:
                 continue
-            value = next(params.params[name] for name in self.fixtures if name in params.params)
-            skip = item.get_closest_marker("skip")
-            if skip is not None and str(skip.kwargs.get("reason", "")).startswith("got empty parameter set"):
+            if not isinstance(value, (Question, Dialogue)):  # pytest's NOTSET for an empty parameter set
                 drop.append(item)
-                continue
-            if value.id in self.answered_ids:
+            elif value.id in self.answered_ids:
                 drop.append(item)
         return drop
 
