@@ -50,6 +50,7 @@ from vcr.serializers import yamlserializer as YAML
 from pytest_reasoning_evals.cassette_index import CassetteIndex
 from pytest_reasoning_evals.providers.base import MISS, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
+from pytest_reasoning_evals.providers.wire import Call
 from pytest_reasoning_evals.results import replacing
 
 MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
@@ -360,7 +361,7 @@ class CassetteClient:
         write_atomically(opened.path, serialize({"requests": requests_, "responses": responses}, YAML))
         opened.dirty = False
 
-    def _wanted(self, call) -> VcrRequest:
+    def _wanted(self, call: Call) -> VcrRequest:
         """The request as a recording matches it: the key's query parameters filtered out."""
         wanted = VcrRequest("POST", call.url, json.dumps(call.body), dict(call.headers))
         return remove_query_parameters(wanted, SECRET_QUERY_PARAMETERS) if "?" in call.url else wanted
