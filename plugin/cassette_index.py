@@ -69,8 +69,8 @@ class CassetteIndex:
             try:
                 parsed = _loads(row[3])
             except (ValueError, TypeError, EOFError):
-                parsed = None
-            if parsed is not None:
+                pass  # a damaged row: the file is parsed, and the row replaced
+            else:
                 self.hits += 1
                 return parsed
         parsed = parse_file(path)
@@ -113,7 +113,8 @@ class CassetteIndex:
             if db is None:
                 return None
             try:
-                return db.execute("SELECT size, mtime_ns, inode, parsed FROM cassettes WHERE path = ? AND wire = ?", key).fetchone()
+                return db.execute("SELECT size, mtime_ns, inode, parsed FROM cassettes WHERE path = ? AND wire = ?",
+                                  key).fetchone()
             except sqlite3.Error:
                 self._broken, self._db = True, None
                 return None
@@ -138,6 +139,6 @@ def _dumps(parsed: Parsed) -> bytes:
     return marshal.dumps(([r._to_dict() for r in requests_], responses))
 
 
-def _loads(blob: bytes) -> Parsed | None:
+def _loads(blob: bytes) -> Parsed:
     requests_, responses = marshal.loads(blob)
     return [VcrRequest._from_dict(r) for r in requests_], responses

@@ -242,8 +242,13 @@ def recorded_response(response: requests.Response) -> dict:
             "headers": headers, "body": {"string": body}}
 
 
+def cassette_name(model_alias: str, suite: str, item_id: str) -> str:
+    """An item's cassette under the cassette root (what a record's `cassette` field says)."""
+    return f"{model_alias}/{suite}/{item_id}.yaml"
+
+
 def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
-    return root / model_alias / suite / f"{item_id}.yaml"
+    return root / cassette_name(model_alias, suite, item_id)
 
 
 @dataclass
@@ -315,7 +320,7 @@ class CassetteClient:
                     completion = self._call(opened, request)
         except ReplayMiss as miss:
             return self.model.failed(self._miss_message(request, path, miss.differences))
-        completion.extra["cassette"] = f"{self.model.spec.alias}/{request.suite}/{request.item_id}.yaml"  # path, relative to the root
+        completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.suite, request.item_id)
         return completion
 
     # --- one opening of a cassette ---

@@ -123,7 +123,8 @@ class Protocol(EvalProtocol):
         drop = []
         for item in items:
             params = getattr(item, "callspec", None)
-            value = next((params.params[name] for name in self.fixtures if name in params.params), None) if params else None
+            found = params.params if params is not None else {}
+            value = next((found[name] for name in self.fixtures if name in found), None)
             if value is None:
                 continue
             if not isinstance(value, (Question, Dialogue)):  # pytest's NOTSET for an empty parameter set
