@@ -26,14 +26,13 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from vcr.request import Request as VcrRequest
-
 SCHEMA = 1  # bump when what read_cassette checks or returns changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
 BATCH = 500  # rows written per transaction
 WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
+MOST_AHEAD = 256  # rows read ahead of the one asked for, at most
 
-Parsed = tuple[list, list]  # (vcrpy requests, vcrpy response dicts), as read_cassette returns them
+Parsed = tuple[list, list]  # (vcrpy's request dicts, vcrpy's response dicts), as read_cassette returns them
 
 
 class CassetteIndex:
@@ -43,6 +42,9 @@ class CassetteIndex:
         self._pending: list[tuple] = []
         self._db: sqlite3.Connection | None = None
         self._broken = False
+        self._ahead: dict[tuple[str, str], tuple] = {}  # rows read with an earlier one, not asked for yet
+        self._span = 1  # how many rows the last query read ahead
+        self._ahead_used = False  # whether one of them has been asked for since
         self.hits = 0  # read from the index
         self.parsed = 0  # read from the file (and kept)
 
@@ -57,7 +59,7 @@ class CassetteIndex:
         except OSError:
             return None
 
-    def read(self, path: Path, wire: str, parse_file: Callable[[Path], Parsed]) -> Parsed:
+    def read(self, path: Path | str, wire: str, parse_file: Callable[[Path | str], Parsed]) -> Parsed:
         """The file's content: the index's, when it holds this version of the file, else
         `parse_file(path)` (whose exceptions pass through) kept for next time."""
         stat = os.stat(path)  # FileNotFoundError, as parse_file would raise; before the read, so a
@@ -67,7 +69,7 @@ class CassetteIndex:
         version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
         if row is not None and tuple(row[:3]) == version:
             try:
-                parsed = _loads(row[3])
+                parsed = marshal.loads(row[3])
             except (ValueError, TypeError, EOFError):
                 pass  # a damaged row: the file is parsed, and the row replaced
             else:
@@ -76,7 +78,7 @@ class CassetteIndex:
         parsed = parse_file(path)
         self.parsed += 1
         try:
-            blob = _dumps(parsed)
+            blob = marshal.dumps(parsed)
         except (ValueError, TypeError):  # something marshal cannot hold (an old cassette's odd body): not kept
             return parsed
         with self._lock:
@@ -108,16 +110,29 @@ class CassetteIndex:
         return self._db
 
     def _lookup(self, key: tuple[str, str]) -> tuple | None:
+        """The row of `key`, read ahead by an earlier query or by one that also reads the next
+        rows in path order: a replay mostly runs its items in the order of their ids, so one
+        query serves many items. How many: doubling while the rows read ahead get asked for,
+        back to one when they do not (items in random order pay for one unused row a query)."""
         with self._lock:
+            row = self._ahead.pop(key, None)
+            if row is not None:
+                self._ahead_used = True
+                return row
             db = self._connect()
             if db is None:
                 return None
+            self._span = min(MOST_AHEAD, self._span * 2) if self._ahead_used else 1
+            self._ahead_used = False
+            path, wire = key
             try:
-                return db.execute("SELECT size, mtime_ns, inode, parsed FROM cassettes WHERE path = ? AND wire = ?",
-                                  key).fetchone()
+                rows = db.execute("SELECT path, size, mtime_ns, inode, parsed FROM cassettes WHERE path >= ? AND wire = ? "
+                                  "ORDER BY path LIMIT ?", (path, wire, self._span + 1)).fetchall()
             except sqlite3.Error:
                 self._broken, self._db = True, None
                 return None
+            self._ahead = {(found, wire): rest for found, *rest in rows}
+            return self._ahead.pop(key, None)
 
     def _flush(self) -> None:
         rows, self._pending = self._pending, []
@@ -133,12 +148,3 @@ class CassetteIndex:
         except sqlite3.Error:
             self._broken, self._db = True, None
 
-
-def _dumps(parsed: Parsed) -> bytes:
-    requests_, responses = parsed
-    return marshal.dumps(([r._to_dict() for r in requests_], responses))
-
-
-def _loads(blob: bytes) -> Parsed:
-    requests_, responses = marshal.loads(blob)
-    return [VcrRequest._from_dict(r) for r in requests_], responses

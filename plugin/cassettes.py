@@ -154,12 +154,13 @@ def _response_problem(response, parse: Callable[[dict], object]) -> str | None:
     return None
 
 
-def read_cassette(path: Path, serializer, parse: Callable[[dict], object]) -> tuple[list, list]:
-    """(requests, responses) of a cassette file, as vcrpy's loader returns them, after checking
-    everything the replay reads. FileNotFoundError when there is no file; UnreadableCassette
+def read_cassette(path: Path | str, serializer, parse: Callable[[dict], object]) -> tuple[list, list]:
+    """(requests, responses) of a cassette file after checking everything the replay reads: the
+    requests as vcrpy's own dicts (Request._to_dict: the body bytes, each header a list), the
+    responses as vcrpy's loader returns them. FileNotFoundError when there is no file; UnreadableCassette
     (a short reason) when there is one that cannot be replayed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise
     except UnicodeDecodeError:
@@ -188,7 +189,7 @@ def read_cassette(path: Path, serializer, parse: Callable[[dict], object]) -> tu
         problem = _request_problem(interaction["request"]) or _response_problem(interaction["response"], parse)
         if problem:
             raise UnreadableCassette(f"interaction {n}: {problem}")
-        requests_.append(VcrRequest._from_dict(interaction["request"]))
+        requests_.append(VcrRequest._from_dict(interaction["request"])._to_dict())  # vcrpy's own normal form
         responses.append(compat.convert_to_bytes(interaction["response"]))
     return requests_, responses
 
@@ -251,12 +252,22 @@ def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Pat
     return root / cassette_name(model_alias, suite, item_id)
 
 
+# A recorded request as the opened cassette holds it: vcrpy's dict of it (Request._to_dict). The
+# usual replay compares its URL and body bytes; a vcrpy Request (which parses the URL and the
+# headers) is made only for the matchers, a save, or a recording's filters.
+Recorded = dict
+
+
+def _vcr(recorded: Recorded) -> VcrRequest:
+    return VcrRequest._from_dict(recorded)
+
+
 @dataclass
 class _Opened:
     """One open cassette of an item: a single call's, or a conversation's (all its turns)."""
 
-    path: Path
-    interactions: list  # (request, response) pairs: the file's, then the ones recorded now
+    path: str  # the file (a string: pathlib's objects cost a replay more than its file lookup)
+    interactions: list  # (Recorded request, response) pairs: the file's, then the ones recorded now
     protected: bool  # replay only ("none", or "once" over a file that was read): a miss is not asked live
     fresh: bool = False  # "rewrite": the file's old content is not read, and the save replaces it
     keeps_old: bool = False  # "rewrite" over an existing file: save only a complete recording
@@ -277,20 +288,22 @@ class CassetteClient:
     def __init__(self, model: HttpModel, root: Path, record_mode: str, index: CassetteIndex | None = None):
         self.model = model
         self.root = root
+        self._root = str(root)
         self.record_mode = record_mode
         self.index = index  # parsed files kept between runs (cassette_index.py); None: parse every time
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
         self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
-        self._rewritten: set[Path] = set()  # rewrite replaces a cassette once per run, not per call
+        self._rewritten: set[str] = set()  # rewrite replaces a cassette once per run, not per call
         self._open: _Opened | None = None  # the conversation's cassette (the main thread's)
 
-    def path_for(self, request: Request) -> Path:
-        return cassette_path(self.root, self.model.spec.alias, request.suite, request.item_id)
+    def _file(self, suite: str, item_id: str) -> str:
+        """The item's cassette file (cassette_path, as a string)."""
+        return os.path.join(self._root, cassette_name(self.model.spec.alias, suite, item_id))
 
     @contextlib.contextmanager
     def conversation(self, suite: str, item_id: str) -> Iterator[None]:
-        path = cassette_path(self.root, self.model.spec.alias, suite, item_id)
+        path = self._file(suite, item_id)
         stopped: BaseException | None = None
         # A dialogue's cassette grows turn by turn and is saved after each one; "once" would
         # refuse the turns after a crash, so a conversation records missing turns into it.
@@ -310,7 +323,7 @@ class CassetteClient:
             raise stopped
 
     def complete(self, request: Request) -> Completion:
-        path = self.path_for(request)
+        path = self._file(request.suite, request.item_id)
         try:
             opened = self._open
             if opened is not None and opened.path == path:
@@ -325,10 +338,10 @@ class CassetteClient:
 
     # --- one opening of a cassette ---
 
-    def _load(self, path: Path, recording: bool) -> tuple[list, bool]:
+    def _load(self, path: str, recording: bool) -> tuple[list, bool]:
         """The file's interactions, and whether it was read. A file that cannot be read loads as
         none (a recording run records the item anew and replaces it); why is kept for the miss."""
-        self.unreadable.pop(str(path), None)
+        self.unreadable.pop(path, None)
         try:
             if self.index is None:
                 requests_, responses = read_cassette(path, YAML, self._parse)
@@ -338,20 +351,20 @@ class CassetteClient:
         except FileNotFoundError:
             return [], False
         except UnreadableCassette as exc:
-            self.unreadable[str(path)] = str(exc)
+            self.unreadable[path] = str(exc)
             return [], False
         pairs = [(q, r) for q, r in zip(requests_, responses) if 200 <= r["status"]["code"] < 300]  # never replay a failure
         if recording:  # what a save writes back is filtered as a recording would be
-            pairs = [(_without_keys(q), _scrub_headers(_decoded(r))) for q, r in pairs]
+            pairs = [(_without_keys(_vcr(q))._to_dict(), _scrub_headers(_decoded(r))) for q, r in pairs]
         return pairs, True
 
     @contextlib.contextmanager
-    def _cassette(self, path: Path, mode: str) -> Iterator[_Opened]:
+    def _cassette(self, path: str, mode: str) -> Iterator[_Opened]:
         """The opened cassette; on a normal exit, what was recorded is saved (atomically), unless
         a rewrite over an existing file did not complete: then the old file stays. An exception
         leaving the block saves nothing (vcrpy's record_on_exception=False)."""
         if mode == "rewrite" and path not in self._rewritten:
-            opened = _Opened(path, [], protected=False, fresh=True, keeps_old=path.is_file())
+            opened = _Opened(path, [], protected=False, fresh=True, keeps_old=os.path.isfile(path))
         else:
             interactions, read = self._load(path, recording=mode != "none")
             opened = _Opened(path, interactions, protected=mode == "none" or mode == "once" and read)
@@ -363,7 +376,7 @@ class CassetteClient:
 
     def _save(self, opened: _Opened) -> None:
         requests_, responses = zip(*opened.interactions)
-        write_atomically(opened.path, serialize({"requests": requests_, "responses": responses}, YAML))
+        write_atomically(Path(opened.path), serialize({"requests": list(map(_vcr, requests_)), "responses": responses}, YAML))
         opened.dirty = False
 
     def _wanted(self, call: Call) -> VcrRequest:
@@ -380,9 +393,9 @@ class CassetteClient:
         for index, (recorded, response) in enumerate(opened.interactions):
             if index in opened.played:
                 continue
-            if not (same is not None and recorded.method == "POST" and (recorded.uri, recorded.body) == same):
+            if not (same is not None and recorded["method"] == "POST" and (recorded["uri"], recorded["body"]) == same):
                 wanted = wanted or self._wanted(call)
-                if not requests_match(wanted, recorded, self._matchers):
+                if not requests_match(wanted, _vcr(recorded), self._matchers):
                     continue
             opened.played.add(index)
             return self._replayed(response)
@@ -395,7 +408,7 @@ class CassetteClient:
             kept = self._before_record_response(recorded_response(response))
             if kept is not None:
                 kept["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]  # replays report what was measured
-                opened.interactions.append((recorded_request(response.request), kept))
+                opened.interactions.append((recorded_request(response.request)._to_dict(), kept))
                 opened.played.add(len(opened.interactions) - 1)
                 opened.dirty = True
                 if opened is self._open and not opened.keeps_old:
@@ -419,7 +432,7 @@ class CassetteClient:
         best: list[str] | None = None
         most = 0
         for recorded, _ in opened.interactions:
-            passed, failed = get_matchers_results(wanted, recorded, self._matchers)
+            passed, failed = get_matchers_results(wanted, _vcr(recorded), self._matchers)
             if len(passed) > most:
                 most, best = len(passed), [name for name, _ in failed]
         return best or []
@@ -436,13 +449,13 @@ class CassetteClient:
         except Exception:  # noqa: BLE001 - whatever it trips over, the response is not recorded
             return None
 
-    def _miss_message(self, request: Request, path: Path, differences: list[str]) -> str:
+    def _miss_message(self, request: Request, path: str, differences: list[str]) -> str:
         """One line: the item, what differs from the recording, the file. How to record the
         misses is said once, in the run's summary block (see chaosbench/report.py)."""
-        unreadable = self.unreadable.get(str(path))
+        unreadable = self.unreadable.get(path)
         if unreadable is not None:
             return f"{MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
-        if not path.exists():
+        if not os.path.exists(path):
             what = "no cassette file"
         else:
             what = "the cassette has no matching request"

@@ -15,6 +15,7 @@ status (wrong answers fail their items, not the session).
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import os
 import shlex
@@ -57,6 +58,7 @@ class EvalSession:
         self._reported: set[str] = set()  # collection errors already shown
         self.progress: "Progress | None" = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
+        self._frozen = False  # the garbage collector does not walk what was alive after collection
 
     # --- protocols and shared services, on first use ---
 
@@ -136,6 +138,23 @@ class EvalSession:
             dropped = set(map(id, drop))
             config.hook.pytest_deselected(items=drop)
             items[:] = [item for item in items if id(item) not in dropped]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Once the items exist, Python's cyclic garbage collector stops scanning them: a full
+        collection walks every live object, and with tens of thousands of items (each a few
+        dozen objects that live to the end) that was a tenth of a replay's time
+        (benchmarks/replay_throughput.py). They are handed back to it at the very end (thaw)."""
+        if any(protocol.collected for protocol in self.protocols.values()):
+            gc.freeze()
+            self._frozen = True
+
+    def thaw(self) -> None:
+        """The objects frozen at collection are the collector's again. A config cleanup that the
+        plugin registers before pytest's own, so it runs after them: pytest's closing garbage
+        collections (unraisableexception) then need not walk every item again (~1 s at 40,000)."""
+        if self._frozen:
+            gc.unfreeze()
+            self._frozen = False
 
     # --- the running item (what session-scoped eval fixtures act on) ---
 

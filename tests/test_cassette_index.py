@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import random
 import sqlite3
 
 import pytest
@@ -67,7 +68,7 @@ def test_a_later_run_reads_an_unchanged_file_from_the_index(tmp_path, file) -> N
     later = CassetteIndex(tmp_path)  # a new process: only the SQLite file carries over
     again = later.read(file, "openai", parser)
     assert parser.calls == 1 and (later.hits, later.parsed) == (1, 0)
-    assert [r._to_dict() for r in again[0]] == [r._to_dict() for r in parsed[0]] and again[1] == parsed[1]
+    assert again == parsed and again[0][0]["body"] == b'{"a": 1}'  # vcrpy's request dict, the body bytes
     assert answer(again) == "TRUE"
 
 
@@ -87,6 +88,60 @@ def test_a_changed_file_is_read_again_even_at_the_same_size_and_mtime(tmp_path, 
     # An edit in place: a new mtime.
     file.write_text(yaml.safe_dump(cassette("FALSE")))
     assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "FALSE" and parser.calls == 3
+
+
+def _many(folder, count: int) -> list:
+    """`count` cassette files, each with its own answer (its index), in the order of their names."""
+    paths = []
+    for n in range(count):
+        path = folder / f"q-{n:03d}.yaml"
+        path.write_text(yaml.safe_dump(cassette(f"answer {n}")))
+        paths.append(path)
+    return paths
+
+
+def _indexed(folder, paths: list) -> tuple[list, CountingParser]:
+    """The files read once through an index in `folder` (an earlier run): (paths, their parser)."""
+    parser = CountingParser()
+    first = CassetteIndex(folder)
+    for path in paths:
+        first.read(path, "openai", parser)
+    first.close()
+    return paths, parser
+
+
+def _statements(index: CassetteIndex) -> list[str]:
+    """The SQL the index runs from now on."""
+    statements: list[str] = []
+    index._connect().set_trace_callback(statements.append)
+    return statements
+
+
+@pytest.mark.parametrize("order", ["in order", "random order"])
+def test_rows_are_read_ahead_in_path_order_and_each_answer_is_its_own_file(tmp_path, file, order) -> None:
+    paths, parser = _indexed(tmp_path, _many(file.parent, 60))
+    if order == "random order":
+        random.Random(7).shuffle(paths)
+    later = CassetteIndex(tmp_path)
+    statements = _statements(later)
+    answers = [answer(later.read(path, "openai", parser)) for path in paths]
+    assert answers == [f"answer {int(path.stem[2:])}" for path in paths]
+    assert parser.calls == 60 and (later.hits, later.parsed) == (60, 0)
+    queries = sum(s.startswith("SELECT") for s in statements)
+    # in order, the read-ahead doubles (2, 4, 8, ... rows): a handful of queries for 60 files;
+    # in random order it stays at one row ahead: about a query per file, never more
+    assert queries <= 6 if order == "in order" else 30 < queries <= 60
+
+
+def test_a_row_read_ahead_is_not_used_for_a_file_changed_since(tmp_path, file) -> None:
+    paths, parser = _indexed(tmp_path, _many(file.parent, 4))
+    later = CassetteIndex(tmp_path)
+    later.read(paths[0], "openai", parser)
+    later.read(paths[1], "openai", parser)  # read ahead with paths[0]'s row: the rows after it come with it
+    paths[2].write_text(yaml.safe_dump(cassette("changed")))  # after its row was read ahead
+    assert answer(later.read(paths[2], "openai", parser)) == "changed"
+    assert answer(later.read(paths[3], "openai", parser)) == "answer 3"
+    assert (later.hits, later.parsed) == (3, 1)
 
 
 def test_the_wire_format_is_part_of_the_key(tmp_path, file) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import re
 
@@ -395,6 +396,26 @@ def test_a_session_without_eval_items_touches_nothing(pytester: pytest.Pytester)
     assert session.protocols == {} and "models" not in session.__dict__
     assert sorted(p.name for p in pytester.path.iterdir()) == [".pytest_cache", "test_app.py", "tox.ini"]  # pytest's own cache only
     assert "eval summary" not in result.stdout.str()
+
+
+FREEZE_PROBE = "import gc, pathlib\n\ndef test_probe():\n    pathlib.Path('frozen.txt').write_text(str(gc.get_freeze_count()))\n"
+
+
+def test_eval_items_are_kept_out_of_the_garbage_collectors_walk_until_the_session_ends(evals: pytest.Pytester) -> None:
+    """session.py freezes what is alive after collecting eval items (a full collection would walk
+    every item again and again), and hands it back when the session is over."""
+    evals.makepyfile(test_probe=FREEZE_PROBE)
+    assert gc.get_freeze_count() == 0
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals))
+    assert result.ret == 0 and (evals.path / "results" / "always-true_zeroshot" / "summary.json").exists()
+    assert int((evals.path / "frozen.txt").read_text()) > 1000  # the items, among everything else alive
+    assert gc.get_freeze_count() == 0  # this process's pytest run (in-process) gave them back
+
+
+def test_a_session_without_eval_items_freezes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_probe=FREEZE_PROBE)
+    pytester.runpytest().assert_outcomes(passed=1)
+    assert (pytester.path / "frozen.txt").read_text() == "0"
 
 
 def test_settings_come_from_the_ini_file_relative_to_it(evals: pytest.Pytester) -> None:
