@@ -15,7 +15,6 @@ status (wrong answers fail their items, not the session).
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
 import os
 import shlex
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
+from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.options import Settings, settings_from
 from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
@@ -58,7 +58,7 @@ class EvalSession:
         self._reported: set[str] = set()  # collection errors already shown
         self.progress: "Progress | None" = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
-        self._frozen = False  # the garbage collector does not walk what was alive after collection
+        self.freezer = Freezer()  # keeps the run's live objects out of the garbage collector's walk (frozen.py)
 
     # --- protocols and shared services, on first use ---
 
@@ -104,6 +104,7 @@ class EvalSession:
                 continue
             protocol = self.protocol(info.name)
             protocol.collected = True
+            self.freezer.start()  # before the items are made: they are frozen as they come
             try:
                 protocol.parametrize(metafunc)
             except (CaseFileError, UsageProblem) as exc:
@@ -123,6 +124,7 @@ class EvalSession:
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         """Before -k / -m select: a protocol's items get their extra keywords."""
+        self.freezer.tick()
         params = getattr(item, "callspec", None)
         if params is not None:
             for info in self.infos.values():
@@ -139,22 +141,13 @@ class EvalSession:
             config.hook.pytest_deselected(items=drop)
             items[:] = [item for item in items if id(item) not in dropped]
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Once the items exist, Python's cyclic garbage collector stops scanning them: a full
-        collection walks every live object, and with tens of thousands of items (each a few
-        dozen objects that live to the end) that was a tenth of a replay's time
-        (benchmarks/replay_throughput.py). They are handed back to it at the very end (thaw)."""
-        if any(protocol.collected for protocol in self.protocols.values()):
-            gc.freeze()
-            self._frozen = True
+    def pytest_runtest_logfinish(self) -> None:
+        self.freezer.tick()
 
     def thaw(self) -> None:
-        """The objects frozen at collection are the collector's again. A config cleanup that the
-        plugin registers before pytest's own, so it runs after them: pytest's closing garbage
-        collections (unraisableexception) then need not walk every item again (~1 s at 40,000)."""
-        if self._frozen:
-            gc.unfreeze()
-            self._frozen = False
+        """A config cleanup that the plugin registers before pytest's own, so it runs after them:
+        pytest's closing garbage collections (unraisableexception) need not walk every item."""
+        self.freezer.thaw()
 
     # --- the running item (what session-scoped eval fixtures act on) ---
 
@@ -262,6 +255,7 @@ class EvalSession:
         if payload is not None:
             protocol = self.protocol(payload["protocol"])
             protocol.active = True
+            self.freezer.start()  # the controller under xdist collects nothing: from its first result
             protocol.add(payload)
             self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
             # pytest keeps every report to the end: keep only what its status line needs, not the record

@@ -6,11 +6,14 @@ import csv
 import gc
 import json
 import re
+import weakref
 
 import pytest
 from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, use_repo_cassettes, write_jsonl
 
+from pytest_reasoning_evals import frozen
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
+from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.session import EVAL_SESSION
 from helpers import DEFAULT_CASES
 
@@ -410,6 +413,39 @@ def test_eval_items_are_kept_out_of_the_garbage_collectors_walk_until_the_sessio
     assert result.ret == 0 and (evals.path / "results" / "always-true_zeroshot" / "summary.json").exists()
     assert int((evals.path / "frozen.txt").read_text()) > 1000  # the items, among everything else alive
     assert gc.get_freeze_count() == 0  # this process's pytest run (in-process) gave them back
+
+
+def test_under_xdist_the_controller_freezes_from_its_first_result_and_thaws_at_the_end(evals: pytest.Pytester) -> None:
+    seen = []
+    spy = type("Spy", (), {"pytest_terminal_summary": lambda self: seen.append(gc.get_freeze_count())})()
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), "-n", "2", plugins=[spy])
+    assert result.ret == 0
+    assert seen and seen[0] > 1000 and gc.get_freeze_count() == 0
+
+
+def test_every_few_items_their_garbage_is_collected_and_what_they_keep_is_frozen(monkeypatch) -> None:
+    monkeypatch.setattr(frozen, "FREEZE_EVERY", 3)
+    thresholds = gc.get_threshold()
+    freezer = Freezer()
+    try:
+        freezer.start()
+        before = gc.get_freeze_count()
+        assert gc.get_threshold() == (max(frozen.YOUNG_THRESHOLD, thresholds[0]), *thresholds[1:])
+
+        class Node:
+            pass
+
+        kept, lost = Node(), Node()
+        kept.cycle, lost.cycle = kept, lost  # only the cyclic collector frees a cycle
+        gone = weakref.ref(lost)
+        del lost
+        for _ in range(3):
+            freezer.tick()
+        assert gone() is None  # collected before the freeze: garbage is never frozen
+        assert gc.get_freeze_count() > before  # `kept` and the rest alive joined the frozen
+    finally:
+        freezer.thaw()
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
 
 
 def test_a_session_without_eval_items_freezes_nothing(pytester: pytest.Pytester) -> None:

@@ -77,6 +77,19 @@ def test_the_same_run_gives_the_same_page(replay: Path, tmp_path: Path) -> None:
     assert again.path.read_bytes() == (replay / REPORT_FILE).read_bytes()
 
 
+def test_a_run_with_dialogues_gives_the_page_its_files_give(pytester, tmp_path: Path) -> None:
+    """The run hands its in-memory records to the page (no first read of completions.jsonl):
+    dialogues' records, with their turns, must make the same page as the files do."""
+    add_eval_module(pytester)
+    result = pytester.runpytest("-k", "test_dialogue or atomic", "--eval-split", "core")
+    assert result.ret == 0, result.stdout.str()
+    run = run_dir(pytester, DEFAULT_MODEL, subset=True)
+    kinds = {json.loads(line).get("kind", "question") for line in (run / "completions.jsonl").read_text().splitlines()}
+    assert kinds == {"question", "dialogue"}
+    again = write_report(run, out=tmp_path / "again.html")
+    assert again.path.read_bytes() == (run / REPORT_FILE).read_bytes()
+
+
 def test_rebuilt_from_the_files_alone(replay: Path, tmp_path: Path) -> None:
     """A copied run directory (merged, downloaded from CI) rebuilds its page with the command."""
     copy = tmp_path / "copied"

@@ -256,7 +256,7 @@ class Protocol(EvalProtocol):
         write_run_outputs(self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions)
         write_gates(self.run_dir, self.gates)
         self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
-        self.html_report = write_report(self.run_dir)
+        self.html_report = write_report(self.run_dir, records=self.records)
         return self.gates
 
     def _compare_with_baseline(self) -> list[GateResult]:

@@ -28,16 +28,20 @@ class Written:
     note: str  # the summary block's line about it
 
 
-def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None = None) -> Written:
+def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None = None,
+                 records: list[dict] | None = None) -> Written:
     """Write the page (default RUN_DIR/report.html). A missing extra or an unusable run directory
-    is the returned note, never an exception: the run's results are already written."""
+    is the returned note, never an exception: the run's results are already written.
+    `records`: a ChaosBench run's records as its controller holds them (each id once, at least the
+    fields runs.ESSENTIAL names), which spare the page its first read of completions.jsonl; the
+    page is the same as the one built from the files alone."""
     from pytest_reasoning_evals.results import replacing
 
     target = out or run_dir / REPORT_FILE
     try:
         from pytest_reasoning_evals.report import page, runs  # noqa: F401 - without the extra: the note below
 
-        view = runs.read_run(run_dir, baseline)  # before the temp file: a bad directory leaves nothing behind
+        view = runs.read_run(run_dir, baseline, records)  # before the temp file: a bad directory leaves nothing behind
         with replacing(target) as handle:
             page.write(view, handle)
     except ModuleNotFoundError as exc:
