@@ -15,6 +15,8 @@ import yaml
 from fakeprovider import FakeProvider
 from helpers import DEFAULT_CASES, PROJECT_ROOT, add_eval_module, answer_by_text, question, run_dir, write_jsonl
 
+from pytest_reasoning_evals.chaosbench import checkpoints
+from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
 from pytest_reasoning_evals.chaosbench.questions import load_questions, shard_of
 from pytest_reasoning_evals.prefetch import Prefetcher
 
@@ -144,6 +146,26 @@ def test_checkpoint_progress_is_written(pytester) -> None:
     assert (progress["answered"], progress["not_asked"]) == (120, 0)
     config = json.loads((run_dir(pytester, "oracle", subset=True) / "checkpoints" / "config.json").read_text())
     assert config["max_items"] == 120 and config["model"]["alias"] == "oracle"
+
+
+def test_a_checkpoint_comes_every_50_records_but_at_most_once_a_second(tmp_path, monkeypatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(checkpoints.time, "monotonic", lambda: clock[0])
+    points = Checkpoints(tmp_path)
+    due = [n for n in range(1, 201) if points.record_added()]
+    assert due == []  # 200 records within the same instant (a replay): no fsync yet
+    clock[0] += 1.0
+    assert [n for n in range(1, 50) if points.record_added()] == [1]  # 50 since the last one, and a second
+    clock[0] += 0.5
+    assert [n for n in range(1, 101) if points.record_added()] == []  # 100 more, within half a second
+    clock[0] += 0.5
+    assert [n for n in range(1, 51) if points.record_added()] == [1]  # the second has passed
+    points, live = Checkpoints(tmp_path), []
+    for n in range(1, 101):  # live answers, 0.1 s apart: every 50 records
+        clock[0] += 0.1
+        if points.record_added():
+            live.append(n)
+    assert live == [50, 100]
 
 
 # --- a recording run killed with SIGKILL, then resumed ---

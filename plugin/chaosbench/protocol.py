@@ -20,7 +20,7 @@ import pytest
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
-from pytest_reasoning_evals.chaosbench.checkpoints import CHECKPOINT_EVERY, Checkpoints, ResumeError
+from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeError
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, record_tally, summarize
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
@@ -221,7 +221,7 @@ class Protocol(EvalProtocol):
         self.completions.append(record)
         self.budget.charge(record)
         self.records.append(compact(record))  # what the summary needs; the texts are in completions.jsonl
-        if len(self.records) % CHECKPOINT_EVERY == 0:
+        if self.checkpoints.record_added():
             self.completions.sync()
             self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
 
