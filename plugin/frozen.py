@@ -31,7 +31,9 @@ class Freezer:
         self._thresholds: tuple[int, int, int] | None = None  # Python's, while the run has its own
 
     def start(self) -> None:
-        if not self.active:
+        """Freeze what is alive, unless the collector is off (a process that switched it off
+        chose when to collect, if ever: none of this is needed, and it would collect)."""
+        if not self.active and gc.isenabled():
             gc.freeze()
             self._thresholds = gc.get_threshold()
             gc.set_threshold(max(YOUNG_THRESHOLD, self._thresholds[0]), *self._thresholds[1:])

@@ -448,6 +448,19 @@ def test_every_few_items_their_garbage_is_collected_and_what_they_keep_is_frozen
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
 
 
+def test_a_process_with_the_collector_switched_off_is_left_as_it_is() -> None:
+    thresholds, freezer = gc.get_threshold(), Freezer()
+    gc.disable()
+    try:
+        freezer.start()
+        for _ in range(frozen.FREEZE_EVERY):
+            freezer.tick()
+        assert (freezer.active, gc.get_freeze_count(), gc.get_threshold()) == (False, 0, thresholds)
+    finally:
+        freezer.thaw()
+        gc.enable()
+
+
 def test_a_session_without_eval_items_freezes_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_probe=FREEZE_PROBE)
     pytester.runpytest().assert_outcomes(passed=1)

@@ -15,7 +15,6 @@ import yaml
 from fakeprovider import FakeProvider
 from helpers import DEFAULT_CASES, PROJECT_ROOT, add_eval_module, answer_by_text, question, run_dir, write_jsonl
 
-from pytest_reasoning_evals.chaosbench import checkpoints
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
 from pytest_reasoning_evals.chaosbench.questions import load_questions, shard_of
 from pytest_reasoning_evals.prefetch import Prefetcher
@@ -148,10 +147,9 @@ def test_checkpoint_progress_is_written(pytester) -> None:
     assert config["max_items"] == 120 and config["model"]["alias"] == "oracle"
 
 
-def test_a_checkpoint_comes_every_50_records_but_at_most_once_a_second(tmp_path, monkeypatch) -> None:
+def test_a_checkpoint_comes_every_50_records_but_at_most_once_a_second(tmp_path) -> None:
     clock = [100.0]
-    monkeypatch.setattr(checkpoints.time, "monotonic", lambda: clock[0])
-    points = Checkpoints(tmp_path)
+    points = Checkpoints(tmp_path, clock=lambda: clock[0])
     due = [n for n in range(1, 201) if points.record_added()]
     assert due == []  # 200 records within the same instant (a replay): no fsync yet
     clock[0] += 1.0
@@ -160,7 +158,7 @@ def test_a_checkpoint_comes_every_50_records_but_at_most_once_a_second(tmp_path,
     assert [n for n in range(1, 101) if points.record_added()] == []  # 100 more, within half a second
     clock[0] += 0.5
     assert [n for n in range(1, 51) if points.record_added()] == [1]  # the second has passed
-    points, live = Checkpoints(tmp_path), []
+    points, live = Checkpoints(tmp_path, clock=lambda: clock[0]), []
     for n in range(1, 101):  # live answers, 0.1 s apart: every 50 records
         clock[0] += 0.1
         if points.record_added():

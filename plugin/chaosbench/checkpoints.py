@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,12 +30,13 @@ class ResumeError(Exception):
 
 
 class Checkpoints:
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, clock: Callable[[], float] = time.monotonic):
         self.folder = run_dir / "checkpoints"
         self.config_file = self.folder / "config.json"
         self.progress_file = self.folder / "progress.json"
+        self._clock = clock
         self._since = 0  # records since the last checkpoint
-        self._at = time.monotonic()  # when it was
+        self._at = clock()  # when it was
 
     def write_config(self, config: dict) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -66,9 +68,9 @@ class Checkpoints:
     def record_added(self) -> bool:
         """One more record: whether a checkpoint is due now."""
         self._since += 1
-        if self._since < CHECKPOINT_EVERY or time.monotonic() - self._at < CHECKPOINT_SECONDS:
+        if self._since < CHECKPOINT_EVERY or self._clock() - self._at < CHECKPOINT_SECONDS:
             return False
-        self._since, self._at = 0, time.monotonic()
+        self._since, self._at = 0, self._clock()
         return True
 
     def write_progress(self, answered_count: int, not_asked: int, spent_usd: float) -> None:
