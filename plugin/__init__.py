@@ -37,12 +37,13 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     add_model_flag(parser)
 
 
-@pytest.hookimpl(tryfirst=True)  # its cleanup (thaw) goes first onto pytest's stack, so it runs last
+@pytest.hookimpl(tryfirst=True)  # so the thaw below is the first cleanup on pytest's stack, run last
 def pytest_configure(config: pytest.Config) -> None:
     for info in PROTOCOLS:
         config.addinivalue_line("markers", info.marker)
     session = EvalSession(config, PROTOCOLS)
-    config.add_cleanup(session.thaw)
+    # after pytest's closing garbage collections (unraisableexception), which then need not walk every item
+    config.add_cleanup(session.freezer.thaw)
     config.stash[EVAL_SESSION] = session
     config.pluginmanager.register(session, "pytest-reasoning-evals-session")
     config.pluginmanager.register(fixtures_for(session), "pytest-reasoning-evals-chaosbench-fixtures")

@@ -287,8 +287,7 @@ class CassetteClient:
 
     def __init__(self, model: HttpModel, root: Path, record_mode: str, index: CassetteIndex | None = None):
         self.model = model
-        self.root = root
-        self._root = str(root)
+        self._root = str(root)  # cassette files are path strings (_file)
         self.record_mode = record_mode
         self.index = index  # parsed files kept between runs (cassette_index.py); None: parse every time
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass

@@ -144,11 +144,6 @@ class EvalSession:
     def pytest_runtest_logfinish(self) -> None:
         self.freezer.tick()
 
-    def thaw(self) -> None:
-        """A config cleanup that the plugin registers before pytest's own, so it runs after them:
-        pytest's closing garbage collections (unraisableexception) need not walk every item."""
-        self.freezer.thaw()
-
     # --- the running item (what session-scoped eval fixtures act on) ---
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -4,11 +4,11 @@ progress.
 `checkpoints/config.json` names what the answers depend on (model, prompt, data, selection,
 shard); `--eval-resume` under another configuration is refused, and so is a resume whose
 config.json is missing or unreadable (cut short, not JSON): the answers cannot be matched to a
-configuration, so the run stops with a one-line usage error before asking anything. `progress.json` is rewritten
-every CHECKPOINT_EVERY records, at most once every CHECKPOINT_SECONDS (with an fsync of
-completions.jsonl): a live run checkpoints every 50 answers, a replay, which answers hundreds a
-second and has nothing to lose, about once a second instead of 800 times in 40,000 items. The budget marker lives here
-too (budget.py).
+configuration, so the run stops with a one-line usage error before asking anything.
+`progress.json` is rewritten every CHECKPOINT_EVERY records, at most once every
+CHECKPOINT_SECONDS (with an fsync of completions.jsonl): a live run checkpoints every 50
+answers, a replay, which answers hundreds a second and has nothing to lose, about once a second
+instead of 800 times in 40,000 items. The budget marker lives here too (budget.py).
 """
 
 from __future__ import annotations
