@@ -25,6 +25,7 @@ import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.frozen import Freezer
+from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, settings_from
 from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
@@ -58,6 +59,8 @@ class EvalSession:
         self._reported: set[str] = set()  # collection errors already shown
         self.progress: "Progress | None" = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
+        self.terminalreporter = None  # controller: pytest's, from the session's start
+        self._status_payloads: dict[tuple, dict] = {}
         self.freezer = Freezer()  # keeps the run's live objects out of the garbage collector's walk (frozen.py)
 
     # --- protocols and shared services, on first use ---
@@ -238,14 +241,16 @@ class EvalSession:
             return
         from pytest_reasoning_evals.progress import Progress
 
-        self.progress = Progress(self.config.pluginmanager.get_plugin("terminalreporter"), self.settings.max_cost)
+        self.terminalreporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        self.progress = Progress(self.terminalreporter, self.settings.max_cost)
         for info in self.infos.values():  # options such as a resume need the controller first
             if any(_is_set(getattr(self.settings, name)) for name in info.eager_options):
                 self.protocol(info.name).start()
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport):
         if self.is_worker:
-            return
+            return (yield)
         payload = payload_of(report) if report.when == "call" else None
         if payload is not None:
             protocol = self.protocol(payload["protocol"])
@@ -254,9 +259,17 @@ class EvalSession:
             protocol.add(payload)
             self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
             # pytest keeps every report to the end: keep only what its status line needs, not the record
-            attach(report, {"protocol": payload["protocol"], STATUS: protocol.teststatus(payload)})
+            attach(report, self._status_payload(payload["protocol"], protocol.teststatus(payload)))
         elif report.failed:
             self.harness_failures += 1
+        result = yield
+        if self.terminalreporter is not None and not self.infos.keys().isdisjoint(report.keywords):
+            make_lean(report, self.terminalreporter.stats)  # an eval item's: its protocol's marker is a keyword
+        return result
+
+    def _status_payload(self, protocol: str, status) -> dict:
+        """A consumed payload: one per distinct answer, shared by every kept report."""
+        return self._status_payloads.setdefault((protocol, status), {"protocol": protocol, STATUS: status})
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if "models" in self.__dict__:  # built: calls still running ahead end before the outputs are written

@@ -13,7 +13,9 @@ from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir,
 
 from pytest_reasoning_evals import frozen
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
+from pytest_reasoning_evals.chaosbench.scoring import compact
 from pytest_reasoning_evals.frozen import Freezer
+from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.session import EVAL_SESSION
 from helpers import DEFAULT_CASES
 
@@ -446,6 +448,74 @@ def test_every_few_items_their_garbage_is_collected_and_what_they_keep_is_frozen
     finally:
         freezer.thaw()
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
+
+
+PLAIN_TEST = "def test_plain():\n    pass\n"
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_pytest_keeps_no_silent_setup_or_teardown_report_of_an_eval_item(evals: pytest.Pytester, workers) -> None:
+    """lean_reports.py: the terminal reporter keeps every report to the end; of an eval item, a
+    passed setup or teardown that captured nothing is dropped once every hook has seen it. A
+    plain test's are kept, and so is the call report of every item, with what it said."""
+    evals.makepyfile(test_plain=PLAIN_TEST)
+    seen, kept = [], {}
+    spy = type("Spy", (), {
+        "pytest_runtest_logreport": lambda self, report: seen.append((report.nodeid, report.when)),
+        "pytest_terminal_summary": lambda self, terminalreporter: kept.update(
+            {k: [(r.nodeid, r.when) for r in v if hasattr(r, "when")] for k, v in terminalreporter.stats.items()}),
+    })()
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), *workers, plugins=[spy])
+    assert result.ret == 0
+    result.stdout.re_match_lines([r"=+ 3 passed, (1 deselected, )?2 wrong in "])  # the summary line counts every item
+    eval_ids = {nodeid for nodeid, when in seen if "test_chaosbench" in nodeid}
+    assert len(eval_ids) == 4 and {(i, w) for i in eval_ids for w in ("setup", "call", "teardown")} <= set(seen)
+    assert sorted(kept[""]) == [("test_plain.py::test_plain", "setup"), ("test_plain.py::test_plain", "teardown")]
+    assert sorted(i for i, w in kept["passed"] + kept["wrong"] if w == "call") == sorted(eval_ids | {"test_plain.py::test_plain"})
+
+
+def test_a_lean_call_report_shares_its_repeated_strings_and_says_the_same() -> None:
+    """Under xdist each report arrives as new strings: the kept ones share them (interned)."""
+    def arrived(i: int) -> pytest.TestReport:  # the same fields, each string a new object
+        fresh = lambda text: "".join(list(text))  # noqa: E731
+        return pytest.TestReport(fresh(f"test_x.py::test_q[q{i}]"), (fresh("test_x.py"), 3, fresh(f"test_q[q{i}]")),
+                                 {fresh("chaosbench"): 1, fresh(f"q{i}"): 1}, fresh("passed"), None, "call",
+                                 worker_id=fresh("gw0"))
+    first, second = arrived(1), arrived(2)
+    assert first.outcome is not second.outcome
+    before = (first.nodeid, first.location, first.keywords, first.outcome, first.worker_id)
+    for report in (first, second):
+        make_lean(report, {})
+    assert (first.nodeid, first.location, first.keywords, first.outcome, first.worker_id) == before
+    assert first.outcome is second.outcome and first.worker_id is second.worker_id
+    assert first.location[0] is second.location[0]
+    assert [k for k in first.keywords if k == "chaosbench"][0] is [k for k in second.keywords if k == "chaosbench"][0]
+
+
+def test_the_records_the_controller_keeps_share_their_keys_and_repeated_words() -> None:
+    """Under xdist each record arrives as new strings; the compact ones kept share them."""
+    record = {"id": "q1", "family": "atomic", "split": "core", "status": "wrong", "raw_text": "TRUE", "error": None,
+              "predicates": [{"name": "chaotic", "polarity": True}],
+              "turns": [{"status": "correct", "family": "atomic", "question": "Is it?", "predicates": []}]}
+    first, second = (compact(json.loads(json.dumps(record))) for _ in range(2))
+    assert first == {k: v for k, v in record.items() if k != "raw_text"} | {"turns": [{"status": "correct", "family": "atomic", "predicates": []}]}
+    assert first["family"] is second["family"] and first["turns"][0]["status"] is second["turns"][0]["status"]
+    assert first["predicates"][0]["name"] is second["predicates"][0]["name"]
+    assert next(k for k in first if k == "split") is next(k for k in second if k == "split")
+
+
+def test_a_setup_report_is_dropped_only_when_it_is_silent_passed_and_just_kept() -> None:
+    def setup(outcome="passed", sections=()) -> pytest.TestReport:
+        return pytest.TestReport("t.py::t", ("t.py", 0, "t"), {}, outcome, None, "setup", sections=list(sections))
+
+    silent, spoke, failed, earlier = setup(), setup(sections=[("Captured stdout setup", "hi")]), setup("failed"), setup()
+    for report in (silent, spoke, failed):
+        stats = {"": [report]}
+        make_lean(report, stats)
+        assert stats[""] == ([] if report is silent else [report])
+    stats = {"": [earlier, silent]}
+    make_lean(earlier, stats)  # not the one the terminal reporter just added: left where it is
+    assert stats[""] == [earlier, silent]
 
 
 def test_a_process_with_the_collector_switched_off_is_left_as_it_is() -> None:

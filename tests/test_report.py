@@ -14,7 +14,7 @@ import pytest
 from helpers import DIALECTIC_MODULE, PROJECT_ROOT, add_eval_module, run_dir, use_repo_cassettes
 
 from pytest_reasoning_evals.options import DEFAULT_MODEL
-from pytest_reasoning_evals.report import MISSING_EXTRA, REPORT_FILE, write_report
+from pytest_reasoning_evals.report import APART_FROM, MISSING_EXTRA, REPORT_FILE, Written, write_report, write_run_report
 from pytest_reasoning_evals.stats import paired_delta_interval
 
 BASELINE = PROJECT_ROOT / "snapshots" / f"{DEFAULT_MODEL}_zeroshot.baseline.json"
@@ -77,17 +77,39 @@ def test_the_same_run_gives_the_same_page(replay: Path, tmp_path: Path) -> None:
     assert again.path.read_bytes() == (replay / REPORT_FILE).read_bytes()
 
 
-def test_a_run_with_dialogues_gives_the_page_its_files_give(pytester, tmp_path: Path) -> None:
-    """The run hands its in-memory records to the page (no first read of completions.jsonl):
-    dialogues' records, with their turns, must make the same page as the files do."""
+APART_PROBE = """
+import sys
+import pytest_reasoning_evals.report
+
+pytest_reasoning_evals.report.APART_FROM = 1  # every run is a large one
+
+
+def pytest_unconfigure(config):
+    with open("imported.txt", "w") as out:
+        out.write(str(sorted(m for m in sys.modules if m.split(".")[0] in ("matplotlib", "jinja2"))))
+"""
+
+
+def test_a_large_run_writes_its_page_in_a_process_of_its_own(pytester, tmp_path: Path) -> None:
+    """From APART_FROM records on, `reasoning-evals report` writes the page: the run's process never
+    imports matplotlib (its peak memory is its items'), and the page is the one its files give
+    (dialogues' records, with their turns, too)."""
     add_eval_module(pytester)
-    result = pytester.runpytest("-k", "test_dialogue or atomic", "--eval-split", "core")
+    pytester.makeconftest(APART_PROBE)
+    result = pytester.runpytest_subprocess("-k", "test_dialogue or atomic", "--eval-split", "core", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
     run = run_dir(pytester, DEFAULT_MODEL, subset=True)
+    result.stdout.fnmatch_lines([f"report: {run / REPORT_FILE}"])
+    assert (pytester.path / "imported.txt").read_text() == "[]"
     kinds = {json.loads(line).get("kind", "question") for line in (run / "completions.jsonl").read_text().splitlines()}
     assert kinds == {"question", "dialogue"}
     again = write_report(run, out=tmp_path / "again.html")
     assert again.path.read_bytes() == (run / REPORT_FILE).read_bytes()
+
+
+def test_a_page_the_other_process_could_not_write_is_the_runs_one_line_note(tmp_path: Path) -> None:
+    written = write_run_report(tmp_path / "nowhere", APART_FROM)
+    assert written == Written(None, f"report.html not written: {tmp_path / 'nowhere'}: no such run directory")
 
 
 def test_rebuilt_from_the_files_alone(replay: Path, tmp_path: Path) -> None:

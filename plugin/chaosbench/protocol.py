@@ -37,7 +37,7 @@ from pytest_reasoning_evals.prefetch import ItemQueue
 from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send, stop_reason
-from pytest_reasoning_evals.report import Written, write_report
+from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
@@ -256,7 +256,7 @@ class Protocol(EvalProtocol):
         write_run_outputs(self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions)
         write_gates(self.run_dir, self.gates)
         self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
-        self.html_report = write_report(self.run_dir, records=self.records)
+        self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 
     def _compare_with_baseline(self) -> list[GateResult]:

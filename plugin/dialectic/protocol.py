@@ -34,7 +34,7 @@ from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send, stop_reason
 from pytest_reasoning_evals.providers.base import MISS
-from pytest_reasoning_evals.report import Written, write_report
+from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
 
 MAX_FILE_NAME = 255  # bytes in one file name (NAME_MAX of common file systems)
@@ -176,7 +176,7 @@ class Protocol(EvalProtocol):
             (self.run_dir / "comparison.json").unlink(missing_ok=True)
         write_gates(self.run_dir, self.gates)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
-        self.html_report = write_report(self.run_dir)
+        self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 
     def _run_meta(self, session: pytest.Session) -> dict:

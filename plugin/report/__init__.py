@@ -9,10 +9,14 @@ one line and writes everything else as before.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 REPORT_FILE = "report.html"
+# From this many records on, a run writes its page in a process of its own (write_run_report).
+APART_FROM = 2000
 EXTRA_MODULES = {"jinja2", "markupsafe", "matplotlib"}  # the `report` extra
 MISSING_EXTRA = ("report.html not written: it needs Jinja2 and matplotlib "
                  "(pip install 'pytest-reasoning-evals[report]')")
@@ -28,20 +32,16 @@ class Written:
     note: str  # the summary block's line about it
 
 
-def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None = None,
-                 records: list[dict] | None = None) -> Written:
+def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None = None) -> Written:
     """Write the page (default RUN_DIR/report.html). A missing extra or an unusable run directory
-    is the returned note, never an exception: the run's results are already written.
-    `records`: a ChaosBench run's records as its controller holds them (each id once, at least the
-    fields runs.ESSENTIAL names), which spare the page its first read of completions.jsonl; the
-    page is the same as the one built from the files alone."""
+    is the returned note, never an exception: the run's results are already written."""
     from pytest_reasoning_evals.results import replacing
 
     target = out or run_dir / REPORT_FILE
     try:
         from pytest_reasoning_evals.report import page, runs  # noqa: F401 - without the extra: the note below
 
-        view = runs.read_run(run_dir, baseline, records)  # before the temp file: a bad directory leaves nothing behind
+        view = runs.read_run(run_dir, baseline)  # before the temp file: a bad directory leaves nothing behind
         with replacing(target) as handle:
             page.write(view, handle)
     except ModuleNotFoundError as exc:
@@ -51,3 +51,22 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
     except (ReportError, OSError) as exc:
         return Written(None, f"report.html not written: {exc}")
     return Written(target, f"report: {target}")
+
+
+def write_run_report(run_dir: Path, records: int) -> Written:
+    """A run's page, written at the end of its session. A run of APART_FROM records or more has
+    it written by `reasoning-evals report RUN_DIR` in a process of its own: matplotlib and the
+    page's objects (36 MiB at 40,000 records) then stay out of the run's process, whose peak
+    memory is what its items need. A smaller run writes it here: a process's start (about 0.7 s,
+    matplotlib's import included) would cost more than the memory it saves."""
+    if records < APART_FROM:
+        return write_report(run_dir)
+    done = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)],
+                          capture_output=True, text=True)
+    if done.returncode == 0:
+        return Written(run_dir / REPORT_FILE, f"report: {run_dir / REPORT_FILE}")
+    said = done.stderr.strip().splitlines()
+    if done.returncode == 2 and said:  # the command's own one-line note (a missing extra, a bad directory)
+        return Written(None, said[-1])
+    return Written(None, f"report.html not written: `reasoning-evals report {run_dir}` failed (exit {done.returncode})"
+                         + (f": {said[-1]}" if said else ""))

@@ -42,9 +42,9 @@ def _json_lines(path: Path) -> list[dict]:
     return out
 
 
-def read_run(run_dir: Path, baseline: Path | None = None, records: list[dict] | None = None) -> dict:
+def read_run(run_dir: Path, baseline: Path | None = None) -> dict:
     if (run_dir / "summary.json").exists():
-        return chaosbench_run(run_dir, baseline, records)
+        return chaosbench_run(run_dir, baseline)
     if (run_dir / "variant_summary.json").exists():
         return dialectic_run(run_dir, baseline)
     if not run_dir.is_dir():
@@ -105,7 +105,7 @@ def essentials(path: Path) -> list[dict]:
     return list({r["id"]: {k: r.get(k) for k in ESSENTIAL} for r in iter_completions(path)}.values())
 
 
-def chaosbench_run(run_dir: Path, baseline: Path | None, records: list[dict] | None = None) -> dict:
+def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
     from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, load_baseline
     from pytest_reasoning_evals.completions import iter_completions
 
@@ -113,10 +113,9 @@ def chaosbench_run(run_dir: Path, baseline: Path | None, records: list[dict] | N
     meta = _json(run_dir / "run_meta.json", required=False) or {}
     manifest = _json(run_dir / "run_manifest.json", required=False) or {}
     completions = run_dir / "completions.jsonl"
-    # Pass 1 keeps each record's few fields the charts need (unless the run hands its records
-    # over); the page's item rows are read again, one at a time, while the page is written
-    # (page.py): memory stays small.
-    records = sorted(essentials(completions) if records is None else records, key=lambda r: r["id"])
+    # Pass 1 keeps each record's few fields the charts need; the page's item rows
+    # are read again, one at a time, while the page is written (page.py): memory stays small.
+    records = sorted(essentials(completions), key=lambda r: r["id"])
     if baseline is not None:
         try:
             comparison = compare(load_baseline(baseline), records, alpha=DEFAULT_ALPHA, max_drop=None)
