@@ -8,7 +8,8 @@ id, the module's path...) about 20 MiB more.
 
 `make_lean` runs once every hook has seen the report whole (session.py), so no plugin sees less:
 a passed setup or teardown that captured nothing is dropped, and a call report's repeated strings
-are shared (interned). Only eval items' reports: others are left as pytest made them.
+are shared (interned) when it came from a worker (in one process they are shared already). Only
+eval items' reports: others are left as pytest made them.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from sys import intern
 import pytest
 
 
-def make_lean(report: pytest.TestReport, kept_by_terminal: dict[str, list]) -> None:
+def make_lean(report: pytest.TestReport, kept_by_terminal: dict[str, list], from_worker: bool) -> None:
     """`kept_by_terminal`: the terminal reporter's stats (category -> reports)."""
     if report.when != "call":
         silent = kept_by_terminal.get("", [])  # pytest's category of a passed setup or teardown
         if report.passed and not report.sections and silent and silent[-1] is report:
             silent.pop()  # just added by the terminal reporter, and never read again
+        return
+    if not from_worker:
         return
     fields = report.__dict__
     for name, value in fields.items():

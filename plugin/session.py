@@ -60,6 +60,7 @@ class EvalSession:
         self.progress: "Progress | None" = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
         self.terminalreporter = None  # controller: pytest's, from the session's start
+        self.from_workers = False  # controller: the reports arrive from xdist workers
         self._status_payloads: dict[tuple, dict] = {}
         self.freezer = Freezer()  # keeps the run's live objects out of the garbage collector's walk (frozen.py)
 
@@ -242,6 +243,7 @@ class EvalSession:
         from pytest_reasoning_evals.progress import Progress
 
         self.terminalreporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        self.from_workers = self.config.pluginmanager.has_plugin("dsession")  # xdist's controller
         self.progress = Progress(self.terminalreporter, self.settings.max_cost)
         for info in self.infos.values():  # options such as a resume need the controller first
             if any(_is_set(getattr(self.settings, name)) for name in info.eager_options):
@@ -264,7 +266,7 @@ class EvalSession:
             self.harness_failures += 1
         result = yield
         if self.terminalreporter is not None and not self.infos.keys().isdisjoint(report.keywords):
-            make_lean(report, self.terminalreporter.stats)  # an eval item's: its protocol's marker is a keyword
+            make_lean(report, self.terminalreporter.stats, self.from_workers)  # an eval item's: its protocol's marker is a keyword
         return result
 
     def _status_payload(self, protocol: str, status) -> dict:

@@ -459,11 +459,12 @@ def test_pytest_keeps_no_silent_setup_or_teardown_report_of_an_eval_item(evals: 
     passed setup or teardown that captured nothing is dropped once every hook has seen it. A
     plain test's are kept, and so is the call report of every item, with what it said."""
     evals.makepyfile(test_plain=PLAIN_TEST)
-    seen, kept = [], {}
+    seen, kept, outcomes = [], {}, set()
     spy = type("Spy", (), {
         "pytest_runtest_logreport": lambda self, report: seen.append((report.nodeid, report.when)),
-        "pytest_terminal_summary": lambda self, terminalreporter: kept.update(
+        "pytest_terminal_summary": lambda self, terminalreporter: (kept.update(
             {k: [(r.nodeid, r.when) for r in v if hasattr(r, "when")] for k, v in terminalreporter.stats.items()}),
+            outcomes.update(id(r.outcome) for r in terminalreporter.stats["passed"] if "chaosbench" in r.keywords)),
     })()
     result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), *workers, plugins=[spy])
     assert result.ret == 0
@@ -472,6 +473,7 @@ def test_pytest_keeps_no_silent_setup_or_teardown_report_of_an_eval_item(evals: 
     assert len(eval_ids) == 4 and {(i, w) for i in eval_ids for w in ("setup", "call", "teardown")} <= set(seen)
     assert sorted(kept[""]) == [("test_plain.py::test_plain", "setup"), ("test_plain.py::test_plain", "teardown")]
     assert sorted(i for i, w in kept["passed"] + kept["wrong"] if w == "call") == sorted(eval_ids | {"test_plain.py::test_plain"})
+    assert len(outcomes) == 1  # the kept eval reports share one "passed", also when each came from a worker
 
 
 def test_a_lean_call_report_shares_its_repeated_strings_and_says_the_same() -> None:
@@ -484,8 +486,10 @@ def test_a_lean_call_report_shares_its_repeated_strings_and_says_the_same() -> N
     first, second = arrived(1), arrived(2)
     assert first.outcome is not second.outcome
     before = (first.nodeid, first.location, first.keywords, first.outcome, first.worker_id)
+    make_lean(first, {}, from_worker=False)  # in one process the strings are shared already
+    assert first.outcome is not second.outcome
     for report in (first, second):
-        make_lean(report, {})
+        make_lean(report, {}, from_worker=True)
     assert (first.nodeid, first.location, first.keywords, first.outcome, first.worker_id) == before
     assert first.outcome is second.outcome and first.worker_id is second.worker_id
     assert first.location[0] is second.location[0]
@@ -511,10 +515,10 @@ def test_a_setup_report_is_dropped_only_when_it_is_silent_passed_and_just_kept()
     silent, spoke, failed, earlier = setup(), setup(sections=[("Captured stdout setup", "hi")]), setup("failed"), setup()
     for report in (silent, spoke, failed):
         stats = {"": [report]}
-        make_lean(report, stats)
+        make_lean(report, stats, from_worker=True)
         assert stats[""] == ([] if report is silent else [report])
     stats = {"": [earlier, silent]}
-    make_lean(earlier, stats)  # not the one the terminal reporter just added: left where it is
+    make_lean(earlier, stats, from_worker=True)  # not the one the terminal reporter just added: left where it is
     assert stats[""] == [earlier, silent]
 
 
