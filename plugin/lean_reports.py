@@ -1,10 +1,10 @@
 """What pytest keeps of an eval item's reports to the end of the run, made lean.
 
 pytest's terminal reporter keeps every report until the session ends: the setup and teardown
-ones too, though it reads those only for what they captured. At 40,000 items they were a third
-of an eval run's xdist controller memory (180 of 566 MiB), and the kept call reports' strings
-(each report arrives from its worker as new copies of "passed", "chaosbench", the worker's run
-id, the module's path...) about 20 MiB more.
+ones too, though it reads those only for what they captured. At 40,000 items they were the
+largest part of an eval run's xdist controller memory, and the kept call reports' strings (each
+report arrives from its worker as new copies of "passed", "chaosbench", the worker's run id, the
+module's path...) a further part (benchmarks/replay_throughput.py shows the controller's peak).
 
 `make_lean` runs once every hook has seen the report whole (session.py), so no plugin sees less:
 a passed setup or teardown that captured nothing is dropped, and a call report's repeated strings

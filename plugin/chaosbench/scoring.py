@@ -74,7 +74,7 @@ def compact(record: dict) -> dict:
     """The record (a dialogue's turns too) without what the summary never reads: what the
     controller keeps in memory while completions.jsonl keeps the whole record. Its keys and
     repeated words are shared (interned): under xdist every record arrives as new strings, and
-    40,000 copies of "family" or "lorenz63" were about 40 MiB of the controller's memory."""
+    40,000 copies of "family" or "lorenz63" add up on the controller."""
     out = _compact(record)
     if "turns" in out:
         out["turns"] = [_compact(turn) for turn in out["turns"]]

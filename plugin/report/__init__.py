@@ -56,9 +56,9 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
 def write_run_report(run_dir: Path, records: int) -> Written:
     """A run's page, written at the end of its session. A run of APART_FROM records or more has
     it written by `reasoning-evals report RUN_DIR` in a process of its own: matplotlib and the
-    page's objects (36 MiB at 40,000 records) then stay out of the run's process, whose peak
-    memory is what its items need. A smaller run writes it here: a process's start (about 0.7 s,
-    matplotlib's import included) would cost more than the memory it saves."""
+    page's objects then stay out of the run's process, whose peak memory is what its items need.
+    A smaller run writes it here: a process's start (Python, then matplotlib's import) would cost
+    more than the memory it saves."""
     if records < APART_FROM:
         return write_report(run_dir)
     done = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)],
