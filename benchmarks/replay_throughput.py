@@ -5,14 +5,16 @@
 For each size N it writes, in a temporary folder, N synthetic questions, N one-interaction
 cassettes for an OpenAI-compatible model, and a bare module of N parametrized no-op tests;
 then it times, in the same run, `pytest` over the bare module and over the real ChaosBench
-eval module replaying the cassettes, for each worker count: "cold" with no cassette index (the
-first replay after a clone: every cassette is parsed, and the index is built), "warm" with the
-index the cold run left in .pytest_cache (every later replay; cassette_index.py). It reports
-ms per item and the ratios eval / bare (the baseline measured in the same run), and the peak
-RSS of the pytest process (under xdist: the controller's). With --repeat k each figure is the
-fastest of k runs (the machine's noise only ever adds time). Nothing is asserted: run it by
-hand and read the table. --profile also writes a cProfile of the serial warm replay of the
-first size.
+eval module replaying the cassettes, for each worker count, in two states of pytest's cache
+folder: "cold" with none (the first replay after a clone: every cassette is parsed, and the
+cassette index is built), "warm" with the one the previous run left (every later replay reads
+the index, cassette_index.py). Bare pytest is measured in both states too, with a cache folder
+of its own: with one, pytest itself reads back the last run's item ids (its new-first plugin is
+always on), which costs memory at 40,000 items. It reports ms per item and the ratios eval /
+bare in the same state (the baseline measured in the same run), and the peak RSS of the pytest
+process (under xdist: the controller's). With --repeat k each figure is the fastest of k runs
+(the machine's noise only ever adds time). Nothing is asserted: run it by hand and read the
+table. --profile also writes a cProfile of the serial warm replay of the first size.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pytest_reasoning_evals.shipped import shipped  # noqa: E402
 
 BASE_URL = "http://127.0.0.1:8080/v1"
 MODELS = f"models:\n  bench:\n    provider: openai_compatible\n    model_id: bench-model\n    api_key_env: null\n    base_url: {BASE_URL}\n"
+BARE_CACHE = ".bare-pytest-cache"  # bare pytest's cache folder, apart from the eval's
 BARE = "import pytest\n\n@pytest.mark.parametrize('i', range({n}))\ndef test_bare(i):\n    pass\n"
 
 
@@ -124,20 +127,23 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
     common = ["-q", "--tb=no", "-p", "no:randomly"]
-    print(f"{'items':>7} {'-n':>3} {'bare s':>7} {'cold s':>7} {'warm s':>7} {'bare ms/it':>10} {'warm ms/it':>10}"
-          f" {'cold x':>6} {'warm x':>6} {'bare MiB':>8} {'cold MiB':>8} {'warm MiB':>8}")
+    print(f"{'items':>7} {'-n':>3} {'bare cold s':>11} {'bare warm s':>11} {'cold s':>7} {'warm s':>7} {'warm ms/it':>10}"
+          f" {'cold x':>6} {'warm x':>6}  {'RSS MiB bare cold / warm, eval cold / warm':>42}")
     for index, n in enumerate(options.sizes):
         with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
             root = Path(tmp)
             write_fixture(root, n)
-            no_index = lambda: shutil.rmtree(root / ".pytest_cache", ignore_errors=True)  # noqa: E731
+            no_cache = lambda folder: lambda: shutil.rmtree(root / folder, ignore_errors=True)  # noqa: E731
+            bare_args = ["test_bare.py", *common, "-o", f"cache_dir={BARE_CACHE}"]
             for workers in options.workers:
                 xdist = ["-n", workers]
-                bare, bare_rss = fastest(["test_bare.py", *common, *xdist], root, options.repeat, no_index)
-                cold, cold_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat, no_index)
+                bare_cold, bare_cold_rss = fastest([*bare_args, *xdist], root, options.repeat, no_cache(BARE_CACHE))
+                bare_warm, bare_warm_rss = fastest([*bare_args, *xdist], root, options.repeat)
+                cold, cold_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat, no_cache(".pytest_cache"))
                 warm, warm_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat)
-                print(f"{n:>7} {workers:>3} {bare:>7.2f} {cold:>7.2f} {warm:>7.2f} {bare / n * 1000:>10.3f} {warm / n * 1000:>10.3f}"
-                      f" {cold / bare:>6.2f} {warm / bare:>6.2f} {bare_rss:>8.0f} {cold_rss:>8.0f} {warm_rss:>8.0f}", flush=True)
+                rss = f"{bare_cold_rss:.0f} / {bare_warm_rss:.0f}, {cold_rss:.0f} / {warm_rss:.0f}"
+                print(f"{n:>7} {workers:>3} {bare_cold:>11.2f} {bare_warm:>11.2f} {cold:>7.2f} {warm:>7.2f} {warm / n * 1000:>10.3f}"
+                      f" {cold / bare_cold:>6.2f} {warm / bare_warm:>6.2f}  {rss:>42}", flush=True)
             if options.profile and index == 0:
                 out = PROJECT_ROOT / "benchmarks" / f"replay_{n}.prof"
                 subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "pytest",

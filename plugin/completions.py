@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -169,21 +170,36 @@ class CompletionsLog:
     def __init__(self, path: Path):
         self.path = path
         self._handle = None
-        self._lines: list[tuple[str, int, int]] = []  # (id, offset, length) of each line written
+        # Where each line written is: its id, offset and length (arrays of machine ints: a
+        # 40,000-item run would otherwise hold 40,000 tuples of Python ints to the end).
+        self._ids: list[str] = []
+        self._offsets = array("q")
+        self._lengths = array("q")
+        self._end = 0  # the offset the next line is written at
 
     def start(self, kept: list[dict]) -> None:
         """Begin the file with `kept` (resumed records; none for a fresh run)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lines = self._write_sorted(kept)
+        self._ids, self._offsets, self._lengths = [], array("q"), array("q")
+        self._end = 0
+        with replacing(self.path, binary=True) as handle:  # a temp file of this writer's own, then a rename
+            for record in sorted(kept, key=lambda r: r["id"]):
+                self._write(handle, record)
         self._handle = self.path.open("ab")
 
     def append(self, record: dict) -> None:
         if self._handle is None:
             self.start([])
-        line = _line(record)
-        self._lines.append((record["id"], self._handle.tell(), len(line)))
-        self._handle.write(line)
+        self._write(self._handle, record)
         self._handle.flush()
+
+    def _write(self, handle, record: dict) -> None:
+        line = _line(record)
+        self._ids.append(record["id"])
+        self._offsets.append(self._end)
+        self._lengths.append(len(line))
+        handle.write(line)
+        self._end += len(line)
 
     def sync(self) -> None:
         if self._handle is not None:
@@ -197,25 +213,18 @@ class CompletionsLog:
             self._handle.close()
             self._handle = None
         if records is not None:
-            self._write_sorted(records)
+            with replacing(self.path, binary=True) as handle:
+                for record in sorted(records, key=lambda r: r["id"]):
+                    handle.write(_line(record))
             return
-        if not self.path.exists():
-            self._write_sorted([])
+        if not self.path.exists():  # nothing was written: an empty file
+            with replacing(self.path, binary=True):
+                pass
             return
         with self.path.open("rb") as source, replacing(self.path, binary=True) as handle:
-            for _, offset, length in sorted(self._lines, key=lambda line: line[0]):
-                source.seek(offset)
-                handle.write(source.read(length))
-
-    def _write_sorted(self, records: list[dict]) -> list[tuple[str, int, int]]:
-        """Write `records` sorted by id; -> (id, offset, length) of each line."""
-        lines = []
-        with replacing(self.path, binary=True) as handle:  # a temp file of this writer's own, then a rename
-            for record in sorted(records, key=lambda r: r["id"]):
-                line = _line(record)
-                lines.append((record["id"], handle.tell(), len(line)))
-                handle.write(line)
-        return lines
+            for index in sorted(range(len(self._ids)), key=self._ids.__getitem__):
+                source.seek(self._offsets[index])
+                handle.write(source.read(self._lengths[index]))
 
 
 def _line(record: dict) -> bytes:

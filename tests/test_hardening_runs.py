@@ -418,3 +418,16 @@ def test_the_lock_file_names_the_run_without_url_credentials(tmp_path) -> None:
     assert held["pid"] == 4242 and held["command"] == "pytest evals --eval-base-url https://***@api.example.com/v1"
     assert "sk-secret" not in busy and "pid 4242 on " in busy
     assert results.busy_holder(tmp_path / "run") is None and (tmp_path / "run" / ".lock").read_text() == ""
+
+
+def test_the_completions_log_ends_sorted_by_id_with_the_resumed_and_the_appended_lines_whole(tmp_path) -> None:
+    path = tmp_path / "run" / "completions.jsonl"
+    log = CompletionsLog(path)
+    log.start([{"id": "q-3", "text": "é resumed"}, {"id": "q-1", "text": "resumed"}])
+    for record in ({"id": "q-4", "text": "a\nb"}, {"id": "q-0", "text": "first"}, {"id": "q-2", "text": "x" * 5000}):
+        log.append(record)
+    assert len(path.read_bytes().splitlines()) == 5  # every line on disk as it arrives
+    log.finalize()
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in lines] == ["q-0", "q-1", "q-2", "q-3", "q-4"]
+    assert lines[2]["text"] == "x" * 5000 and lines[3]["text"] == "é resumed" and lines[4]["text"] == "a\nb"

@@ -476,6 +476,24 @@ def test_pytest_keeps_no_silent_setup_or_teardown_report_of_an_eval_item(evals: 
     assert len(outcomes) == 1  # the kept eval reports share one "passed", also when each came from a worker
 
 
+def test_the_items_pytest_keeps_share_their_questions_words_and_junit_properties(evals: pytest.Pytester) -> None:
+    """pytest keeps every item (with its question and its user_properties) to the end of the
+    run: the words a bank repeats and the (name, value) properties are one object each."""
+    kept = []
+    spy = type("Spy", (), {"pytest_sessionfinish": lambda self, session: kept.extend(session.items)})()
+    result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), plugins=[spy])
+    assert result.ret == 0
+    items = {item.callspec.id: item for item in kept}
+    true_1, true_2, false_1, false_2 = (items[i] for i in ("q-true-1", "q-true-2", "q-false-1", "q-false-2"))
+    first, second = (item.callspec.params["chaosbench_question"] for item in (true_1, true_2))
+    assert first.ground_truth is second.ground_truth and first.template is second.template
+    assert first.extra is second.extra == {}
+    assert not hasattr(first, "__dict__")  # slots
+    assert true_1.user_properties == [("eval_status", "correct"), ("eval_label", "TRUE"), ("eval_gold", "TRUE")]
+    assert all(a is b for a, b in zip(true_1.user_properties, true_2.user_properties))
+    assert all(a is b for a, b in zip(false_1.user_properties, false_2.user_properties))
+
+
 def test_a_lean_call_report_shares_its_repeated_strings_and_says_the_same() -> None:
     """Under xdist each report arrives as new strings: the kept ones share them (interned)."""
     def arrived(i: int) -> pytest.TestReport:  # the same fields, each string a new object
@@ -502,10 +520,13 @@ def test_the_records_the_controller_keeps_share_their_keys_and_repeated_words() 
               "predicates": [{"name": "chaotic", "polarity": True}],
               "turns": [{"status": "correct", "family": "atomic", "question": "Is it?", "predicates": []}]}
     first, second = (compact(json.loads(json.dumps(record))) for _ in range(2))
-    assert first == {k: v for k, v in record.items() if k != "raw_text"} | {"turns": [{"status": "correct", "family": "atomic", "predicates": []}]}
+    assert first == {k: v for k, v in record.items() if k not in ("raw_text", "turns", "predicates")} | {
+        "predicates": ({"name": "chaotic", "polarity": True},), "turns": [{"status": "correct", "family": "atomic", "predicates": ()}]}
     assert first["family"] is second["family"] and first["turns"][0]["status"] is second["turns"][0]["status"]
     assert first["predicates"][0]["name"] is second["predicates"][0]["name"]
-    assert next(k for k in first if k == "split") is next(k for k in second if k == "split")
+    assert first.get("kind", "question") == "question" and "bias" not in first and "turns" in first
+    with pytest.raises(KeyError):
+        first["raw_text"]  # noqa: B018 - not kept: completions.jsonl has it
 
 
 def test_a_setup_report_is_dropped_only_when_it_is_silent_passed_and_just_kept() -> None:

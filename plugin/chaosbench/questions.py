@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from sys import intern
 
 from pytest_reasoning_evals.casefiles import CaseFileError, check_id, numbered_lines, parse_json
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
@@ -26,9 +27,13 @@ UPSTREAM_TYPES = {
     "multi_turn": "multi_hop",
 }
 REQUIRED_FIELDS = ("id", "question", "ground_truth", "family", "split", "system_id", "template")
+KNOWN_FIELDS = frozenset((*REQUIRED_FIELDS, "predicates", "bias", "dialogue_id", "turn"))  # the rest go to `extra`
 
 
-@dataclass(frozen=True)
+NO_EXTRA: dict = {}  # the `extra` of every loaded question that has none: one object, never changed
+
+
+@dataclass(frozen=True, slots=True)  # slots: a 40,000-question bank is held by every process that collects it
 class Question:
     id: str
     question: str
@@ -42,7 +47,7 @@ class Question:
     dialogue_id: str | None = None
     turn: int | None = None
     source: str = ""  # file:line, for error messages
-    extra: dict = field(default_factory=dict, compare=False)
+    extra: dict = field(default_factory=dict, compare=False)  # fields the loader does not know, kept as read
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,7 +85,13 @@ def _predicates(value: object, where: str) -> tuple[dict, ...]:
             raise CaseFileError(
                 f"{where}: each predicate needs a name and a polarity (positive|negative), got {entry!r}"
             )
-    return tuple({"name": e["name"], "polarity": e["polarity"]} for e in value)
+    return tuple({"name": _shared(e["name"]), "polarity": _shared(e["polarity"])} for e in value)
+
+
+def _shared(value):
+    """One object for each distinct label, family, split, system, template or bias: they repeat
+    across a bank's records, and each record's JSON gave it a copy of its own."""
+    return intern(value) if type(value) is str else value
 
 
 def _text(record: dict, key: str, where: str) -> str:
@@ -99,21 +110,21 @@ def _project_record(record: dict, where: str) -> Question:
         raise CaseFileError(f"{where}: unknown family {family!r}; families: {', '.join(FAMILIES)}")
     if split not in SPLITS:
         raise CaseFileError(f"{where}: unknown split {split!r}; splits: {', '.join(SPLITS)}")
-    known = set(REQUIRED_FIELDS) | {"predicates", "bias", "dialogue_id", "turn"}
+    extra = {k: v for k, v in record.items() if k not in KNOWN_FIELDS}
     return Question(
         id=_text(record, "id", where),
         question=_text(record, "question", where),
-        ground_truth=_gold(record["ground_truth"], where),
-        family=family,
-        split=split,
-        system_id=_text(record, "system_id", where),
-        template=_text(record, "template", where),
+        ground_truth=_shared(_gold(record["ground_truth"], where)),
+        family=_shared(family),
+        split=_shared(split),
+        system_id=_shared(_text(record, "system_id", where)),
+        template=_shared(_text(record, "template", where)),
         predicates=_predicates(record.get("predicates"), where),
-        bias=record.get("bias"),
+        bias=_shared(record.get("bias")),
         dialogue_id=record.get("dialogue_id"),
         turn=record.get("turn"),
         source=where,
-        extra={k: v for k, v in record.items() if k not in known},
+        extra=extra or NO_EXTRA,
     )
 
 
@@ -132,16 +143,17 @@ def _upstream_record(record: dict, where: str) -> Question:
     return Question(
         id=_text(record, "id", where),
         question=_text(record, "question", where),
-        ground_truth=_gold(record["ground_truth"], where),
-        family=family,
-        split=split,
-        system_id=system_id,
-        template=str(record.get("template") or "upstream"),
+        ground_truth=_shared(_gold(record["ground_truth"], where)),
+        family=_shared(family),
+        split=_shared(split),
+        system_id=_shared(system_id),
+        template=_shared(str(record.get("template") or "upstream")),
         # upstream adversarial types name the misconception family
-        bias=kind.removeprefix("adversarial_") if kind.startswith("adversarial_") else None,
+        bias=_shared(kind.removeprefix("adversarial_")) if kind.startswith("adversarial_") else None,
         dialogue_id=record.get("dialogue_id"),
         turn=record.get("turn"),
         source=where,
+        extra=NO_EXTRA,
     )
 
 
