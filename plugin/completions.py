@@ -22,6 +22,12 @@ from pytest_reasoning_evals.results import replacing
 LABELS = (None, "TRUE", "FALSE")
 STATUSES = ("correct", "wrong", "unknown", "no_gold")
 POLARITIES = ("positive", "negative")
+REPLAYED_BATCH = 64  # replayed records written per flush (CompletionsLog.append)
+
+
+def replayed(record: dict) -> bool:
+    """Every model call of the record was answered by a cassette (or none was made)."""
+    return all(part.get("cassette_hit") is True or not part.get("provider") for part in record.get("turns") or [record])
 
 
 def answered(record: dict) -> bool:
@@ -176,6 +182,7 @@ class CompletionsLog:
         self._offsets = array("q")
         self._lengths = array("q")
         self._end = 0  # the offset the next line is written at
+        self._unflushed = 0  # records written since the last flush
 
     def start(self, kept: list[dict]) -> None:
         """Begin the file with `kept` (resumed records; none for a fresh run)."""
@@ -188,10 +195,16 @@ class CompletionsLog:
         self._handle = self.path.open("ab")
 
     def append(self, record: dict) -> None:
+        """Write the record; it reaches the OS at once (a kill keeps it) when one of its calls
+        was made live. A record answered wholly from cassettes costs nothing to answer again,
+        so those go in batches of REPLAYED_BATCH: a replay makes one write per batch."""
         if self._handle is None:
             self.start([])
         self._write(self._handle, record)
-        self._handle.flush()
+        self._unflushed += 1
+        if self._unflushed >= REPLAYED_BATCH or not replayed(record):
+            self._handle.flush()
+            self._unflushed = 0
 
     def _write(self, handle, record: dict) -> None:
         line = _line(record)

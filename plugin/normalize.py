@@ -40,7 +40,7 @@ labels up by binary search instead of rescanning the text after each cue.
 
 import re
 from bisect import bisect_left, bisect_right
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 TRUE, FALSE = "TRUE", "FALSE"
 
@@ -138,6 +138,23 @@ def normalize_answer(text: str | None) -> str | None:
     """Return "TRUE", "FALSE" or None (UNKNOWN) for a model's reply."""
     if text is None:
         return None
+    if len(text) <= SHORT_REPLY:
+        return _short_answer(text)
+    return _answer(text)
+
+
+# A zero-shot run's replies are mostly a few words that recur ("TRUE", "False.", "**FALSE**"):
+# those are read once each (the cascade is a pure function of the text). Long replies are not
+# kept, so the cache stays small.
+SHORT_REPLY = 64
+
+
+@lru_cache(maxsize=4096)
+def _short_answer(text: str) -> str | None:
+    return _answer(text)
+
+
+def _answer(text: str) -> str | None:
     text = _clean(text)
     if not text:
         return None

@@ -17,7 +17,7 @@ from test_runs import small_bank as bank  # 12 questions and 2 dialogues of 3 tu
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.questions import load_questions
-from pytest_reasoning_evals.completions import CompletionsLog
+from pytest_reasoning_evals.completions import REPLAYED_BATCH, CompletionsLog
 from pytest_reasoning_evals.dialectic.cases import load_cases, load_variants
 from pytest_reasoning_evals import results
 from pytest_reasoning_evals.results import write_csv, write_json
@@ -431,3 +431,25 @@ def test_the_completions_log_ends_sorted_by_id_with_the_resumed_and_the_appended
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in lines] == ["q-0", "q-1", "q-2", "q-3", "q-4"]
     assert lines[2]["text"] == "x" * 5000 and lines[3]["text"] == "é resumed" and lines[4]["text"] == "a\nb"
+
+
+def test_a_live_answer_reaches_the_file_at_once_and_replayed_ones_in_batches(tmp_path) -> None:
+    """A kill must not lose a record whose call was paid for; one answered from a cassette costs
+    nothing to answer again, so those are written in batches."""
+    path = tmp_path / "completions.jsonl"
+    log = CompletionsLog(path)
+    on_disk = lambda: len(path.read_bytes().splitlines())  # noqa: E731 - what a SIGKILL now would leave
+    log.append({"id": "r-0", "provider": "openai", "cassette_hit": True})
+    assert on_disk() == 0
+    log.append({"id": "l-0", "provider": "openai", "cassette_hit": False})  # paid for: written with what came before
+    assert on_disk() == 2
+    log.append({"id": "n-0", "provider": "local", "cassette_hit": None})  # no cassette at all: live
+    assert on_disk() == 3
+    log.append({"id": "d-0", "kind": "dialogue", "turns": [{"provider": "openai", "cassette_hit": True},
+                                                          {"provider": "openai", "cassette_hit": False}]})
+    assert on_disk() == 4
+    for i in range(1, REPLAYED_BATCH + 2):  # a full batch and one more
+        log.append({"id": f"r-{i}", "provider": "openai", "cassette_hit": True})
+    assert on_disk() == 4 + REPLAYED_BATCH
+    log.sync()
+    assert on_disk() == 5 + REPLAYED_BATCH

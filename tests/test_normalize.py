@@ -451,3 +451,13 @@ def test_megabyte_adversarial_reply_finishes():
     reply = "TRUE.\n" + "".join(segments)
     assert len(reply) > 1_000_000
     assert normalize_answer(reply) == T  # the opening label; the rest hedges and conflicts
+
+
+def test_a_short_reply_read_again_gives_what_the_cascade_gives():
+    """Short replies are read once each (an LRU cache): asked again, in any order, each still
+    gets its own label, and the long ones (never cached) too."""
+    replies = {"TRUE": T, "False.": F, "**F**": F, "It is not false.": T, "unclear": None, "": None,
+               "yes " * 20 + "no": None, "FALSE. " + "The orbit diverges. " * 5: F}
+    for _ in range(2):
+        for reply, expected in reversed(replies.items()):
+            assert normalize_answer(reply) == expected, reply

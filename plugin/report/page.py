@@ -83,7 +83,7 @@ def write(view: dict, handle: TextIO) -> None:
     head, tail = page.split(ROWS)
     handle.write(head)
     handle.write(_script_json({"template": view.get("prompt_template"), "kind": view["kind"]})[:-1] + ',"items":[')
-    for index, row in enumerate(view["rows"]()):
-        handle.write(("," if index else "") + _script_json(row))
+    for index, row in enumerate(view["rows"]()):  # JSON text each (runs.row_json)
+        handle.write(("," if index else "") + row.replace("</", "<\\/"))
     handle.write("]}")
     handle.write(tail)

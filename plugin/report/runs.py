@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import statistics
+import tempfile
+import typing
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 from pytest_reasoning_evals.gates import read_gates
@@ -97,25 +100,40 @@ def _bias_rows(records: list[dict]) -> list[dict]:
 ESSENTIAL = ("id", "kind", "family", "split", "status", "correct", "error", "bias")  # what the charts and a comparison read
 
 
-def essentials(path: Path) -> list[dict]:
-    """Each record of the run reduced to what the charts and a comparison read, the last line
-    of an id winning (as the run's own readers have it): small, for a 40,000-item run too."""
+def row_json(row: dict) -> str:
+    """An item row as the page carries it: compact JSON text (page.py makes it safe in <script>)."""
+    return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+
+
+def read_records(path: Path) -> tuple[list[dict], typing.IO[str]]:
+    """One pass over completions.jsonl: each record reduced to what the charts and a comparison
+    read, the last line of an id winning (as the run's own readers have it), and the page's item
+    rows (every line, in file order: the file is sorted by id) spooled to a temporary file as
+    JSON lines. Small in memory for a 40,000-item run too."""
     from pytest_reasoning_evals.completions import iter_completions
 
-    return list({r["id"]: {k: r.get(k) for k in ESSENTIAL} for r in iter_completions(path)}.values())
+    latest: dict[str, dict] = {}
+    rows = tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n")
+    for record in iter_completions(path):
+        latest[record["id"]] = {k: record.get(k) for k in ESSENTIAL}
+        rows.write(row_json(_item_row(record)) + "\n")
+    return list(latest.values()), rows
+
+
+def _spooled(rows: typing.IO[str]) -> Iterator[str]:
+    rows.seek(0)
+    for line in rows:
+        yield line[:-1]
 
 
 def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
     from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, load_baseline
-    from pytest_reasoning_evals.completions import iter_completions
 
     summary = _json(run_dir / "summary.json")
     meta = _json(run_dir / "run_meta.json", required=False) or {}
     manifest = _json(run_dir / "run_manifest.json", required=False) or {}
-    completions = run_dir / "completions.jsonl"
-    # Pass 1 keeps each record's few fields the charts need; the page's item rows
-    # are read again, one at a time, while the page is written (page.py): memory stays small.
-    records = sorted(essentials(completions), key=lambda r: r["id"])
+    essentials, rows = read_records(run_dir / "completions.jsonl")
+    records = sorted(essentials, key=lambda r: r["id"])
     if baseline is not None:
         try:
             comparison = compare(load_baseline(baseline), records, alpha=DEFAULT_ALPHA, max_drop=None)
@@ -151,7 +169,7 @@ def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
         "bias_rows": _bias_rows(records),
         "comparison": comparison,
         "prompt_template": prompt.get("text"),
-        "rows": lambda: (_item_row(r) for r in iter_completions(completions)),  # the file is sorted by id
+        "rows": lambda: _spooled(rows),  # JSON text per row
     }
 
 
@@ -219,5 +237,5 @@ def dialectic_run(run_dir: Path, baseline: Path | None) -> dict:
         "turns_histogram": sorted(turns.items(), key=lambda kv: (kv[0] == "unresolved", int(kv[0]) if kv[0].isdigit() else 0)),
         "cross_provider": cross,
         "comparison": comparison,
-        "rows": lambda: (_response_row(r) for r in responses),
+        "rows": lambda: (row_json(_response_row(r)) for r in responses),  # JSON text per row
     }
