@@ -28,7 +28,7 @@ from pathlib import Path
 
 SCHEMA = 1  # bump when what read_cassette checks or returns changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
-BATCH = 500  # rows written per transaction
+BATCH = 500  # rows written per transaction (by default)
 WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
 MOST_AHEAD = 256  # rows read ahead of the one asked for, at most
 
@@ -36,8 +36,10 @@ Parsed = tuple[list, list]  # (vcrpy's request dicts, vcrpy's response dicts), a
 
 
 class CassetteIndex:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, batch: int = BATCH):
         self.path = folder / FILE_NAME
+        self.folder = folder
+        self.batch = batch  # rows written per transaction
         self._lock = threading.Lock()  # one connection, shared by the threads that run calls ahead
         self._pending: list[tuple] = []
         self._db: sqlite3.Connection | None = None
@@ -83,7 +85,7 @@ class CassetteIndex:
             return parsed
         with self._lock:
             self._pending.append((*key, *version, blob))
-            if len(self._pending) >= BATCH:
+            if len(self._pending) >= self.batch:
                 self._flush()
         return parsed
 

@@ -14,7 +14,7 @@ import yaml
 from fakeprovider import FakeProvider
 from helpers import add_eval_module, answer_by_text, question, write_jsonl
 
-from pytest_reasoning_evals import cassette_index
+from pytest_reasoning_evals import cassette_index, index_warmer
 from pytest_reasoning_evals.cassette_index import FILE_NAME, CassetteIndex
 from pytest_reasoning_evals.cassettes import UnreadableCassette, read_cassette
 from pytest_reasoning_evals.providers.http import HttpModel
@@ -249,3 +249,63 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
     os.utime(path)
     assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
     assert labels(pytester) == recorded
+
+
+# --- a cold replay's cassettes parsed ahead on a spare core (index_warmer.py) ---
+
+
+def test_the_warmer_puts_each_readable_file_into_the_index_and_skips_the_rest(tmp_path, file) -> None:
+    broken = file.parent / "q-2.yaml"
+    broken.write_text("interactions: [")
+    paths = [str(file), str(file.parent / "missing.yaml"), str(broken)]
+    assert index_warmer.warm(tmp_path, "openai", paths) == 1
+    parser = CountingParser()
+    later = CassetteIndex(tmp_path)
+    assert answer(later.read(file, "openai", parser)) == "TRUE" and parser.calls == 0  # the warmer's row
+    with pytest.raises(UnreadableCassette):
+        later.read(broken, "openai", parser)  # never kept: its item reads (and reports) the file itself
+    assert index_warmer.warm(tmp_path, "openai", paths) == 0  # rows already there are only looked up
+
+
+def test_the_warmer_child_fills_the_index_and_removes_its_list(tmp_path, file, monkeypatch) -> None:
+    monkeypatch.setattr(index_warmer, "WARM_FROM", 1)
+    monkeypatch.setattr(index_warmer, "spare_cores", lambda: 1)
+    warmer = index_warmer.IndexWarmer.start(tmp_path, "openai", [str(file)])
+    assert warmer.process.wait(timeout=60) == 0 and not warmer.paths_file.exists()
+    parser = CountingParser()
+    assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "TRUE" and parser.calls == 0
+    monkeypatch.setattr(index_warmer, "spare_cores", lambda: 0)
+    assert index_warmer.IndexWarmer.start(tmp_path, "openai", [str(file)]) is None  # no core to spare: nothing starts
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(pytester, monkeypatch, cache) -> None:
+    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+    add_eval_module(pytester)
+    ids = [f"q-{i}" for i in (3, 1, 2, 0)]  # run order is bank order, not id order
+    cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(i, "TRUE") for i in ids]))
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        assert pytester.runpytest_subprocess(*record_then_replay_args(pytester, server, cases, "once")).ret == 0
+        replay = record_then_replay_args(pytester, server, cases, "none")
+    recorded = labels(pytester)
+    (pytester.path / "results").rename(pytester.path / "recorded")
+    started = []
+    real_start = index_warmer.IndexWarmer.start.__func__
+
+    def spy(cls, folder, wire, paths):
+        started.append((folder, wire, paths, real_start(cls, folder, wire, paths)))
+        return started[-1][3]
+
+    monkeypatch.setattr(index_warmer, "WARM_FROM", 1)
+    monkeypatch.setattr(index_warmer, "spare_cores", lambda: 1)
+    monkeypatch.setattr(index_warmer.IndexWarmer, "start", classmethod(spy))
+    result = pytester.runpytest(*replay, *([] if cache else ["-p", "no:cacheprovider"]))
+    assert result.ret == 0 and labels(pytester) == recorded
+    if not cache:
+        assert started == []  # no index to warm
+        return
+    [(folder, wire, paths, warmer)] = started
+    assert folder == pytester.path / ".pytest_cache" / "d" / "reasoning-evals" and wire == "openai"
+    assert paths == [str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / f"{i}.yaml") for i in ids]
+    assert warmer.process.poll() is not None and not warmer.paths_file.exists()  # ended with the session

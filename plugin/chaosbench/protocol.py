@@ -139,8 +139,19 @@ class Protocol(EvalProtocol):
         ahead (--eval-concurrency) until the budget is spent."""
         run_ahead = (self._upcoming_requests, lambda unclaimed: not self.budget.exhausted(unclaimed))
         model = self.session.models.get(self.settings.model, run_ahead=run_ahead)
+        self.session.models.warm_index(self.settings.model, self._cassettes)
         return BudgetedModel(model, self.budget,
                              lambda item_id: send(self.session.current_item, {"protocol": self.name, "not_asked": item_id}))
+
+    def _cassettes(self) -> Iterator[tuple[str, str]]:
+        """(suite, item id) of each question and dialogue this process runs, in order (one
+        cassette each)."""
+        suite = self.prompt.suite
+        for item in self.session.pytest_session.items:
+            params = getattr(item, "callspec", None)
+            value = next((params.params[name] for name in self.fixtures if name in params.params), None) if params else None
+            if isinstance(value, (Question, Dialogue)):
+                yield suite, value.id
 
     def _upcoming_requests(self) -> Iterator[Request | None]:
         """The requests of the items this process runs next: a question's; None for anything else
