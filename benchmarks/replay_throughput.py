@@ -5,15 +5,17 @@
 For each size N it writes, in a temporary folder, N synthetic questions, N one-interaction
 cassettes for an OpenAI-compatible model, and a bare module of N parametrized no-op tests;
 then it times, in the same run, `pytest` over the bare module and over the real ChaosBench
-eval module replaying the cassettes, for each worker count, in two states of pytest's cache
-folder: "cold" with none (the first replay after a clone: every cassette is parsed, and the
-cassette index is built), "warm" with the one the previous run left (every later replay reads
-the index, cassette_index.py). Bare pytest is measured in both states too, with a cache folder
-of its own: with one, pytest itself reads back the last run's item ids (its new-first plugin is
-always on), which costs memory at 40,000 items. It reports ms per item and the ratios eval /
-bare in the same state (the baseline measured in the same run), and the peak RSS of the pytest
-process (under xdist: the controller's). With --repeat k each figure is the fastest of k runs
-(the machine's noise only ever adds time). Nothing is asserted: run it by hand and read the
+eval module replaying the cassettes, for each worker count, in three states: "cold" with no
+pytest cache folder (the first replay after a clone: every cassette is parsed, and the cassette
+index is built), "warm" with the one the previous run left (every later replay reads the
+index, cassette_index.py), and "restored": the index there but every cassette file with a new
+mtime (a CI job that restored .pytest_cache over a fresh checkout: each file is read for its
+digest, none parsed). Bare pytest is measured cold and warm too, with a cache folder of its
+own: with one, pytest itself reads back the last run's item ids (its new-first plugin is always
+on), which costs memory at 40,000 items. It reports ms per item and the ratios eval / bare in
+the same state (restored against bare warm), measured in the same run, and the peak RSS of the
+pytest process (under xdist: the controller's). With --repeat k each figure is the fastest of k
+runs (the machine's noise only ever adds time). Nothing is asserted: run it by hand and read the
 table. --profile also writes a cProfile of the serial warm replay of the first size.
 """
 
@@ -104,6 +106,13 @@ def timed(args: list[str], cwd: Path) -> tuple[float, float]:
     return elapsed, measured["rss"]
 
 
+def touch_cassettes(root: Path) -> None:
+    """Every cassette file with a new mtime, its bytes unchanged (what a fresh checkout looks like)."""
+    stamp = time.time_ns()
+    for path in (root / "cassettes").rglob("*.yaml"):
+        os.utime(path, ns=(stamp, stamp))
+
+
 def eval_args(root: Path) -> list[str]:
     return ["test_chaosbench.py", "--model", "bench", f"--eval-models-file={root / 'models.yaml'}",
             f"--eval-cases={root / 'bank.jsonl'}", f"--eval-cassette-dir={root / 'cassettes'}",
@@ -127,8 +136,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
     common = ["-q", "--tb=no", "-p", "no:randomly"]
-    print(f"{'items':>7} {'-n':>3} {'bare cold s':>11} {'bare warm s':>11} {'cold s':>7} {'warm s':>7} {'warm ms/it':>10}"
-          f" {'cold x':>6} {'warm x':>6}  {'RSS MiB bare cold / warm, eval cold / warm':>42}")
+    print(f"{'items':>7} {'-n':>3} {'bare cold s':>11} {'bare warm s':>11} {'cold s':>7} {'warm s':>7} {'restored s':>10}"
+          f" {'warm ms/it':>10} {'cold x':>6} {'warm x':>6} {'restored x':>10}"
+          f"  {'RSS MiB bare cold / warm, eval cold / warm / restored':>52}")
     for index, n in enumerate(options.sizes):
         with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
             root = Path(tmp)
@@ -141,9 +151,12 @@ def main() -> None:
                 bare_warm, bare_warm_rss = fastest([*bare_args, *xdist], root, options.repeat)
                 cold, cold_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat, no_cache(".pytest_cache"))
                 warm, warm_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat)
-                rss = f"{bare_cold_rss:.0f} / {bare_warm_rss:.0f}, {cold_rss:.0f} / {warm_rss:.0f}"
-                print(f"{n:>7} {workers:>3} {bare_cold:>11.2f} {bare_warm:>11.2f} {cold:>7.2f} {warm:>7.2f} {warm / n * 1000:>10.3f}"
-                      f" {cold / bare_cold:>6.2f} {warm / bare_warm:>6.2f}  {rss:>42}", flush=True)
+                restored, restored_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat,
+                                                 lambda: touch_cassettes(root))
+                rss = f"{bare_cold_rss:.0f} / {bare_warm_rss:.0f}, {cold_rss:.0f} / {warm_rss:.0f} / {restored_rss:.0f}"
+                print(f"{n:>7} {workers:>3} {bare_cold:>11.2f} {bare_warm:>11.2f} {cold:>7.2f} {warm:>7.2f} {restored:>10.2f}"
+                      f" {warm / n * 1000:>10.3f} {cold / bare_cold:>6.2f} {warm / bare_warm:>6.2f} {restored / bare_warm:>10.2f}"
+                      f"  {rss:>52}", flush=True)
             if options.profile and index == 0:
                 out = PROJECT_ROOT / "benchmarks" / f"replay_{n}.prof"
                 subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "pytest",

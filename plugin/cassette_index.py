@@ -4,12 +4,17 @@ Parsing a one-call cassette costs about 0.3 ms of Python (libyaml reads it, PyYA
 objects) and the file open; over 40,000 items that is most of what a replay adds to pytest.
 Here each file's checked content (cassettes.read_cassette's requests and responses) is kept in
 one SQLite file in pytest's cache folder (`.pytest_cache/d/reasoning-evals/`), keyed by the
-file's path and the provider's wire format, and used only while the file's size, mtime and
-inode are the ones it was read with (a save is a rename, so it always makes a new inode, even
-within the clock tick that mtime is counted in). The cassette files stay the source of truth: any change to
-one (a recording, an edit, a checkout) makes it be read again, a file that cannot be read is
-never kept, and the index can be deleted at any time (`pytest --cache-clear`). Without pytest's
-cache plugin (`-p no:cacheprovider`) files are simply parsed every time.
+file's path and the provider's wire format, with the file's size, mtime, inode and a digest of
+its bytes. A row is used while the file's size, mtime and inode are the ones it was read with
+(a save is a rename, so it always makes a new inode, even within the clock tick that mtime is
+counted in); when they differ but the size does not, the file's bytes are read and the row is
+used if their digest is the row's (a fresh checkout, or a CI job that restored the cache, has
+new mtimes and inodes for unchanged files: they cost a read, ~20 us, not a parse), and its
+stat is brought up to date. The cassette files stay the source of truth: any change to one's
+bytes (a recording, an edit, a checkout of another version) makes it be parsed again, a file
+that cannot be read is never kept, and the index can be deleted at any time
+(`pytest --cache-clear`). Without pytest's cache plugin (`-p no:cacheprovider`) files are
+simply parsed every time.
 
 It is a cache, and fails as one: an index that cannot be opened, read or written (locked by
 another process for too long, corrupt, on a read-only disk) is not used, and nothing fails.
@@ -19,6 +24,7 @@ batches, one transaction each, so xdist workers sharing the file (WAL) rarely wa
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import sqlite3
@@ -26,11 +32,20 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-SCHEMA = 1  # bump when what read_cassette checks or returns changes: older rows are not read
+SCHEMA = 2  # bump when what read_cassette checks or returns, or a row, changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
 BATCH = 500  # rows written per transaction (by default)
 WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
 MOST_AHEAD = 256  # rows read ahead of the one asked for, at most
+
+def file_digest(path: Path | str) -> bytes | None:
+    """What identifies a file's bytes; None when it cannot be read (its parse says why)."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.blake2b(handle.read(), digest_size=16).digest()
+    except OSError:
+        return None
+
 
 Parsed = tuple[list, list]  # (vcrpy's request dicts, vcrpy's response dicts), as read_cassette returns them
 
@@ -69,25 +84,39 @@ class CassetteIndex:
         key = (os.fspath(path), wire)
         row = self._lookup(key)
         version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
-        if row is not None and tuple(row[:3]) == version:
-            try:
-                parsed = marshal.loads(row[3])
-            except (ValueError, TypeError, EOFError):
-                pass  # a damaged row: the file is parsed, and the row replaced
-            else:
-                self.hits += 1
-                return parsed
+        digest = None
+        if row is not None:
+            if tuple(row[:3]) != version:  # the same bytes under another stat (a checkout, a restored cache)?
+                digest = file_digest(path) if row[0] == stat.st_size else None
+                if digest is None or digest != row[3]:
+                    row = None
+                else:
+                    self._keep((*key, *version, digest, row[4]))  # the next run matches on stat alone
+            if row is not None:
+                try:
+                    parsed = marshal.loads(row[4])
+                except (ValueError, TypeError, EOFError):
+                    pass  # a damaged row: the file is parsed, and the row replaced
+                else:
+                    self.hits += 1
+                    return parsed
+        digest = digest or file_digest(path)  # before the parse, as the stat
         parsed = parse_file(path)
         self.parsed += 1
+        if digest is None:  # the file could not be read for its digest: not kept
+            return parsed
         try:
             blob = marshal.dumps(parsed)
         except (ValueError, TypeError):  # something marshal cannot hold (an old cassette's odd body): not kept
             return parsed
+        self._keep((*key, *version, digest, blob))
+        return parsed
+
+    def _keep(self, row: tuple) -> None:
         with self._lock:
-            self._pending.append((*key, *version, blob))
+            self._pending.append(row)
             if len(self._pending) >= self.batch:
                 self._flush()
-        return parsed
 
     def close(self) -> None:
         with self._lock:
@@ -105,7 +134,7 @@ class CassetteIndex:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # a cache: a crash may lose rows, never the cassettes
                 db.execute("CREATE TABLE IF NOT EXISTS cassettes (path TEXT, wire TEXT, size INTEGER, "
-                           "mtime_ns INTEGER, inode INTEGER, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID")
+                           "mtime_ns INTEGER, inode INTEGER, digest BLOB, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID")
                 self._db = db
             except sqlite3.Error:
                 self._broken = True
@@ -128,7 +157,7 @@ class CassetteIndex:
             self._ahead_used = False
             path, wire = key
             try:
-                rows = db.execute("SELECT path, size, mtime_ns, inode, parsed FROM cassettes WHERE path >= ? AND wire = ? "
+                rows = db.execute("SELECT path, size, mtime_ns, inode, digest, parsed FROM cassettes WHERE path >= ? AND wire = ? "
                                   "ORDER BY path LIMIT ?", (path, wire, self._span + 1)).fetchall()
             except sqlite3.Error:
                 self._broken, self._db = True, None
@@ -144,7 +173,7 @@ class CassetteIndex:
         try:
             with db:  # one transaction
                 db.execute("BEGIN IMMEDIATE")
-                db.executemany("INSERT OR REPLACE INTO cassettes VALUES (?, ?, ?, ?, ?, ?)", rows)
+                db.executemany("INSERT OR REPLACE INTO cassettes VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.OperationalError:
             pass  # another process held the file too long: these rows are parsed again next run
         except sqlite3.Error:

@@ -90,6 +90,29 @@ def test_a_changed_file_is_read_again_even_at_the_same_size_and_mtime(tmp_path, 
     assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "FALSE" and parser.calls == 3
 
 
+def test_a_checkout_of_the_same_bytes_is_read_from_the_index_by_their_digest(tmp_path, file, monkeypatch) -> None:
+    """A fresh clone, or a CI job that restored .pytest_cache, has new mtimes and inodes for
+    unchanged cassettes: the row is used when the bytes' digest is its own, and updated."""
+    parser = CountingParser()
+    index = CassetteIndex(tmp_path)
+    index.read(file, "openai", parser)
+    index.close()
+    text = file.read_text()
+    file.unlink()
+    file.write_text(text)  # what a checkout does: the same bytes in a new file
+    os.utime(file, ns=(10**18, 10**18))
+    later = CassetteIndex(tmp_path)
+    assert answer(later.read(file, "openai", parser)) == "TRUE" and parser.calls == 1 and later.hits == 1
+    later.close()
+    digested = []
+    real_digest = cassette_index.file_digest
+    monkeypatch.setattr(cassette_index, "file_digest", lambda path: digested.append(path) or real_digest(path))
+    assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "TRUE" and parser.calls == 1
+    assert digested == []  # the row's stat was brought up to date: matched on stat alone
+    file.write_text(text.replace("TRUE", "FAKE"))  # other bytes of the same size: parsed
+    assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "FAKE" and parser.calls == 2
+
+
 def _many(folder, count: int) -> list:
     """`count` cassette files, each with its own answer (its index), in the order of their names."""
     paths = []
@@ -245,8 +268,13 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
     db.close()
     assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
     assert labels(pytester) == {**recorded, "q-3": flipped}
-    # ... and once the file changes (here: only its mtime), the file is read again.
-    os.utime(path)
+    # ... a new mtime over the same bytes (a checkout) still finds the row, by the bytes' digest ...
+    os.utime(path, ns=(1, 1))
+    assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
+    assert labels(pytester) == {**recorded, "q-3": flipped}
+    # ... and once the file's bytes change, the file is read again.
+    with open(path, "a") as handle:
+        handle.write("# edited\n")
     assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
     assert labels(pytester) == recorded
 
