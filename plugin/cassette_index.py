@@ -38,13 +38,17 @@ BATCH = 500  # rows written per transaction (by default)
 WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
 MOST_AHEAD = 256  # rows read ahead of the one asked for, at most
 
-def file_digest(path: Path | str) -> bytes | None:
-    """What identifies a file's bytes; None when it cannot be read (its parse says why)."""
+def _read(path: Path | str) -> bytes | None:
+    """The file's bytes (one read serves the digest and the parse); None when it cannot be read."""
     try:
         with open(path, "rb") as handle:
-            return hashlib.blake2b(handle.read(), digest_size=16).digest()
+            return handle.read()
     except OSError:
         return None
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 Parsed = tuple[list, list]  # (vcrpy's request dicts, vcrpy's response dicts), as read_cassette returns them
@@ -76,22 +80,24 @@ class CassetteIndex:
         except OSError:
             return None
 
-    def read(self, path: Path | str, wire: str, parse_file: Callable[[Path | str], Parsed]) -> Parsed:
+    def read(self, path: Path | str, wire: str, parse_file: Callable[[Path | str, bytes | None], Parsed]) -> Parsed:
         """The file's content: the index's, when it holds this version of the file, else
-        `parse_file(path)` (whose exceptions pass through) kept for next time."""
+        `parse_file(path, data)` (data: the file's bytes, read once here for their digest; None
+        when they could not be read, for parse_file to say why) kept for next time; its
+        exceptions pass through."""
         stat = os.stat(path)  # FileNotFoundError, as parse_file would raise; before the read, so a
         # file changed while it is parsed is stored under its old stat and read again next time
         key = (os.fspath(path), wire)
         row = self._lookup(key)
         version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
-        digest = None
+        data = None
         if row is not None:
             if tuple(row[:3]) != version:  # the same bytes under another stat (a checkout, a restored cache)?
-                digest = file_digest(path) if row[0] == stat.st_size else None
-                if digest is None or digest != row[3]:
+                data = _read(path) if row[0] == stat.st_size else None
+                if data is None or _digest(data) != row[3]:
                     row = None
                 else:
-                    self._keep((*key, *version, digest, row[4]))  # the next run matches on stat alone
+                    self._keep((*key, *version, row[3], row[4]))  # the next run matches on stat alone
             if row is not None:
                 try:
                     parsed = marshal.loads(row[4])
@@ -100,16 +106,17 @@ class CassetteIndex:
                 else:
                     self.hits += 1
                     return parsed
-        digest = digest or file_digest(path)  # before the parse, as the stat
-        parsed = parse_file(path)
+        if data is None:
+            data = _read(path)
+        parsed = parse_file(path, data)
         self.parsed += 1
-        if digest is None:  # the file could not be read for its digest: not kept
+        if data is None:  # the file could not be read here: not kept
             return parsed
         try:
             blob = marshal.dumps(parsed)
         except (ValueError, TypeError):  # something marshal cannot hold (an old cassette's odd body): not kept
             return parsed
-        self._keep((*key, *version, digest, blob))
+        self._keep((*key, *version, _digest(data), blob))
         return parsed
 
     def _keep(self, row: tuple) -> None:

@@ -154,19 +154,24 @@ def _response_problem(response, parse: Callable[[dict], object]) -> str | None:
     return None
 
 
-def read_cassette(path: Path | str, serializer, parse: Callable[[dict], object]) -> tuple[list, list]:
+def read_cassette(path: Path | str, serializer, parse: Callable[[dict], object], data: bytes | None = None) -> tuple[list, list]:
     """(requests, responses) of a cassette file after checking everything the replay reads: the
     requests as vcrpy's own dicts (Request._to_dict: the body bytes, each header a list), the
-    responses as vcrpy's loader returns them. FileNotFoundError when there is no file; UnreadableCassette
-    (a short reason) when there is one that cannot be replayed."""
+    responses as vcrpy's loader returns them. `data`: the file's bytes when the caller has read
+    them already (the cassette index, for their digest). FileNotFoundError when there is no file;
+    UnreadableCassette (a short reason) when there is one that cannot be replayed."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if data is None:
+            data = Path(path).read_bytes()
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise
     except UnicodeDecodeError:
         raise UnreadableCassette("not UTF-8 text") from None
     except OSError as exc:
         raise UnreadableCassette(exc.strerror or exc.__class__.__name__) from None
+    if "\r" in text:  # line ends as a text-mode read has them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise UnreadableCassette("empty file")
     try:
@@ -346,7 +351,7 @@ class CassetteClient:
                 requests_, responses = read_cassette(path, YAML, self._parse)
             else:
                 requests_, responses = self.index.read(path, self.model.spec.provider,
-                                                       lambda file: read_cassette(file, YAML, self._parse))
+                                                       lambda file, data: read_cassette(file, YAML, self._parse, data))
         except FileNotFoundError:
             return [], False
         except UnreadableCassette as exc:

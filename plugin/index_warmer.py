@@ -84,7 +84,7 @@ def warm(index_folder: Path, wire: str, paths: list[str]) -> int:
     try:
         for path in paths:
             try:
-                index.read(path, wire, lambda file: read_cassette(file, yamlserializer, parse))
+                index.read(path, wire, lambda file, data: read_cassette(file, yamlserializer, parse, data))
             except (OSError, UnreadableCassette):
                 continue
     finally:

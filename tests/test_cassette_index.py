@@ -41,11 +41,11 @@ class CountingParser:
         self.calls = 0
         self.parse = HttpModel(SPEC)._parse
 
-    def __call__(self, path):
+    def __call__(self, path, data=None):
         self.calls += 1
         from vcr.serializers import yamlserializer
 
-        return read_cassette(path, yamlserializer, self.parse)
+        return read_cassette(path, yamlserializer, self.parse, data)
 
 
 def answer(parsed) -> str:
@@ -104,11 +104,11 @@ def test_a_checkout_of_the_same_bytes_is_read_from_the_index_by_their_digest(tmp
     later = CassetteIndex(tmp_path)
     assert answer(later.read(file, "openai", parser)) == "TRUE" and parser.calls == 1 and later.hits == 1
     later.close()
-    digested = []
-    real_digest = cassette_index.file_digest
-    monkeypatch.setattr(cassette_index, "file_digest", lambda path: digested.append(path) or real_digest(path))
+    read = []
+    real_read = cassette_index._read
+    monkeypatch.setattr(cassette_index, "_read", lambda path: read.append(path) or real_read(path))
     assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "TRUE" and parser.calls == 1
-    assert digested == []  # the row's stat was brought up to date: matched on stat alone
+    assert read == []  # the row's stat was brought up to date: matched on stat alone, the file not read
     file.write_text(text.replace("TRUE", "FAKE"))  # other bytes of the same size: parsed
     assert answer(CassetteIndex(tmp_path).read(file, "openai", parser)) == "FAKE" and parser.calls == 2
 
@@ -337,3 +337,13 @@ def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(p
     assert folder == pytester.path / ".pytest_cache" / "d" / "reasoning-evals" and wire == "openai"
     assert paths == [str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / f"{i}.yaml") for i in ids]
     assert warmer.process.poll() is not None and not warmer.paths_file.exists()  # ended with the session
+
+
+def test_a_cassette_with_windows_line_ends_reads_as_with_unix_ones(tmp_path, file) -> None:
+    """One read serves the digest and the parse (bytes): line ends are translated as a text-mode
+    read did, so a cassette saved with CRLF (an editor, git's autocrlf) replays the same."""
+    crlf = file.with_name("q-crlf.yaml")
+    crlf.write_bytes(file.read_bytes().replace(b"\n", b"\r\n"))
+    parser = CountingParser()
+    unix = parser(file)
+    assert parser(crlf) == unix and CassetteIndex(tmp_path).read(crlf, "openai", parser) == unix
