@@ -66,6 +66,7 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
 SUMMARIZED = ("id", "kind", "family", "split", "system_id", "bias", "predicates", "provider", "label", "gold",
               "correct", "status", "error", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd",
               "cassette_hit", "turn", "turns", "num_turns", "num_correct_turns")
+SUMMARIZED_SET = frozenset(SUMMARIZED)
 
 # Summarized fields whose values repeat across records (the rest: ids, tokens, costs, errors).
 SHARED_VALUES = frozenset(("family", "split", "system_id", "bias", "provider", "label", "gold", "status"))
@@ -80,7 +81,7 @@ class SummaryRow:
 
     def __init__(self, fields: dict):
         for name, value in fields.items():
-            object.__setattr__(self, name, value)
+            setattr(self, name, value)
 
     def __getitem__(self, name: str):
         try:
@@ -106,7 +107,7 @@ class SummaryRow:
     def __eq__(self, other) -> bool:
         if isinstance(other, SummaryRow):
             other = other.to_dict()
-        return isinstance(other, dict) and self.to_dict() == other
+        return self.to_dict() == other if isinstance(other, dict) else NotImplemented
 
     __hash__ = None
 
@@ -133,9 +134,6 @@ def _summarized(record: dict) -> dict:
         out["predicates"] = tuple({intern(k): intern(v) if type(v) is str else v for k, v in pred.items()}
                                   for pred in out["predicates"]) or NO_PREDICATES
     return out
-
-
-SUMMARIZED_SET = frozenset(SUMMARIZED)
 
 
 def failure_reason(record: dict) -> str | None:
