@@ -1,8 +1,8 @@
 """completions.jsonl, written and read in one place.
 
-A run appends each item's record as it reaches the controller (flushed; fsynced at each
-checkpoint), so a crash keeps every answered item; at the end the file is rewritten sorted by
-id so reruns compare line by line. `--eval-resume` and `merge` read it back: the last record of
+A run appends each item's record as it reaches the controller (one with a live call flushed at
+once, replayed ones in batches; fsynced at each checkpoint), so a crash keeps every answered item
+that was paid for; at the end the file is rewritten sorted by id so reruns compare line by line. `--eval-resume` and `merge` read it back: the last record of
 each id wins, and a line that cannot be used -- cut short by a kill, not UTF-8, not JSON, or not
 a record of the shape a run writes -- is skipped and counted (`CompletionsFile.problem` says how
 many, and where the first is), so its item is asked again instead of crashing the run.
@@ -169,9 +169,9 @@ def read_completions(path: Path) -> list[dict]:
 
 
 class CompletionsLog:
-    """The stream of one run directory's completions.jsonl: each record appended and flushed as
-    it arrives (a crash keeps every answered item); at the end the file is rewritten sorted by id
-    from its own lines, so the controller need not keep the records' texts in memory."""
+    """The stream of one run directory's completions.jsonl: each record appended as it arrives
+    (see `append` for when it reaches the OS); at the end the file is rewritten sorted by id from
+    its own lines, so the controller need not keep the records' texts in memory."""
 
     def __init__(self, path: Path):
         self.path = path
