@@ -38,6 +38,7 @@ BATCH = 500  # rows written per transaction (by default)
 WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
 MOST_AHEAD = 256  # rows read ahead of the one asked for, at most
 
+
 def _read(path: Path | str) -> bytes | None:
     """The file's bytes (one read serves the digest and the parse); None when it cannot be read."""
     try:
@@ -57,7 +58,6 @@ Parsed = tuple[list, list]  # (vcrpy's request dicts, vcrpy's response dicts), a
 class CassetteIndex:
     def __init__(self, folder: Path, batch: int = BATCH):
         self.path = folder / FILE_NAME
-        self.folder = folder
         self.batch = batch  # rows written per transaction
         self._lock = threading.Lock()  # one connection, shared by the threads that run calls ahead
         self._pending: list[tuple] = []

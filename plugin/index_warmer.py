@@ -6,8 +6,7 @@ all. With `-n 0` the machine's other cores are idle meanwhile, so a child proces
 files this run's items will read, in the order they run, and puts each into the index; an item
 whose file is there by the time it asks reads the row instead of the file. The child does what
 the item would do (CassetteIndex.read with the same parser), so its rows are those a warm run
-has, and they are used only while their file's size, mtime and inode are unchanged: the files
-stay the source of truth. Rows are committed every few dozen files, so the items find them
+has, checked against the files as every row is: the files stay the source of truth. Rows are committed every few dozen files, so the items find them
 while the run goes on.
 
 It is only an optimisation: it starts only with `-n 0` (xdist's workers keep the cores busy),

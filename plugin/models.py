@@ -177,7 +177,7 @@ class Models:
 
         root = str(self.settings.cassette_dir)  # the very strings CassetteClient looks files up by
         paths = [os.path.join(root, cassette_name(alias, suite, item_id)) for suite, item_id in cassettes()]
-        self._warmers[alias] = IndexWarmer.start(self.cassette_index.folder, spec.provider, paths)
+        self._warmers[alias] = IndexWarmer.start(self.cassette_index.path.parent, spec.provider, paths)
 
     def close(self) -> None:
         """The session is over: calls still waiting to run ahead are dropped, a child still

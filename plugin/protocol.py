@@ -115,6 +115,13 @@ class EvalProtocol:
             if name in metafunc.fixturenames:
                 metafunc.parametrize(name, [])
 
+    def parameter(self, item: pytest.Item):
+        """The value of this protocol's parametrized fixture on `item` (a question, a case...),
+        or None for an item that is not one of its own."""
+        params = getattr(item, "callspec", None)
+        found = params.params if params is not None else {}
+        return next((found[name] for name in self.fixtures if name in found), None)
+
     def item_collected(self, item: pytest.Item) -> None:
         """One of its items was collected (add -k keywords, say)."""
 

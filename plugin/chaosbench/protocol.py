@@ -112,7 +112,7 @@ class Protocol(EvalProtocol):
 
     def item_collected(self, item: pytest.Item) -> None:
         """-k matches family, split and system id (`-k lorenz63`, `-k "atomic and core"`)."""
-        value = next((item.callspec.params[name] for name in self.fixtures if name in item.callspec.params), None)
+        value = self.parameter(item)
         first = value.turns[0] if isinstance(value, Dialogue) else value
         if first is not None and hasattr(first, "family"):
             item.extra_keyword_matches.update({first.family, first.split, first.system_id})
@@ -122,9 +122,7 @@ class Protocol(EvalProtocol):
         parameter set (a bank with no dialogues, say)."""
         drop = []
         for item in items:
-            params = getattr(item, "callspec", None)
-            found = params.params if params is not None else {}
-            value = next((found[name] for name in self.fixtures if name in found), None)
+            value = self.parameter(item)
             if value is None:
                 continue
             if not isinstance(value, (Question, Dialogue)):  # pytest's NOTSET for an empty parameter set
@@ -148,8 +146,7 @@ class Protocol(EvalProtocol):
         cassette each)."""
         suite = self.prompt.suite
         for item in self.session.pytest_session.items:
-            params = getattr(item, "callspec", None)
-            value = next((params.params[name] for name in self.fixtures if name in params.params), None) if params else None
+            value = self.parameter(item)
             if isinstance(value, (Question, Dialogue)):
                 yield suite, value.id
 

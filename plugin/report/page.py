@@ -3,13 +3,13 @@ stylesheet, the script and the item rows inline (a JSON block the script turns i
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from typing import TextIO
 
 import jinja2
 
 from pytest_reasoning_evals.report import charts
+from pytest_reasoning_evals.report.runs import row_json
 
 _ASSETS = resources.files("pytest_reasoning_evals.report")
 
@@ -29,9 +29,9 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _script_json(value) -> str:
-    """JSON safe inside <script>: no '</' can close the element early."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+def _script_safe(json_text: str) -> str:
+    """JSON text safe inside <script>: no '</' can close the element early."""
+    return json_text.replace("</", "<\\/")
 
 
 def _chaosbench_charts(view: dict) -> dict[str, str]:
@@ -82,8 +82,8 @@ def write(view: dict, handle: TextIO) -> None:
         view=view, charts=drawn, style=_read("page.css"), script=_read("page.js"), data=ROWS)
     head, tail = page.split(ROWS)
     handle.write(head)
-    handle.write(_script_json({"template": view.get("prompt_template"), "kind": view["kind"]})[:-1] + ',"items":[')
+    handle.write(_script_safe(row_json({"template": view.get("prompt_template"), "kind": view["kind"]}))[:-1] + ',"items":[')
     for index, row in enumerate(view["rows"]()):  # JSON text each (runs.row_json)
-        handle.write(("," if index else "") + row.replace("</", "<\\/"))
+        handle.write(("," if index else "") + _script_safe(row))
     handle.write("]}")
     handle.write(tail)
