@@ -9,7 +9,7 @@ its bytes. A row is used while the file's size, mtime and inode are the ones it 
 (a save is a rename, so it always makes a new inode, even within the clock tick that mtime is
 counted in); when they differ but the size does not, the file's bytes are read and the row is
 used if their digest is the row's (a fresh checkout, or a CI job that restored the cache, has
-new mtimes and inodes for unchanged files: they cost a read, ~20 us, not a parse), and its
+new mtimes and inodes for unchanged files: they cost a read, not a parse), and its
 stat is brought up to date. The cassette files stay the source of truth: any change to one's
 bytes (a recording, an edit, a checkout of another version) makes it be parsed again, a file
 that cannot be read is never kept, and the index can be deleted at any time

@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-WARM_FROM = 1000  # files: below, a child's start (~0.4 s of one core) costs more than it saves
+WARM_FROM = 1000  # files: below, a child's start (Python, then the plugin's imports) costs more than it saves
 CHILD_BATCH = 50  # rows per commit in the child: the items find them soon after they are parsed
 
 

@@ -75,7 +75,7 @@ SHARED_VALUES = frozenset(("family", "split", "system_id", "bias", "provider", "
 class SummaryRow:
     """A record as the controller keeps it: its summarized fields only, read like the record's
     dict (`row["status"]`, `row.get("kind", "question")`, `"turns" in row`). Slots, not a dict:
-    a 40,000-item run keeps 40,000 of them to the end (about a third of a dict's size)."""
+    a 40,000-item run keeps 40,000 of them to the end, and a slotted object is much smaller."""
 
     __slots__ = SUMMARIZED
 
