@@ -1,12 +1,14 @@
 """`python -m bankgen validate-cases [PATH]`: checks question files and reports file:line for
 every bad record; exit 1 on any.
 
-Every file gets the checks any question set needs: schema, duplicate ids and questions, golds
-that contradict each other, the systems catalog or an axiom. A built bank (a folder with the
-manifest.json that build-bank writes) also gets the rules the bank is built by: label balance
-per family, per template and per dialogue turn position, no question about a property the
-catalog leaves unknown, no predicate asked twice in a dialogue, and the text style of the
-templates. A team's own five questions need not be balanced."""
+Every file gets the checks any question set needs: schema (id, question, TRUE/FALSE gold; any
+family and split), duplicate ids and questions, golds that contradict each other, the systems
+catalog or an axiom. A built bank (a folder with the manifest.json that build-bank writes) also
+gets the rules the bank is built by: ChaosBench's 10 families and 5 splits, a system and a
+template on every record, label balance per family, per template and per dialogue turn
+position, no question about a property the catalog leaves unknown, no predicate asked twice in a
+dialogue, and the text style of the templates. A team's own five questions about billing need
+none of that."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from pathlib import Path
 
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.casefiles import CaseFileError, numbered_lines
-from pytest_reasoning_evals.chaosbench.questions import case_files, parse_record
+from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
+from pytest_reasoning_evals.chaosbench.questions import OPTIONAL_NAMES, Question, case_files, default_family, parse_record
 
 BALANCE = (0.45, 0.55)      # TRUE share of each family
 TEMPLATE_MINORITY = 0.35    # each template: the rarer label is at least this share
@@ -86,9 +89,11 @@ def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = Non
     except CaseFileError as exc:
         return [Problem(str(path), str(exc).split(": ", 1)[-1])]
     for file in files:
+        family = default_family(file)
         for where, line in numbered_lines(file):
             try:
-                q = parse_record(json.loads(line), where)
+                record = json.loads(line)
+                q = parse_record(record, where, family)
             except json.JSONDecodeError as exc:
                 problems.append(Problem(where, f"invalid JSON: {exc.msg}"))
                 continue
@@ -99,6 +104,7 @@ def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = Non
                 problems.append(Problem(where, f"duplicate id {q.id!r} (first at {seen_ids[q.id]})"))
             seen_ids.setdefault(q.id, where)
             if bank:
+                problems.extend(Problem(where, m) for m in _bank_schema_problems(q, record))
                 problems.extend(Problem(where, m) for m in _text_problems(q.question))
                 problems.extend(Problem(where, m) for m in _unknown_truth(q, catalog))
                 if q.dialogue_id is None and q.ground_truth:
@@ -119,7 +125,7 @@ def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = Non
             if q.dialogue_id is None and q.ground_truth:
                 golds[str(file)][q.family].append(q.ground_truth == "TRUE")
             direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
-            if direct and len(q.predicates) == 1 and q.ground_truth and q.system_id != "generic":
+            if direct and len(q.predicates) == 1 and q.ground_truth and q.system_id not in ("", "generic"):  # no particular system: no claims to hold together
                 p = q.predicates[0]
                 value = (q.ground_truth == "TRUE") == (p["polarity"] == "positive")
                 claims[q.system_id][p["name"]].append((value, where))
@@ -128,6 +134,18 @@ def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = Non
         problems.extend(_share_problems(path, templates, positions))
     problems.extend(_axiom_problems(claims, catalog))
     return problems
+
+
+def _bank_schema_problems(q: Question, record: dict) -> list[str]:
+    """What the loader leaves free (or fills in) and the bank's own records may not."""
+    found = []
+    if missing := [key for key in OPTIONAL_NAMES if key not in record]:
+        found.append(f"missing field(s) {', '.join(missing)} (a built bank's records have them)")
+    if q.family not in FAMILIES:
+        found.append(f"unknown family {q.family!r} in a built bank; families: {', '.join(FAMILIES)}")
+    if q.split not in SPLITS:
+        found.append(f"unknown split {q.split!r} in a built bank; splits: {', '.join(SPLITS)}")
+    return found
 
 
 def _unknown_truth(q, catalog: dict | None) -> list[str]:

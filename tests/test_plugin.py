@@ -104,8 +104,9 @@ def test_bad_record_stops_collection_with_file_and_line(evals: pytest.Pytester) 
     ("line", "message"),
     [
         ("{not json", "invalid JSON"),
-        (json.dumps(question("q-9", family="astrology")), "unknown family 'astrology'"),
-        (json.dumps(question("q-9", split="train")), "unknown split 'train'"),
+        # family and split are free names (a team's own), but names: non-empty strings
+        (json.dumps(question("q-9", family="")), "field 'family' must be a non-empty string, got ''"),
+        (json.dumps(question("q-9", split=["train"])), "field 'split' must be a non-empty string, got ['train']"),
         (json.dumps(question("q-9", truth="MAYBE")), "ground_truth must be TRUE or FALSE"),
         (json.dumps(question("q 9")), "id 'q 9' is not filesystem-safe"),
         (json.dumps(question("q-1")), "duplicate id 'q-1' (first at"),

@@ -51,6 +51,13 @@ def _by(records: list[dict], key: str, names: tuple[str, ...]) -> dict[str, dict
     return {name: _group_details([r for r in records if r[key] == name]) for name in names}
 
 
+def _names(records: list[dict], key: str, known: tuple[str, ...], chaosbench: bool) -> tuple[str, ...]:
+    """The groups a summary lists: ChaosBench's own in its order in a ChaosBench run (the
+    protocol's schema: a subset run shows the rest as null), then any other name found, sorted."""
+    listed = known if chaosbench else ()
+    return (*listed, *sorted({r[key] for r in records} - set(listed)))
+
+
 def _breakdown(counts: list[int]) -> dict[str, int]:
     return {"0": counts.count(0), "1": counts.count(1), "2": counts.count(2), "3+": sum(c >= 3 for c in counts)}
 
@@ -131,8 +138,10 @@ def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str
     total = overall["total"]
     evaluated_pairs = [(r["gold"], r["label"]) for r in questions if r["correct"] is not None]
     counts = confusion(evaluated_pairs)
-    task_details = _by(questions, "family", FAMILIES)
-    split_details = _by(questions, "split", SPLITS)
+    # a run of a team's own families only lists just those (and their splits), not ten empty ones
+    chaosbench = not records or any(r["family"] in FAMILIES for r in records)
+    task_details = _by(questions, "family", _names(questions, "family", FAMILIES, chaosbench))
+    split_details = _by(questions, "split", _names(questions, "split", SPLITS, chaosbench))
     biased = [r for r in questions if r.get("bias") and r["correct"] is not None]
     bias_errors = sum(not r["correct"] for r in biased)
     dialogue = dialogue_metrics(dialogues)

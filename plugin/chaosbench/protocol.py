@@ -26,7 +26,8 @@ from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_cou
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues,
-                                                         load_questions, select, select_dialogues, shard_of)
+                                                         load_questions, select, select_dialogues, shard_of,
+                                                         unmatched_selection)
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
 from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
@@ -81,6 +82,9 @@ class Protocol(EvalProtocol):
         CaseFileError propagates."""
         s = self.settings
         loaded = load_questions(s.cases)
+        problem = unmatched_selection(loaded, splits=list(s.splits), families=list(s.families))
+        if problem:
+            raise UsageProblem(problem)
         questions = select(loaded, splits=list(s.splits), families=list(s.families))
         dialogues = select_dialogues(group_dialogues(loaded), splits=list(s.splits), families=list(s.families))
         if s.max_items is not None:

@@ -1,5 +1,9 @@
 """ChaosBench-Logic question records and their loader (project JSONL and upstream v2 / v1 JSONL).
 
+A record needs only `id`, `question` and `ground_truth`: a team's own TRUE/FALSE questions need
+not be about dynamical systems. `family` and `split` are free names (default: the file's name
+without .jsonl, and `core`); the bank's own rules (its 10 families and 5 splits, a system and a
+template on every record) are checked by `python -m bankgen validate-cases` on a built bank.
 A bad record raises CaseFileError naming file:line and what is wrong, so collection stops
 before any model is asked anything.
 """
@@ -26,8 +30,11 @@ UPSTREAM_TYPES = {
     "adversarial_nearmiss": "adversarial",
     "multi_turn": "multi_hop",
 }
-REQUIRED_FIELDS = ("id", "question", "ground_truth", "family", "split", "system_id", "template")
-KNOWN_FIELDS = frozenset((*REQUIRED_FIELDS, "predicates", "bias", "dialogue_id", "turn"))  # the rest go to `extra`
+REQUIRED_FIELDS = ("id", "question", "ground_truth")
+OPTIONAL_NAMES = ("family", "split", "system_id", "template")  # free names, each a non-empty string when given
+# the rest go to `extra`
+KNOWN_FIELDS = frozenset((*REQUIRED_FIELDS, *OPTIONAL_NAMES, "predicates", "bias", "dialogue_id", "turn"))
+DEFAULT_SPLIT = "core"
 
 
 NO_EXTRA: dict = {}  # the `extra` of every loaded question that has none: one object, never changed
@@ -40,8 +47,8 @@ class Question:
     ground_truth: str | None  # "TRUE" | "FALSE" | None (no gold: excluded from accuracy)
     family: str
     split: str
-    system_id: str
-    template: str
+    system_id: str  # "" when the record names none
+    template: str  # "" when the record names none
     predicates: tuple[dict, ...] = ()
     bias: str | None = None
     dialogue_id: str | None = None
@@ -82,9 +89,7 @@ def _predicates(value: object, where: str) -> tuple[dict, ...]:
         raise CaseFileError(f"{where}: predicates must be a list of {{name, polarity}}, got {value!r}")
     for entry in value:
         if not (isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry.get("polarity") in POLARITIES):
-            raise CaseFileError(
-                f"{where}: each predicate needs a name and a polarity (positive|negative), got {entry!r}"
-            )
+            raise CaseFileError(f"{where}: each predicate needs a name and a polarity (positive|negative), got {entry!r}")
     return tuple({"name": _shared(e["name"]), "polarity": _shared(e["polarity"])} for e in value)
 
 
@@ -101,24 +106,19 @@ def _text(record: dict, key: str, where: str) -> str:
     return value
 
 
-def _project_record(record: dict, where: str) -> Question:
+def _project_record(record: dict, where: str, family: str) -> Question:
+    """`family`: the one a record without any gets (its file's name)."""
     missing = [key for key in REQUIRED_FIELDS if key not in record]
     if missing:
         raise CaseFileError(f"{where}: missing field(s) {', '.join(missing)}")
-    family, split = record["family"], record["split"]
-    if family not in FAMILIES:
-        raise CaseFileError(f"{where}: unknown family {family!r}; families: {', '.join(FAMILIES)}")
-    if split not in SPLITS:
-        raise CaseFileError(f"{where}: unknown split {split!r}; splits: {', '.join(SPLITS)}")
+    names = {"family": family, "split": DEFAULT_SPLIT, "system_id": "", "template": ""}
+    names.update({key: _text(record, key, where) for key in OPTIONAL_NAMES if key in record})
     extra = {k: v for k, v in record.items() if k not in KNOWN_FIELDS}
     return Question(
         id=_text(record, "id", where),
         question=_text(record, "question", where),
         ground_truth=_shared(_gold(record["ground_truth"], where)),
-        family=_shared(family),
-        split=_shared(split),
-        system_id=_shared(_text(record, "system_id", where)),
-        template=_shared(_text(record, "template", where)),
+        **{key: _shared(value) for key, value in names.items()},
         predicates=_predicates(record.get("predicates"), where),
         bias=_shared(record.get("bias")),
         dialogue_id=record.get("dialogue_id"),
@@ -157,13 +157,18 @@ def _upstream_record(record: dict, where: str) -> Question:
     )
 
 
-def parse_record(record: object, where: str) -> Question:
+def default_family(file: Path) -> str:
+    """The family of a project record that names none: its file's name (billing.jsonl -> billing)."""
+    return file.stem
+
+
+def parse_record(record: object, where: str, family: str) -> Question:
     """One JSON object -> Question; upstream records have `type` and no `family`, anything else
-    is read (and reported on) as the project's format."""
+    is read (and reported on) as the project's format, `family` for a record that has none."""
     if not isinstance(record, dict):
         raise CaseFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
     upstream = "type" in record and "family" not in record
-    question = _upstream_record(record, where) if upstream else _project_record(record, where)
+    question = _upstream_record(record, where) if upstream else _project_record(record, where, family)
     check_id(question.id, where)
     if question.dialogue_id is not None:  # a dialogue's id names its cassette
         check_id(str(question.dialogue_id), where, "dialogue_id")
@@ -189,8 +194,9 @@ def load_questions(path: Path) -> list[Question]:
     seen: dict[str, str] = {}
     for file in case_files(path):
         before = len(questions)
+        family = default_family(file)
         for where, line in numbered_lines(file):
-            question = parse_record(parse_json(line, where), where)
+            question = parse_record(parse_json(line, where), where, family)
             if question.id in seen:
                 raise CaseFileError(f"{where}: duplicate id {question.id!r} (first at {seen[question.id]})")
             seen[question.id] = where
@@ -198,6 +204,17 @@ def load_questions(path: Path) -> list[Question]:
         if len(questions) == before:
             raise CaseFileError(f"{file}: no questions (the case file is empty)")
     return questions
+
+
+def unmatched_selection(questions: list[Question], *, splits: list[str], families: list[str]) -> str | None:
+    """Why --eval-family / --eval-split selects nothing: a name no question has (names are free,
+    so a typo is found against the questions, not a list of choices)."""
+    for option, plural, wanted in (("family", "families", families), ("split", "splits", splits)):
+        present = {getattr(q, option) for q in questions}
+        for name in wanted:
+            if name not in present:
+                return f"--eval-{option} {name}: no question of this {option} in the case files; {plural} there: {', '.join(sorted(present))}"
+    return None
 
 
 def select(
@@ -211,9 +228,7 @@ def select(
     chosen = [
         q
         for q in questions
-        if q.dialogue_id is None
-        and (not splits or q.split in splits)
-        and (not families or q.family in families)
+        if q.dialogue_id is None and (not splits or q.split in splits) and (not families or q.family in families)
     ]
     return chosen[:max_items] if max_items is not None else chosen
 
@@ -264,9 +279,7 @@ def select_dialogues(
 ) -> list[Dialogue]:
     """Dialogues whose turns all lie in the selected splits and families."""
     return [
-        d
-        for d in dialogues
-        if all((not splits or t.split in splits) and (not families or t.family in families) for t in d.turns)
+        d for d in dialogues if all((not splits or t.split in splits) and (not families or t.family in families) for t in d.turns)
     ]
 
 
