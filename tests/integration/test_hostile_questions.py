@@ -18,7 +18,9 @@ import pytest
 from fakeprovider import FakeProvider
 from helpers import EVAL_MODULE, read_summary, run_dir, write_jsonl
 from pytest_reasoning_evals.casefiles import CaseFileError
+from pytest_reasoning_evals.chaosbench.merge import merge
 from pytest_reasoning_evals.chaosbench.questions import load_questions
+from pytest_reasoning_evals.report.runs import read_run
 
 from bankgen.validate import validate
 
@@ -104,6 +106,19 @@ def test_own_questions_with_free_families_run_with_the_users_prompt_then_replay(
     assert read_summary(pytester, "desk") == summary
     meta = json.loads((run_dir(pytester, "desk") / "run_meta.json").read_text())
     assert meta["calls"]["live"] == 0 and meta["calls"]["cassette_hits"] == len(OWN)
+    # the report's view lists the team's families, in the summary's order
+    view = read_run(run_dir(pytester, "desk"))
+    assert [name for name, _ in view["families"]] == ["billing", "faq", "refunds"]
+    assert set(view["outcomes"]) == {"billing", "faq", "refunds"}
+
+    # two shards, replayed and merged: the unsharded summary
+    shards = []
+    for index in range(2):
+        result = pytester.runpytest("--eval-num-shards", "2", "--eval-shard-index", str(index), "-p", "no:cacheprovider")
+        assert result.ret == 0, result.stdout.str()
+        shards.append(pytester.path / "results" / f"desk_zeroshot_shard{index}of2")
+    _, merged_summary = merge(shards, pytester.path / "merged")
+    assert merged_summary == summary
 
 
 def test_own_families_select_with_k_m_and_eval_family(pytester: pytest.Pytester) -> None:
