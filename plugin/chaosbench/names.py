@@ -1,5 +1,6 @@
 """The names of ChaosBench-Logic's families, splits and prompt modes (no imports: the option
-parser needs them at every pytest start)."""
+parser needs the modes at every pytest start). The families and splits are the bank's own; a
+team's question file may use any names (questions.py), and a summary lists these ten first."""
 
 FAMILIES = (
     "atomic",

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import EVAL_MODULE, read_summary, run_dir, write_jsonl
+from helpers import EVAL_MODULE, question, read_summary, run_dir, write_jsonl
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.merge import merge
+from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
 from pytest_reasoning_evals.chaosbench.questions import load_questions
 from pytest_reasoning_evals.report.runs import read_run
 
@@ -209,3 +210,15 @@ def test_validate_cases_keeps_the_bank_rules_for_a_built_bank_only(tmp_path: Pat
     assert f"{where}:1: unknown family 'billing' in a built bank; families: atomic, multi_hop" in "\n".join(problems)
     assert any(p.startswith(f"{where}:1: unknown split 'pending' in a built bank") for p in problems), problems
     assert f"{where}:2: missing field(s) system_id, template (a built bank's records have them)" in problems, problems
+
+
+def test_a_mix_of_chaosbench_and_own_families_lists_the_ten_then_the_own_ones(pytester: pytest.Pytester) -> None:
+    cases = own_project(pytester, "http://127.0.0.1:9/v1")
+    mixed = [{**OWN[0], "split": "pending"}, question("cb-1")]
+    write_jsonl(cases, mixed)
+    result = pytester.runpytest("--model", "always-true", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    summary = read_summary(pytester, "always-true")
+    assert list(summary["task_accuracy"]) == [*FAMILIES, "billing"]
+    assert list(summary["split_accuracy"]) == [*SPLITS, "pending"]
+    assert summary["task_accuracy"]["billing"] == summary["split_accuracy"]["pending"] == 1.0
