@@ -145,6 +145,7 @@ def test_a_family_or_split_no_question_has_is_one_usage_error_naming_the_ones_th
     result = pytester.runpytest("--eval-split", "hard", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--eval-split hard: no question of this split" in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / "results").exists()
 
 
 @pytest.mark.parametrize(
