@@ -129,12 +129,10 @@ def _project_record(record: dict, where: str, family: str) -> Question:
 
 
 def _upstream_record(record: dict, where: str) -> Question:
-    missing = [key for key in ("id", "question", "ground_truth", "type") if key not in record]
+    missing = [key for key in REQUIRED_FIELDS if key not in record]
     if missing:
         raise CaseFileError(f"{where}: upstream record is missing field(s) {', '.join(missing)}")
     kind = record["type"]
-    if kind not in UPSTREAM_TYPES:
-        raise CaseFileError(f"{where}: unknown upstream type {kind!r}; known: {', '.join(sorted(UPSTREAM_TYPES))}")
     family = UPSTREAM_TYPES[kind]
     system_id = str(record.get("system_id") or "generic")
     split = record.get("split") or upstream_split(family, system_id)
@@ -163,11 +161,12 @@ def default_family(file: Path) -> str:
 
 
 def parse_record(record: object, where: str, family: str) -> Question:
-    """One JSON object -> Question; upstream records have `type` and no `family`, anything else
-    is read (and reported on) as the project's format, `family` for a record that has none."""
+    """One JSON object -> Question; upstream records have an upstream `type` and no `family`,
+    anything else is read (and reported on) as the project's format, `family` for a record that
+    has none (a team's own `type` key is one of its extra keys)."""
     if not isinstance(record, dict):
         raise CaseFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
-    upstream = "type" in record and "family" not in record
+    upstream = "family" not in record and isinstance(record.get("type"), str) and record["type"] in UPSTREAM_TYPES
     question = _upstream_record(record, where) if upstream else _project_record(record, where, family)
     check_id(question.id, where)
     if question.dialogue_id is not None:  # a dialogue's id names its cassette

@@ -223,3 +223,11 @@ def test_a_mix_of_chaosbench_and_own_families_lists_the_ten_then_the_own_ones(py
     assert list(summary["task_accuracy"]) == [*FAMILIES, "billing"]
     assert list(summary["split_accuracy"]) == [*SPLITS, "pending"]
     assert summary["task_accuracy"]["billing"] == summary["split_accuracy"]["pending"] == 1.0
+
+
+def test_an_own_type_field_is_the_teams_own_key_not_an_upstream_record(tmp_path: Path) -> None:
+    own = {"id": "s-1", "question": "Is a refund possible?", "ground_truth": "TRUE", "type": "policy"}
+    upstream = {"id": "u-1", "question": "Is the Lorenz system chaotic?", "ground_truth": "TRUE", "type": "atomic"}
+    mine, theirs = load_questions(write_jsonl(tmp_path / "support.jsonl", [own, upstream]))
+    assert (mine.family, mine.extra) == ("support", {"type": "policy"})
+    assert (theirs.family, theirs.system_id, theirs.template) == ("atomic", "generic", "upstream")
