@@ -145,30 +145,32 @@ def test_a_read_only_cassette_folder_is_named_with_its_os_error(tmp_path, monkey
     assert cassettes.save_problem(tmp_path / "cassettes" / "fake") is None
 
 
-@pytest.mark.parametrize("concurrency", ["1", "4"])
-def test_a_failed_save_stops_the_run_and_loses_nothing(pytester, server, concurrency) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [("--eval-concurrency", "1"), ("--eval-concurrency", "4"), ("-n", "2", "--eval-concurrency", "1")],
+    ids=["serial", "calls-ahead", "xdist"],
+)
+def test_a_failed_save_stops_the_run_and_loses_nothing(pytester, server, args) -> None:
     # A real failed save, no mock: a folder stands where q-2's cassette must be renamed to.
     add_eval_module(pytester)
     bank(pytester)
     folder = pytester.path / "cassettes" / "fake" / SUITE
     (folder / "q-2.yaml").mkdir(parents=True)
     result = pytester.runpytest_subprocess(
-        *eval_args(
-            pytester, server.openai_base, "--eval-record-mode", "once", "--eval-concurrency", concurrency, "-p", "no:randomly"
-        )
+        *eval_args(pytester, server.openai_base, "--eval-record-mode", "once", "-p", "no:randomly", *args)
     )
     out = result.stdout.str()
-    assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.INTERNAL_ERROR), out
-    assert f"cannot save cassettes in {folder}: Is a directory; the run stopped, incomplete" in out
-    assert "Traceback" not in out and "INTERNALERROR" not in out
+    assert result.ret == pytest.ExitCode.INTERRUPTED, out
+    stop = f"cannot save cassettes in {folder}: Is a directory; the run stopped, incomplete"
+    assert f"Interrupted: {stop}" in out and "Traceback" not in out and "INTERNALERROR" not in out
     done = records(pytester)
     assert done["q-2"]["error"] is None and done["q-2"]["cassette"] is None, "the answered item keeps its record"
     summary = read_summary(pytester, "fake")  # written, and says why the run is incomplete
-    assert summary["complete"] is False and summary["incomplete_reason"].startswith(f"cannot save cassettes in {folder}")
+    assert summary["complete"] is False and summary["incomplete_reason"] == stop
     asked = [re.search(r"system (q-\d)", text)[1] for text in sent_texts(server)]
     for item in asked:  # every paid answer is kept: in the run's records, or in a cassette
         assert item in done or (folder / f"{item}.yaml").is_file(), item
-    if concurrency == "1":
+    if args == ("--eval-concurrency", "1"):
         assert asked == ["q-0", "q-1", "q-2"], "nothing was asked after the failed save"
         assert sorted(done) == ["q-0", "q-1", "q-2"]
 
@@ -324,7 +326,9 @@ def test_whole_run_dialectic_refresh_records_the_changed_case_only(pytester, ser
 
 
 def test_a_recording_removes_the_temp_files_killed_runs_left_and_keeps_live_ones(server, tmp_path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     folder = path_of(tmp_path).parent
     folder.mkdir(parents=True)
     stale = folder / f"q-9.yaml.{dead}.0a1b2c3d.tmp"
