@@ -4,17 +4,19 @@ Parsing a one-call cassette costs about 0.3 ms of Python (libyaml reads it, PyYA
 objects) and the file open; over 40,000 items that is most of what a replay adds to pytest.
 Here each file's checked content (cassettes.read_cassette's requests and responses) is kept in
 one SQLite file in pytest's cache folder (`.pytest_cache/d/reasoning-evals/`), keyed by the
-file's path and the provider's wire format, with the file's size, mtime, inode and a digest of
-its bytes. A row is used while the file's size, mtime and inode are the ones it was read with
-(a save is a rename, so it always makes a new inode, even within the clock tick that mtime is
-counted in); when they differ but the size does not, the file's bytes are read and the row is
-used if their digest is the row's (a fresh checkout, or a CI job that restored the cache, has
-new mtimes and inodes for unchanged files: they cost a read, not a parse), and its
-stat is brought up to date. The cassette files stay the source of truth: any change to one's
-bytes (a recording, an edit, a checkout of another version) makes it be parsed again, a file
-that cannot be read is never kept, and the index can be deleted at any time
-(`pytest --cache-clear`). Without pytest's cache plugin (`-p no:cacheprovider`) files are
-simply parsed every time.
+file's path and the provider's wire format, with the file's size, mtime, inode, ctime and a
+digest of its bytes. A row is used while the file's size, mtime, inode and ctime are the ones it
+was read with (a save is a rename, so it always makes a new inode, even within the clock tick
+that mtime is counted in; an edit in place that keeps the size and puts the mtime back still
+changes the ctime, which no user can set); when they differ but the size does not, the file's
+bytes are read and the row is used if their digest is the row's (a fresh checkout, or a CI job
+that restored the cache, has new mtimes, inodes and ctimes for unchanged files: they cost a
+read, not a parse), and its stat is brought up to date. Only a regular file of at most
+MAX_BYTES is read (read_bytes): a FIFO would hang the read, /dev/zero would never end. The
+cassette files stay the source of truth: any change to one's bytes (a recording, an edit, a
+checkout of another version) makes it be parsed again, a file that cannot be read is never
+kept, and the index can be deleted at any time (`pytest --cache-clear`). Without pytest's cache
+plugin (`-p no:cacheprovider`) files are simply parsed every time.
 
 It is a cache, and fails as one: an index that cannot be opened, read or written (locked by
 another process for too long, corrupt, on a read-only disk) is not used, and nothing fails.
@@ -31,20 +33,41 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from stat import S_ISREG
 
-SCHEMA = 2  # bump when what read_cassette checks or returns, or a row, changes: older rows are not read
+SCHEMA = 3  # bump when what read_cassette checks or returns, or a row, changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
 BATCH = 500  # rows written per transaction (by default)
 WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
 MOST_AHEAD = 256  # rows read ahead of the one asked for, at most
 
 
+MAX_BYTES = 64 * 2**20  # a cassette larger than this is refused unread: a replay must not exhaust memory
+
+
+class NotACassetteFile(ValueError):
+    """A path that is not read as a cassette: not a regular file, or larger than MAX_BYTES."""
+
+
+def read_bytes(path: Path | str) -> bytes:
+    """The bytes of a regular file of at most MAX_BYTES; NotACassetteFile otherwise, OSError when
+    it cannot be read. Opened without blocking and checked on the open file, so a FIFO (or a path
+    swapped for one) never hangs the read and a device (/dev/zero) is never read."""
+    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | getattr(os, "O_NONBLOCK", 0))) as handle:
+        stat = os.fstat(handle.fileno())
+        if not S_ISREG(stat.st_mode):
+            raise NotACassetteFile("not a regular file")
+        data = handle.read(MAX_BYTES + 1) if stat.st_size <= MAX_BYTES else b""
+    if stat.st_size > MAX_BYTES or len(data) > MAX_BYTES:  # (or it grew while being read)
+        raise NotACassetteFile(f"larger than {MAX_BYTES // 2**20} MiB")
+    return data
+
+
 def _read(path: Path | str) -> bytes | None:
     """The file's bytes (one read serves the digest and the parse); None when it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
+        return read_bytes(path)
+    except (OSError, NotACassetteFile):
         return None
 
 
@@ -89,18 +112,18 @@ class CassetteIndex:
         # file changed while it is parsed is stored under its old stat and read again next time
         key = (os.fspath(path), wire)
         row = self._lookup(key)
-        version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        version = (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
         data = None
         if row is not None:
-            if tuple(row[:3]) != version:  # the same bytes under another stat (a checkout, a restored cache)?
+            if tuple(row[:4]) != version:  # the same bytes under another stat (a checkout, a restored cache)?
                 data = _read(path) if row[0] == stat.st_size else None
-                if data is None or _digest(data) != row[3]:
+                if data is None or _digest(data) != row[4]:
                     row = None
                 else:
-                    self._keep((*key, *version, row[3], row[4]))  # the next run matches on stat alone
+                    self._keep((*key, *version, row[4], row[5]))  # the next run matches on stat alone
             if row is not None:
                 try:
-                    parsed = marshal.loads(row[4])
+                    parsed = marshal.loads(row[5])
                 except (ValueError, TypeError, EOFError):
                     pass  # a damaged row: the file is parsed, and the row replaced
                 else:
@@ -140,8 +163,10 @@ class CassetteIndex:
                 db = sqlite3.connect(self.path, timeout=WAIT_SECONDS, check_same_thread=False, isolation_level=None)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # a cache: a crash may lose rows, never the cassettes
-                db.execute("CREATE TABLE IF NOT EXISTS cassettes (path TEXT, wire TEXT, size INTEGER, "
-                           "mtime_ns INTEGER, inode INTEGER, digest BLOB, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS cassettes (path TEXT, wire TEXT, size INTEGER, "
+                    "mtime_ns INTEGER, inode INTEGER, ctime_ns INTEGER, digest BLOB, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID"
+                )
                 self._db = db
             except sqlite3.Error:
                 self._broken = True
@@ -164,8 +189,11 @@ class CassetteIndex:
             self._ahead_used = False
             path, wire = key
             try:
-                rows = db.execute("SELECT path, size, mtime_ns, inode, digest, parsed FROM cassettes WHERE path >= ? AND wire = ? "
-                                  "ORDER BY path LIMIT ?", (path, wire, self._span + 1)).fetchall()
+                rows = db.execute(
+                    "SELECT path, size, mtime_ns, inode, ctime_ns, digest, parsed FROM cassettes WHERE path >= ? AND wire = ? "
+                    "ORDER BY path LIMIT ?",
+                    (path, wire, self._span + 1),
+                ).fetchall()
             except sqlite3.Error:
                 self._broken, self._db = True, None
                 return None
@@ -180,9 +208,8 @@ class CassetteIndex:
         try:
             with db:  # one transaction
                 db.execute("BEGIN IMMEDIATE")
-                db.executemany("INSERT OR REPLACE INTO cassettes VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                db.executemany("INSERT OR REPLACE INTO cassettes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.OperationalError:
             pass  # another process held the file too long: these rows are parsed again next run
         except sqlite3.Error:
             self._broken, self._db = True, None
-

@@ -14,9 +14,18 @@ cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
 - Saves are atomic: a temp file beside the cassette, then a rename, so a kill mid-save (a
   dialogue's cassette is saved after every turn) leaves the previous cassette whole. "rewrite"
   never deletes first: the old cassette is replaced only when the item's calls all succeeded.
+  The first save into a folder in a run deletes the temp files of killed runs there.
+- A save that fails (a read-only folder, a full disk) keeps the answer in the run's records
+  (Completion.extra[UNSAVED] says why, and the session stops on it) and no later call of the
+  run is asked live: nothing more is paid for and lost.
 - A cassette that cannot be read (truncated, not YAML, missing or mistyped fields, a recorded
-  body that is not a completion) is that item's one-line miss naming the file; a recording run
-  (record mode once / new_episodes / rewrite) records the item anew and replaces the file.
+  body that is not a completion, not a regular file, larger than MAX_BYTES) is that item's
+  one-line miss naming the file; a recording run (record mode once / refresh / new_episodes /
+  rewrite) records the item anew and replaces the file.
+- "refresh" re-records only what changed: it replays what matches, and an item with a request
+  that matches nothing (a prompt changed), or whose file cannot be read or holds no usable
+  answer, is asked live and its cassette replaced (atomically) by the interactions this run
+  used; a cassette that answered everything keeps its bytes.
 
 No HTTP patching: the item's cassette file is read and checked once per opening, the request the
 model would send is matched with vcrpy's own matchers and filters, a recorded body is read by the
@@ -29,10 +38,12 @@ run at once in threads (--eval-concurrency), which process-wide patching cannot 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import os
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -47,7 +58,7 @@ from vcr.serialize import serialize
 from vcr.serializers import compat
 from vcr.serializers import yamlserializer as YAML
 
-from pytest_reasoning_evals.cassette_index import CassetteIndex
+from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
 from pytest_reasoning_evals.providers.base import MISS, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
 from pytest_reasoning_evals.providers.wire import Call
@@ -57,13 +68,72 @@ MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
 SECRET_REQUEST_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
 SECRET_QUERY_PARAMETERS = ("key", "api_key")
 # Response headers that identify an account or a request, or change on every call.
-DROPPED_RESPONSE_HEADER_PREFIXES = ("set-cookie", "x-request-id", "request-id", "openai-organization",
-                                    "anthropic-organization", "x-ratelimit", "anthropic-ratelimit",
-                                    "openai-project", "cf-ray", "x-goog", "date", "server-timing",
-                                    "openai-processing-ms", "alt-svc")
+DROPPED_RESPONSE_HEADER_PREFIXES = (
+    "set-cookie",
+    "x-request-id",
+    "request-id",
+    "openai-organization",
+    "anthropic-organization",
+    "x-ratelimit",
+    "anthropic-ratelimit",
+    "openai-project",
+    "cf-ray",
+    "x-goog",
+    "date",
+    "server-timing",
+    "openai-processing-ms",
+    "alt-svc",
+)
 
 
-RERECORD = "--eval-record-mode=once records it anew"  # ends the miss of an unreadable cassette
+REFRESH = "refresh"  # the record mode that re-records only the items whose cassette does not answer them
+NO_FILE = "no cassette file"  # the miss `once` records; every other miss needs REFRESH
+RERECORD = f"--eval-record-mode={REFRESH} records it anew"  # ends the miss of an unreadable cassette
+UNSAVED = "cassette_unsaved"  # Completion.extra: why the answer's cassette could not be saved (the run must stop)
+STALE_TEMP = re.compile(r".+\.yaml\.(\d+)\.[0-9a-f]+\.tmp")  # results.temp_path of a cassette: <name>.<pid>.<hex>.tmp
+
+
+def rerecord_mode(errors: Iterable[str]) -> str:
+    """The record mode that records the cassette misses among these item errors again: `once`
+    when none has a cassette file, else REFRESH (a file that does not match, cannot be read or
+    holds no usable answer is what `once` leaves alone)."""
+    return "once" if all(NO_FILE in error for error in errors if error.startswith(MISS)) else REFRESH
+
+
+def save_problem(folder: Path) -> str | None:
+    """Why cassettes cannot be saved in `folder`, or None: checked before a recording run asks
+    anything, on the nearest folder that exists (nothing is created). A full disk shows only
+    at a save (CassetteClient.unsaved)."""
+    for part in (folder, *folder.parents):
+        if not os.path.lexists(part):
+            continue
+        if not os.path.isdir(part):
+            return f"{part} is not a folder"
+        if os.access(part, os.W_OK | os.X_OK):
+            return None
+        readonly = hasattr(os, "statvfs") and os.statvfs(part).f_flag & os.ST_RDONLY
+        return f"cannot save cassettes in {part}: {os.strerror(errno.EROFS if readonly else errno.EACCES)}"
+    return None
+
+
+def remove_stale_temp_files(folder: str) -> None:
+    """Delete the temp files that killed processes left beside the cassettes of `folder` (a save
+    is a temp file then a rename): `git add` must not commit them. Only those of pids that no
+    longer run; on POSIX only (os.kill(pid, 0) would end the process on Windows)."""
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            found = STALE_TEMP.fullmatch(entry.name)
+            if found is None or int(found[1]) == os.getpid():
+                continue
+            try:
+                os.kill(int(found[1]), 0)
+            except ProcessLookupError:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            except (OSError, OverflowError):
+                pass  # alive under another user, or not a pid: left alone
 
 
 def _scrub_headers(response: dict) -> dict:
@@ -162,12 +232,14 @@ def read_cassette(path: Path | str, serializer, parse: Callable[[dict], object],
     UnreadableCassette (a short reason) when there is one that cannot be replayed."""
     try:
         if data is None:
-            data = Path(path).read_bytes()
+            data = read_bytes(path)  # a regular file of at most MAX_BYTES: a FIFO or /dev/zero is refused unread
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise
     except UnicodeDecodeError:
         raise UnreadableCassette("not UTF-8 text") from None
+    except NotACassetteFile as exc:
+        raise UnreadableCassette(str(exc)) from None
     except OSError as exc:
         raise UnreadableCassette(exc.strerror or exc.__class__.__name__) from None
     if "\r" in text:  # line ends as a text-mode read has them
@@ -244,8 +316,11 @@ def recorded_response(response: requests.Response) -> dict:
         del headers[encoding]
         length = next((name for name in headers if name.lower() == "content-length"), "Content-Length")
         headers[length] = [str(len(body))]
-    return {"status": {"code": response.status_code, "message": response.reason or ""},
-            "headers": headers, "body": {"string": body}}
+    return {
+        "status": {"code": response.status_code, "message": response.reason or ""},
+        "headers": headers,
+        "body": {"string": body},
+    }
 
 
 def cassette_name(model_alias: str, suite: str, item_id: str) -> str:
@@ -275,6 +350,9 @@ class _Opened:
     interactions: list  # (Recorded request, response) pairs: the file's, then the ones recorded now
     protected: bool  # replay only ("none", or "once" over a file that was read): a miss is not asked live
     fresh: bool = False  # "rewrite": the file's old content is not read, and the save replaces it
+    refresh: bool = False  # "refresh": a save keeps only the interactions used (played) in this run
+    recorded: bool = False  # an answer was recorded in this opening
+    unsaved: bool = False  # a save of this opening failed
     keeps_old: bool = False  # "rewrite" over an existing file: save only a complete recording
     incomplete: bool = False  # a call failed or a stop came: the recording is not the item's whole
     dirty: bool = False  # holds interactions not saved yet
@@ -298,7 +376,10 @@ class CassetteClient:
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
         self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
-        self._rewritten: set[str] = set()  # rewrite replaces a cassette once per run, not per call
+        self._replaced: set[str] = set()  # rewrite and refresh replace a cassette once per run, not per call
+        self._used: dict[str, set[int]] = {}  # refresh: the file's interactions played by earlier openings
+        self._swept: set[str] = set()  # folders whose stale temp files are removed (once per run)
+        self.unsaved: str | None = None  # why a save failed: no more live calls in this run
         self._open: _Opened | None = None  # the conversation's cassette (the main thread's)
 
     def _file(self, suite: str, item_id: str) -> str:
@@ -337,7 +418,10 @@ class CassetteClient:
                     completion = self._call(opened, request)
         except ReplayMiss as miss:
             return self.model.failed(self._miss_message(request, path, miss.differences))
-        completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.suite, request.item_id)
+        if opened.unsaved or self.unsaved and completion.error == self.unsaved:
+            completion.extra[UNSAVED] = self.unsaved  # the answer is the run's; its cassette is not on disk
+        else:
+            completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.suite, request.item_id)
         return completion
 
     # --- one opening of a cassette ---
@@ -350,8 +434,9 @@ class CassetteClient:
             if self.index is None:
                 requests_, responses = read_cassette(path, YAML, self._parse)
             else:
-                requests_, responses = self.index.read(path, self.model.spec.provider,
-                                                       lambda file, data: read_cassette(file, YAML, self._parse, data))
+                requests_, responses = self.index.read(
+                    path, self.model.spec.provider, lambda file, data: read_cassette(file, YAML, self._parse, data)
+                )
         except FileNotFoundError:
             return [], False
         except UnreadableCassette as exc:
@@ -367,20 +452,46 @@ class CassetteClient:
         """The opened cassette; on a normal exit, what was recorded is saved (atomically), unless
         a rewrite over an existing file did not complete: then the old file stays. An exception
         leaving the block saves nothing (vcrpy's record_on_exception=False)."""
-        if mode == "rewrite" and path not in self._rewritten:
+        if mode == "rewrite" and path not in self._replaced:
             opened = _Opened(path, [], protected=False, fresh=True, keeps_old=os.path.isfile(path))
         else:
             interactions, read = self._load(path, recording=mode != "none")
-            opened = _Opened(path, interactions, protected=mode == "none" or mode == "once" and read)
+            opened = _Opened(
+                path,
+                interactions,
+                protected=mode == "none" or mode == "once" and read,
+                refresh=mode == REFRESH and path not in self._replaced,
+            )
         yield opened
+        if opened.refresh:
+            self._used.setdefault(path, set()).update(opened.played)  # a later opening's save keeps these too
         if opened.dirty and not (opened.incomplete and opened.keeps_old):
             self._save(opened)
-            if opened.fresh:
-                self._rewritten.add(path)  # later calls of this run add to the new file
+        if (opened.fresh or opened.refresh) and opened.recorded and not opened.dirty:
+            self._replaced.add(path)  # saved: later calls of this run add to the new file
+            self._used.pop(path, None)
 
     def _save(self, opened: _Opened) -> None:
-        requests_, responses = zip(*opened.interactions)
-        write_atomically(Path(opened.path), serialize({"requests": list(map(_vcr, requests_)), "responses": responses}, YAML))
+        """Write the opened cassette (refresh: only the interactions used). A failure is not
+        raised: the answer stays the run's, and `unsaved` stops the live calls (see complete)."""
+        kept = opened.interactions
+        if opened.refresh:
+            used = opened.played | self._used.get(opened.path, set())
+            kept = [pair for index, pair in enumerate(opened.interactions) if index in used]
+        requests_, responses = zip(*kept)
+        folder = os.path.dirname(opened.path)
+        if folder not in self._swept:
+            self._swept.add(folder)
+            remove_stale_temp_files(folder)
+        try:
+            write_atomically(Path(opened.path), serialize({"requests": list(map(_vcr, requests_)), "responses": responses}, YAML))
+        except OSError as exc:
+            opened.unsaved = True
+            self.unsaved = (
+                self.unsaved
+                or f"cannot save cassettes in {folder}: {exc.strerror or _one_line(exc)}; the run stopped, incomplete"
+            )
+            return
         opened.dirty = False
 
     def _wanted(self, call: Call) -> VcrRequest:
@@ -402,9 +513,13 @@ class CassetteClient:
                 if not requests_match(wanted, _vcr(recorded), self._matchers):
                     continue
             opened.played.add(index)
+            if opened.refresh and opened.recorded:
+                self._changed(opened)  # the refreshed file must hold this replayed answer too
             return self._replayed(response)
         if opened.protected:
             raise ReplayMiss(self._differences(opened, wanted or self._wanted(call)))
+        if self.unsaved is not None:
+            return self.model.failed(self.unsaved)  # a recording that cannot be saved is not paid for
         completion, response = self.model.exchange(request)
         if completion.error is not None:
             opened.incomplete = True
@@ -414,20 +529,26 @@ class CassetteClient:
                 kept["headers"][LATENCY_HEADER] = [str(completion.latency_ms)]  # replays report what was measured
                 opened.interactions.append((recorded_request(response.request)._to_dict(), kept))
                 opened.played.add(len(opened.interactions) - 1)
-                opened.dirty = True
-                if opened is self._open and not opened.keeps_old:
-                    # Within a conversation, save every paid turn at once (atomically): a killed run
-                    # must not lose (and pay again for) the turns before the kill. A rewrite over an
-                    # existing cassette waits for the end instead, so a kill leaves the old one whole.
-                    self._save(opened)
+                opened.recorded = True
+                self._changed(opened)
         completion.extra["cassette_hit"] = False
         return completion
+
+    def _changed(self, opened: _Opened) -> None:
+        """The opened cassette has something to save. Within a conversation, every paid turn is
+        saved at once (atomically): a killed run must not lose (and pay again for) the turns
+        before the kill. A rewrite over an existing cassette waits for the end instead, so a
+        kill leaves the old one whole."""
+        opened.dirty = True
+        if opened is self._open and not opened.keeps_old:
+            self._save(opened)
 
     def _replayed(self, response: dict) -> Completion:
         response = _decoded(response)
         latency = response["headers"].get(LATENCY_HEADER)
         completion = self.model.completion_from(
-            response["body"]["string"], latency[0] if isinstance(latency, list) else latency, 0.0)
+            response["body"]["string"], latency[0] if isinstance(latency, list) else latency, 0.0
+        )
         completion.extra["cassette_hit"] = True
         return completion
 
@@ -460,7 +581,7 @@ class CassetteClient:
         if unreadable is not None:
             return f"{MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
         if not os.path.exists(path):
-            what = "no cassette file"
+            what = NO_FILE
         else:
             what = "the cassette has no matching request"
             if differences:

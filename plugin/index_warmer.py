@@ -72,7 +72,8 @@ class IndexWarmer:
 
 def warm(index_folder: Path, wire: str, paths: list[str]) -> int:
     """Put each file of `paths` into the index (files already there are only looked up); files
-    that are missing or cannot be read are left to their items. -> files parsed."""
+    that are missing or cannot be read (a FIFO, a device or a file over MAX_BYTES is never
+    read: cassette_index.read_bytes) are left to their items. -> files parsed."""
     from pytest_reasoning_evals.cassette_index import CassetteIndex
     from pytest_reasoning_evals.cassettes import UnreadableCassette, read_cassette
     from pytest_reasoning_evals.providers.wire import WIRE_FORMATS

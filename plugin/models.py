@@ -65,6 +65,8 @@ class StoppingModel:
 
     def _watch(self, completion: Completion) -> None:
         """Count calls that failed after their retries; stop the session on an outage."""
+        if completion.extra.get("cassette_unsaved"):  # cassettes.UNSAVED: more answers would be paid for and lost
+            self._stop(completion.extra["cassette_unsaved"])
         error = completion.error
         if not completion.provider_failed():
             self.failed_in_a_row = 0
@@ -129,6 +131,11 @@ class Models:
                 for alias in aliases:
                     spec = self.spec(alias)
                     check_can_run(spec, s.cassette_dir, self.record_mode_for(spec), self.base_url_for(alias))
+                    if spec.provider != "baseline" and self.record_mode_for(spec) != "none":
+                        from pytest_reasoning_evals.cassettes import save_problem  # a recording must be saved
+
+                        if problem := save_problem(s.cassette_dir / spec.alias):
+                            problems.append(f"--eval-cassette-dir {s.cassette_dir}: {problem}")
             except (RegistryError, AuthError) as exc:
                 problems.append(str(exc))
             self._checked[aliases] = problems[0] if problems else None

@@ -23,7 +23,7 @@ from pytest_reasoning_evals.chaosbench.names import MODES
 from pytest_reasoning_evals.providers.base import alias_problem, mask_url, url_problem
 from pytest_reasoning_evals.shipped import shipped
 
-RECORD_MODES = ("none", "once", "new_episodes", "rewrite")
+RECORD_MODES = ("none", "once", "refresh", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_MAX_RETRY_WAIT = 120.0  # seconds one call may spend waiting between its retries
 DEFAULT_CONCURRENCY = 4  # model calls in flight per process while recording
@@ -57,7 +57,9 @@ OPTIONS = (
     Option("max-items", "only the first N selected items", "int", metavar="N"),
     Option("out-dir", "results go to DIR/<model>_<mode>/ and DIR/<model>_dialectic/ (default <rootdir>/results)", "path", metavar="DIR"),
     Option("models-file", "extra model registry YAML; its aliases win over the shipped ones", "path", metavar="FILE"),
-    Option("record-mode", "cassettes: none = replay only; once / new_episodes / rewrite record "
+    Option("record-mode", "cassettes: none = replay only; once = record the items that have no cassette; "
+                          "refresh = also re-record the items whose cassette does not match (a prompt changed) or cannot be read, "
+                          "replaying the rest; new_episodes = add what does not match; rewrite = record everything anew "
                           "(default: none when the model has cassettes, else once)", choices=RECORD_MODES),
     Option("cassette-dir", "cassette root (default <rootdir>/cassettes)", "path", metavar="DIR"),
     Option("base-url", "override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)", metavar="URL"),

@@ -19,6 +19,7 @@ import importlib
 import os
 import shlex
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -78,9 +79,11 @@ class EvalSession:
 
         return Models(self.settings, lambda: self.pytest_session, self.config)
 
-    def record_command(self) -> str:
-        """This run's own command line, recording what has no cassette (the key variables of the
-        models it used, if they have one, in front)."""
+    def record_command(self, misses: Iterable[str] = ()) -> str:
+        """This run's own command line in the record mode that records these cassette misses (their
+        errors; cassettes.rerecord_mode): `once` when none has a file, else `refresh` (the key
+        variables of the models it used, if they have one, in front)."""
+        from pytest_reasoning_evals.cassettes import rerecord_mode
         from pytest_reasoning_evals.providers.base import mask_url
 
         args, skip = [], False
@@ -93,7 +96,7 @@ class EvalSession:
                 args.append(mask_url(arg))  # a base URL's credentials stay out of the printed command
         keys = sorted({spec.api_key_env for spec in map(self.models.spec, {self.settings.model, *self.settings.judges})
                        if spec.api_key_env})
-        return " ".join([*(f"{k}=..." for k in keys), "pytest", *map(shlex.quote, args), "--eval-record-mode=once"])
+        return " ".join([*(f"{k}=..." for k in keys), "pytest", *map(shlex.quote, args), f"--eval-record-mode={rerecord_mode(misses)}"])
 
     def num_workers(self) -> int:
         return int(self.config.getoption("numprocesses", None) or 0) or 1

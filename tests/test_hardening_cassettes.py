@@ -265,7 +265,7 @@ UNREADABLE = {
 def assert_unreadable_miss(error: str, path: Path, reason: str, item: str = "q-1") -> None:
     assert error.startswith(f"{MISS} for item {item!r}: unreadable cassette ("), error
     assert reason in error, error
-    assert str(path) in error and "--eval-record-mode=once" in error, error
+    assert str(path) in error and "--eval-record-mode=refresh" in error, error
     assert "\n" not in error and "Traceback" not in error
 
 
@@ -320,7 +320,7 @@ def test_whole_run_replay_of_a_truncated_cassette(pytester, server) -> None:
     assert "Traceback" not in out and "KeyError" not in out and "INTERNALERROR" not in out
     replayed.stdout.fnmatch_lines([
         "gate failed-calls: FAILED (1 items (16.7%) ended in failed calls (0 provider errors, 1 cassette misses)*",
-        f"CASSETTE MISSES: 1 items *; record them with: {KEY_VAR}=... pytest * -n 2 -rA --eval-record-mode=once",
+        f"CASSETTE MISSES: 1 items *; record them with: {KEY_VAR}=... pytest * -n 2 -rA --eval-record-mode=refresh",
     ])
     summary = read_summary(pytester, "fake")
     assert summary["errors_by_kind"] == {"cassette_miss": 1, "provider": 0}

@@ -302,7 +302,8 @@ class Protocol(EvalProtocol):
         misses = self.summary["errors_by_kind"]["cassette_miss"]
         if misses:
             lines.insert(lines.index(f"results: {self.run_dir}"), f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
-                             f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: {self.session.record_command()}")
+                             f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: "
+                             f"{self.session.record_command(r['error'] for r in self.records if r.get('error'))}")
         if s.subset:
             lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
                          f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")

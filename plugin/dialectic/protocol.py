@@ -209,12 +209,12 @@ class Protocol(EvalProtocol):
 
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
-        misses = sum(str(r.get("error") or "").startswith(MISS) for r in self.responses.values())
-        if misses:
-            lines.append(f"CASSETTE MISSES: {misses} dialectic responses have no matching cassette (a case, a variant's "
+        missed = [r["error"] for r in self.responses.values() if str(r.get("error") or "").startswith(MISS)]
+        if missed:
+            lines.append(f"CASSETTE MISSES: {len(missed)} dialectic responses have no matching cassette (a case, a variant's "
                          f"prompt or an option changed since the recording, they were never recorded, or their cassette could not "
                          f"be read); record them "
-                         f"with: {self.session.record_command()}")
+                         f"with: {self.session.record_command(missed)}")
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)
         lines += [gate_line(g) for g in self.gates]
