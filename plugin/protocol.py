@@ -134,6 +134,11 @@ class EvalProtocol:
         process (they share one model response); only asked of grouped protocols."""
         return {}
 
+    def error_record(self, item: pytest.Item, error: str) -> dict | None:
+        """The record of one of its items that raised before sending one (`error` says what), or
+        None: the item is then only counted as a harness error."""
+        return None
+
     def teststatus(self, payload: dict):
         """pytest_report_teststatus for this protocol's call reports (None: pytest's own)."""
         return None

@@ -1,0 +1,289 @@
+"""Issue 25, whole runs: nothing lost, nothing misreported. A baseline that is the run's own folder,
+sessions that run nothing, items that die inside the harness, bad baselines, damaged locks and
+run files, an unwritable output folder, and the exit status of an outage."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+from fakeprovider import FakeProvider, status
+from helpers import add_eval_module, question, run_dir, use_repo_cassettes, write_jsonl
+
+from pytest_reasoning_evals import results
+from pytest_reasoning_evals.results import write_json
+
+KEY_VAR = "FAKE_PROVIDER_KEY"
+FAKE_MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
+    + KEY_VAR
+    + "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
+)
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+
+
+def all_true_bank(path, n: int = 10):
+    return write_jsonl(path, [question(f"q-{i:02d}", "TRUE") for i in range(n)])
+
+
+def fake_run(pytester, url: str, tag: str, *extra: str) -> list[str]:
+    """Arguments of a recording run of the fake model over ten questions whose gold is TRUE, into results/fake_zeroshot."""
+    models = pytester.path / f"models-{tag}.yaml"
+    models.write_text(FAKE_MODELS.format(url=url))
+    return [
+        "test_chaosbench.py",
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        str(all_true_bank(pytester.path / "bank.jsonl")),
+        "--eval-cassette-dir",
+        str(pytester.path / f"cassettes-{tag}"),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
+
+
+def no_traceback(result) -> None:
+    text = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in text and "INTERNALERROR" not in text, text
+
+
+def error_lines(result) -> list[str]:
+    return [line for line in result.stderr.lines if line.startswith("ERROR")]
+
+
+def files_of(directory) -> dict:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file() and p.name != ".lock"}
+
+
+# --- (1) --eval-baseline at the run's own output folder ---
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_worse_run_compared_with_its_own_output_folder_fails_the_regression_gate(pytester, key, workers) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.responder = lambda body: "TRUE"
+        assert pytester.runpytest(*fake_run(pytester, server.openai_base, "good")).ret == 0
+        server.responder = lambda body: "FALSE"
+        own = run_dir(pytester, "fake")
+        result = pytester.runpytest(
+            *fake_run(pytester, server.openai_base, "bad", "-n", workers),
+            "--eval-baseline",
+            str(own),
+            "--eval-fail-on-regression",
+        )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["gate no-regression: FAILED (paired accuracy 1.0000 -> 0.0000 (-1.0000), broken 10, *"])
+    comparison = json.loads((own / "comparison.json").read_text())
+    assert comparison["accuracy_baseline"] == 1.0 and comparison["accuracy_current"] == 0.0 and comparison["regressed"]
+
+
+def test_a_worse_dialectic_run_compared_with_its_own_output_folder_fails_the_regression_gate(pytester) -> None:
+    from helpers import DIALECTIC_MODULE
+
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    use_repo_cassettes(pytester)
+    assert pytester.runpytest_subprocess("--eval-variant", "dialectic").ret == 0
+    own = pytester.path / "results" / "smollm2-135m_dialectic"
+    per_response = own / "per_response.jsonl"
+    better = [{**r, "score": 100.0} for r in map(json.loads, per_response.read_text().splitlines())]  # a better previous run
+    per_response.write_text("".join(json.dumps(r) + "\n" for r in better))
+    result = pytester.runpytest_subprocess(
+        "--eval-variant", "dialectic", f"--eval-dialectic-baseline={own}", "--eval-fail-on-regression"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["gate dialectic-no-regression: FAILED (regressed: dialectic)"])
+
+    per_response.write_text(per_response.read_text() + '{"query_id": "c1", "variant": "dialectic", "score": "high"}\n')
+    result = pytester.runpytest_subprocess(
+        "--eval-variant", "dialectic", f"--eval-dialectic-baseline={own}", "--eval-fail-on-regression"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    (line,) = error_lines(result)
+    assert (
+        line == f"ERROR: --eval-dialectic-baseline {per_response}:{len(better) + 1}: 'score' is 'high', not a number or null"
+    ), line
+
+
+# --- (2) a session that runs no eval item touches no run directory ---
+
+
+def finished_run_with_a_gate(pytester):
+    """A finished run of the random baseline, with a gate set in the ini: (args, its directory, its files)."""
+    add_eval_module(pytester)
+    use_repo_cassettes(pytester, "eval_min_accuracy = 0.0\n")
+    cases = all_true_bank(pytester.path / "bank.jsonl")
+    args = ["--model", "random", "--eval-cases", str(cases), "-p", "no:cacheprovider"]
+    assert pytester.runpytest(*args).ret == 0
+    directory = run_dir(pytester, "random")
+    return args, directory, files_of(directory)
+
+
+def test_collect_only_with_a_gate_in_the_ini_leaves_the_last_run_intact(pytester) -> None:
+    args, directory, before = finished_run_with_a_gate(pytester)
+    assert before["completions.jsonl"]
+    result = pytester.runpytest(*args, "--collect-only")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    no_traceback(result)
+    assert files_of(directory) == before
+
+
+def test_a_malformed_question_file_with_a_gate_set_leaves_the_last_run_intact(pytester) -> None:
+    args, directory, before = finished_run_with_a_gate(pytester)
+    bad = pytester.path / "bad.jsonl"
+    bad.write_text('{"id": "q-1", "question": \n')
+    result = pytester.runpytest("--model", "random", "--eval-cases", str(bad), "-p", "no:cacheprovider")
+    assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.INTERNAL_ERROR), result.stdout.str()
+    result.stdout.fnmatch_lines([f"*{bad}:1: invalid JSON*"])
+    no_traceback(result)
+    assert files_of(directory) == before
+
+
+def test_a_missing_prompt_file_with_a_gate_set_is_the_same_usage_error(pytester) -> None:
+    args, directory, before = finished_run_with_a_gate(pytester)
+    prompts = pytester.path / "prompts"
+    prompts.mkdir()
+    result = pytester.runpytest(*args, "--eval-prompts", str(prompts))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    assert len(error_lines(result)) == 1 and "zeroshot" in error_lines(result)[0], result.stderr.str()
+    no_traceback(result)
+    assert files_of(directory) == before
+
+
+def test_a_gate_with_no_item_run_still_fails_and_writes_nothing(pytester) -> None:
+    args, directory, before = finished_run_with_a_gate(pytester)
+    result = pytester.runpytest(*args, "-k", "no-such-item")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*gate chaosbench-ran: FAILED (no chaosbench item ran*"])
+    assert files_of(directory) == before
+    subset = run_dir(pytester, "random", subset=True)  # (its lock is taken when the items are made, before -k)
+    assert not subset.exists() or not files_of(subset)
+
+
+# --- (3) an item that dies inside the harness makes the run incomplete ---
+
+RAISING_OUTCOME = """
+import pytest
+
+@pytest.fixture(scope="session")
+def chaosbench_outcome(chaosbench_outcome):
+    def outcome(record):
+        if record["id"] in ("q-02", "q-05", "q-07"):
+            raise ValueError("a parser bug")
+        chaosbench_outcome(record)
+    return outcome
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_item_raising_in_the_harness_makes_the_run_incomplete_and_is_an_error_record(pytester, workers) -> None:
+    add_eval_module(pytester)
+    pytester.makeconftest(RAISING_OUTCOME)
+    cases = all_true_bank(pytester.path / "bank.jsonl")
+    result = pytester.runpytest("--model", "oracle", "--eval-cases", str(cases), "-p", "no:cacheprovider", "-n", workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    directory = run_dir(pytester, "oracle")
+    summary = json.loads((directory / "summary.json").read_text())
+    assert summary["complete"] is False and "3 items ended in a harness error" in summary["incomplete_reason"]
+    assert summary["total_questions"] == 10 and summary["num_errors"] == 3
+    assert json.loads((directory / "gates.json").read_text())["passed"] is False
+    records = {r["id"]: r for r in map(json.loads, (directory / "completions.jsonl").read_text().splitlines())}
+    assert len(records) == 10
+    assert records["q-05"]["error"].startswith("harness error: ValueError: a parser bug")
+    result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: 3 items ended in a harness error*"])
+    result.stdout.fnmatch_lines(["*ValueError: a parser bug*"])  # the harness bug keeps its traceback
+
+
+# --- (5) a bad baseline is a usage error before any call; the run's outputs are never lost ---
+
+
+def baseline_file(tmp, items_text: str):
+    path = tmp / "base.json"
+    path.write_text('{\n  "format": "pytest-reasoning-evals/chaosbench-baseline/1",\n  "items": {\n' + items_text + "\n  }\n}\n")
+    return path
+
+
+GOOD = '"family": "atomic", "gold": true, "split": "core"'
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        (f'    "q-00": {{"correct": "yes", {GOOD}}}', "{path}:4: item 'q-00': 'correct' is 'yes', not true or false"),
+        ('    "q-00": {"correct": true, "family": "atomic", "split": "core"}', "{path}:4: item 'q-00' has no 'gold'"),
+        (
+            f'    "q-00": {{"correct": true, {GOOD}}},\n    "q-01": {{"correct": true, {GOOD}}},\n    "q-00": {{"correct": false, {GOOD}}}',
+            "{path}:6: item 'q-00' is given twice (first at line 4)",
+        ),
+        ('    "q-00": ' + "[" * 100_000, "{path}: not valid JSON (nested too deeply to read)"),
+        ('    "q-00": {"correct": tru', "{path}:4: not valid JSON (Expecting value*"),
+    ],
+    ids=["not-a-bool", "no-gold", "duplicate", "deep", "not-json"],
+)
+def test_a_bad_baseline_file_is_a_usage_error_before_any_call(pytester, key, items, message) -> None:
+    add_eval_module(pytester)
+    path = baseline_file(pytester.path, items)
+    with FakeProvider() as server:
+        server.responder = lambda body: "TRUE"
+        result = pytester.runpytest(
+            *fake_run(pytester, server.openai_base, "b"), "--eval-baseline", str(path), "--eval-fail-on-regression"
+        )
+        asked = len(server.requests)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    (line,) = error_lines(result)
+    from fnmatch import fnmatch
+
+    assert fnmatch(line, "ERROR: --eval-baseline " + message.format(path=path)), line
+    assert asked == 0
+    no_traceback(result)
+    assert not run_dir(pytester, "fake").exists()
+
+
+def test_a_baseline_that_cannot_be_compared_still_writes_the_run_and_fails_one_gate(pytester, key) -> None:
+    """Whatever goes wrong comparing (a bug), the run's outputs are written and the gate says why in one line."""
+    add_eval_module(pytester)
+    pytester.makeconftest("""
+from pytest_reasoning_evals.chaosbench import protocol
+def broken(*args, **kwargs):
+    raise KeyError("family")
+protocol.compare = broken
+""")
+    path = baseline_file(pytester.path, f'    "q-00": {{"correct": true, {GOOD}}}')
+    with FakeProvider() as server:
+        server.responder = lambda body: "TRUE"
+        result = pytester.runpytest_subprocess(
+            *fake_run(pytester, server.openai_base, "c"), "--eval-baseline", str(path), "--eval-fail-on-regression"
+        )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    directory = run_dir(pytester, "fake")
+    assert (directory / "summary.json").exists() and (directory / "report.html").exists()
+    gates = json.loads((directory / "gates.json").read_text())
+    (gate,) = [g for g in gates["gates"] if g["name"] == "baseline"]
+    assert not gate["passed"] and "KeyError" in gate["detail"] and str(path) in gate["detail"]
+    no_traceback(result)
+
+
+# --- (L11) an outage is a failed run ---
+
+
+def test_an_outage_exits_1_like_a_failed_run(pytester, key) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.script(*[status(503, retry_after=0)] * 100)
+        result = pytester.runpytest_subprocess(*fake_run(pytester, server.openai_base, "o"))
+    result.stdout.fnmatch_lines(["*provider outage: 3 call(s) in a row failed*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
