@@ -110,6 +110,8 @@ class Protocol(EvalProtocol):
                 self.lock.acquire()
             except RunDirBusy as exc:
                 raise UsageProblem(str(exc)) from None
+            except OSError as exc:
+                raise UsageProblem(f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})") from None
         if "dialectic_item" in metafunc.fixturenames:
             metafunc.parametrize("dialectic_item", [pytest.param((c, v), id=f"{c.id}@{v.name}", marks=_marks(c, v))
                                                     for c in cases for v in variants])

@@ -9,6 +9,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
@@ -287,3 +288,60 @@ def test_an_outage_exits_1_like_a_failed_run(pytester, key) -> None:
         result = pytester.runpytest_subprocess(*fake_run(pytester, server.openai_base, "o"))
     result.stdout.fnmatch_lines(["*provider outage: 3 call(s) in a row failed*"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+
+
+# --- (L5) a damaged .lock is neither a traceback nor a way in ---
+
+
+@pytest.mark.parametrize("damage", ["garbage", "directory", "deleted-while-held"])
+def test_a_damaged_lock_file_neither_breaks_a_run_nor_lets_a_second_one_in(tmp_path, damage) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    lock_file = run / ".lock"
+    if damage == "garbage":
+        lock_file.write_bytes(b"\x00\xff{not json" * 100)
+    elif damage == "directory":
+        lock_file.mkdir()
+    first = results.RunDirLock(run, 4242, "pytest evals --model first")
+    assert first.try_hold()
+    try:
+        if damage == "deleted-while-held":
+            lock_file.unlink()
+        second = results.RunDirLock(run, 4343, "pytest evals --model second")
+        assert not second.try_hold(), "a second run is refused"
+        with pytest.raises(results.RunDirBusy, match=f"^{run} is in use by another run"):
+            second.acquire(patience=0.0)
+        assert results.busy_holder(run).startswith(f"{run} is in use by another run")
+    finally:
+        first.release()
+    assert results.busy_holder(run) is None
+    assert second.try_hold(), "free again once the first run ends"
+    second.release()
+
+
+def test_a_run_whose_lock_file_is_a_directory_runs_normally(pytester) -> None:
+    add_eval_module(pytester)
+    (run_dir(pytester, "random") / ".lock").mkdir(parents=True)
+    result = pytester.runpytest("--model", "random", "--eval-cases", str(all_true_bank(pytester.path / "bank.jsonl")))
+    assert result.ret == 0, result.stdout.str()
+    no_traceback(result)
+    assert json.loads((run_dir(pytester, "random") / "summary.json").read_text())["complete"]
+
+
+# --- (extra) an output folder that cannot be written is a usage error ---
+
+
+@pytest.mark.parametrize("where", ["read-only", "under-a-file"])
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_unwritable_out_dir_is_a_usage_error_naming_the_option(pytester, where, workers) -> None:
+    add_eval_module(pytester)
+    if where == "read-only":
+        out = Path("/proc/1/no-such-folder/results")  # not writable, whoever runs the tests (root included)
+    else:
+        (pytester.path / "afile").write_text("x")
+        out = pytester.path / "afile" / "results"
+    use_repo_cassettes(pytester, f"eval_out_dir = {out}\n")
+    result = pytester.runpytest("--model", "random", "--eval-cases", str(all_true_bank(pytester.path / "bank.jsonl")), "-n", workers)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    no_traceback(result)
+    assert error_lines(result) and "eval_out_dir" in error_lines(result)[0]
