@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import math
 import os
 import secrets
 import shlex
@@ -64,9 +65,29 @@ def replacing(path: Path, newline: str | None = None, binary: bool = False):
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write via a temp file and rename, so a crash never leaves half a JSON file behind."""
+    """Write via a temp file and rename, so a crash never leaves half a JSON file behind. Strict
+    JSON only: a non-finite number (a NaN cost) is written as null, never as NaN."""
     with replacing(path) as handle:
-        handle.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+        handle.write(strict_json(data, indent=2) + "\n")
+
+
+def strict_json(data, **dumps) -> str:
+    """json.dumps that every JSON reader accepts: NaN and infinities become null."""
+    try:
+        return json.dumps(data, allow_nan=False, **dumps)
+    except ValueError:  # rare: cleaned only then, so the common case costs one dumps
+        return json.dumps(finite(data), allow_nan=False, **dumps)
+
+
+def finite(value):
+    """`value` with every NaN or infinite float inside it replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
 
 
 def write_csv(path: Path, header: list[str], rows: list[list]) -> None:

@@ -345,3 +345,91 @@ def test_an_unwritable_out_dir_is_a_usage_error_naming_the_option(pytester, wher
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
     no_traceback(result)
     assert error_lines(result) and "eval_out_dir" in error_lines(result)[0]
+
+
+# --- (L6) hand-damaged run files: one line naming the file, never a traceback ---
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", *map(str, args)], capture_output=True, text=True)
+
+
+def edit_json(path, change) -> None:
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps(change(data)))
+
+
+def assert_one_line(result: subprocess.CompletedProcess, *parts: str) -> None:
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+
+
+@pytest.mark.parametrize(("file", "change", "said"), [
+    ("summary.json", lambda d: {**d, "task_details": 5}, "'task_details' is 5, not an object"),
+    ("summary.json", lambda d: [1, 2], "the file is [1, 2], not an object"),
+    ("summary.json", lambda d: {k: v for k, v in d.items() if k != "cost_usd"}, "no 'cost_usd'"),
+    ("run_meta.json", lambda d: {**d, "execution_time_seconds": "slow"}, "'execution_time_seconds' is \"slow\", not a number"),
+    ("run_manifest.json", lambda d: {**d, "prompt": 5}, "'prompt' is 5, not an object"),
+    ("gates.json", lambda d: {"gates": 5}, "not the file a run writes"),
+    ("gates.json", lambda d: {"gates": [{"name": "x"}]}, "not the file a run writes"),
+    ("comparison.json", lambda d: {"n_paired": "x"}, "no 'baseline'"),
+], ids=["summary-type", "summary-list", "summary-key", "meta-type", "manifest-type", "gates-type", "gates-entry", "comparison"])
+def test_report_of_a_hand_damaged_run_file_is_one_line_naming_it(pytester, file, change, said) -> None:
+    add_eval_module(pytester)
+    assert pytester.runpytest("--model", "random", "--eval-cases", str(all_true_bank(pytester.path / "bank.jsonl"))).ret == 0
+    directory = run_dir(pytester, "random")
+    path = directory / file
+    if not path.exists():
+        path.write_text("{}")
+    edit_json(path, change)
+    assert_one_line(cli("report", directory), f"{path}: ", said)
+    path.write_text("not json")
+    assert_one_line(cli("report", directory), f"{path}: ")
+
+
+@pytest.mark.parametrize(("file", "change", "said"), [
+    ("run_meta.json", lambda d: {**d, "resumed_items": "x"}, "run_meta.json has 'resumed_items' = 'x', not a int"),
+    ("summary.json", lambda d: {**d, "complete": "no"}, "summary.json has 'complete' = 'no', not a bool"),
+])
+def test_merge_of_a_shard_with_a_wrongly_typed_value_is_one_line_naming_it(pytester, file, change, said) -> None:
+    add_eval_module(pytester)
+    cases = str(all_true_bank(pytester.path / "bank.jsonl"))
+    for index in range(2):
+        assert pytester.runpytest("--model", "oracle", "--eval-cases", cases, "--eval-num-shards", "2", "--eval-shard-index", str(index)).ret == 0
+    shards = [pytester.path / "results" / f"oracle_zeroshot_shard{i}of2" for i in range(2)]
+    edit_json(shards[1] / file, change)
+    assert_one_line(cli("merge", *shards, "--out", pytester.path / "merged"), str(shards[1]), said)
+    assert not (pytester.path / "merged").exists()
+
+
+NAN_COST = """
+import pytest
+
+@pytest.fixture(scope="session")
+def chaosbench_outcome(chaosbench_outcome):
+    return lambda record: chaosbench_outcome({**record, "cost_usd": float("nan") if record["id"] == "q-03" else float("inf")})
+"""
+
+
+def strict(text: str):
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_non_finite_costs_never_make_an_output_file_invalid_json(pytester) -> None:
+    add_eval_module(pytester)
+    pytester.makeconftest(NAN_COST)
+    result = pytester.runpytest("--model", "oracle", "--eval-cases", str(all_true_bank(pytester.path / "bank.jsonl")))
+    no_traceback(result)
+    directory = run_dir(pytester, "oracle")
+    for name in ("summary.json", "run_meta.json", "run_manifest.json", "gates.json"):
+        strict((directory / name).read_text())
+    assert strict((directory / "summary.json").read_text())["cost_usd"] is None
+    for line in (directory / "completions.jsonl").read_text().splitlines():
+        assert strict(line)["cost_usd"] is None
+    assert cli("report", directory).returncode == 0
