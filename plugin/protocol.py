@@ -166,6 +166,11 @@ class EvalProtocol:
         """Write the outputs; -> the gates' verdicts."""
         raise NotImplementedError
 
+    def judge_unrun(self) -> list["GateResult"]:
+        """Gates of it are set but none of its items ran: -> their verdicts over nothing (a gate
+        over zero items fails), writing nothing: the last run's directory stays as it was."""
+        raise NotImplementedError
+
     def terminal(self) -> tuple[str, list[str]]:
         """(title, lines) of the summary block."""
         raise NotImplementedError

@@ -27,18 +27,19 @@ from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, settings_from
-from pytest_reasoning_evals.gates import GateResult
 from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
-                                             payload_of, stop_reason)
+                                             payload_of)
 
 HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
 
 if TYPE_CHECKING:
+    from pytest_reasoning_evals.gates import GateResult
     from pytest_reasoning_evals.progress import Progress
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 STATUS = "teststatus"  # a consumed payload keeps only its pytest_report_teststatus answer
+OUTAGE = "provider outage"  # how models.StoppingModel's stop reason for an outage starts
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -58,7 +59,7 @@ class EvalSession:
         self.started = time.monotonic()
         self.harness_failures = 0
         self.gates: list["GateResult"] = []
-        self.unrun_gates: list["GateResult"] = []  # gates set for a protocol none of whose items ran
+        self.unrun: dict[str, list["GateResult"]] = {}  # the gates of protocols none of whose items ran
         self._reported: set[str] = set()  # collection errors already shown
         self.progress: "Progress | None" = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
@@ -307,15 +308,16 @@ class EvalSession:
             # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
             # without touching its run directory (the last full run's files stay as they are)
             for info in self.infos.values():
-                gates = [name for name in info.gate_options if _is_set(getattr(self.settings, name))]
-                if gates and not (info.name in self.protocols and self.protocols[info.name].active):
-                    self.unrun_gates.append(GateResult(
-                        f"{info.name}-ran", False, f"no {info.name} item ran, so its gates "
-                        f"({', '.join('--eval-' + g.replace('_', '-') for g in gates)}) judge nothing; no run directory written"))
-        self.gates += self.unrun_gates
+                if any(_is_set(getattr(self.settings, name)) for name in info.gate_options) and not (
+                        info.name in self.protocols and self.protocols[info.name].active):
+                    gates = self.protocol(info.name).judge_unrun()
+                    if gates:
+                        self.unrun[info.name] = gates
+        for gates in self.unrun.values():
+            self.gates += gates
         for protocol in active:
             self.gates += protocol.finish(session)
-        if active or self.unrun_gates:
+        if active or self.unrun:
             self._decide_exit_status(session)
             self._write_job_summary(active)
 
@@ -329,10 +331,12 @@ class EvalSession:
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.
         A resumed run with nothing left to ask (every item deselected) is judged the same way, and
-        so is a run the harness stopped (an outage, a refused key): a failed measurement, not an
-        interrupt (only Ctrl-C is)."""
+        so is a run stopped by a provider outage: a failed measurement (exit 1), not an interrupt
+        (Ctrl-C, a refused key: exit 2)."""
         settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED and "keyboard" not in (stop_reason(session) or "keyboard").lower()
+        dsession = self.config.pluginmanager.get_plugin("dsession")  # xdist's controller holds a worker's reason
+        reason = session.shouldstop or getattr(dsession, "shouldstop", None)
+        stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED and isinstance(reason, str) and reason.startswith(OUTAGE)
         if session.exitstatus not in settled and not stopped:
             return  # interrupted, internal or usage error: leave pytest's verdict
         failed = self.harness_failures > 0 or not all(g.passed for g in self.gates)
@@ -360,9 +364,9 @@ class EvalSession:
                 terminalreporter.write_sep("=", title)
                 for line in lines:
                     terminalreporter.write_line(line)
-        if self.unrun_gates:
+        for name, gates in self.unrun.items():
             from pytest_reasoning_evals.gates import gate_line
 
-            terminalreporter.write_sep("=", "eval gates")
-            for gate in self.unrun_gates:
+            terminalreporter.write_sep("=", f"{name}: no item ran, no run directory written")
+            for gate in gates:
                 terminalreporter.write_line(gate_line(gate))

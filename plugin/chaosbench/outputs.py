@@ -100,10 +100,10 @@ def run_files_problem(run_dir: Path) -> str | None:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             continue
-        except json.JSONDecodeError as exc:
-            return f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})"
+        except json.JSONDecodeError as exc:  # (worded as the page's own reader words it)
+            return f"{path}: cannot be read (not valid JSON: {exc.msg} at line {exc.lineno})"
         except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-            return f"{path}: unreadable ({type(exc).__name__}: {exc})"
+            return f"{path}: cannot be read ({type(exc).__name__}: {exc})"
         problem = _shape_problem(data, shape, "", optional=name in OPTIONAL_KEYS)
         if problem:
             return f"{path}: {problem}; not the file a run writes (hand-edited or damaged?)"

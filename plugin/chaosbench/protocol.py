@@ -296,6 +296,14 @@ class Protocol(EvalProtocol):
         self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 
+    def judge_unrun(self) -> list[GateResult]:
+        s = self.settings
+        gates = check_gates(summarize([], model=s.model, mode=s.mode), min_accuracy=s.min_accuracy, strict_items=s.strict_items,
+                            min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
+        if s.baseline is not None and (s.fail_on_regression or s.max_accuracy_drop is not None):
+            gates.append(GateResult("no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare"))
+        return gates
+
     def _compare_with_baseline(self) -> list[GateResult]:
         """comparison.json in the run directory; the regression gate when asked for."""
         s = self.settings

@@ -195,6 +195,13 @@ class Protocol(EvalProtocol):
         self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 
+    def judge_unrun(self) -> list[GateResult]:
+        s = self.settings
+        gates = check_dialectic_gates([], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
+        if s.dialectic_baseline is not None and s.fail_on_regression:
+            gates.append(GateResult("dialectic-no-regression", False, f"no case is paired with {s.dialectic_baseline}: nothing to compare"))
+        return gates
+
     def _run_meta(self, session: pytest.Session) -> dict:
         """What ran, for report.html and for whoever reads the directory later."""
         s = self.settings
