@@ -454,3 +454,30 @@ def test_non_finite_costs_never_make_an_output_file_invalid_json(pytester) -> No
     for line in (directory / "completions.jsonl").read_text().splitlines():
         assert strict(line)["cost_usd"] is None
     assert cli("report", directory).returncode == 0
+
+
+RAISING_DIALECTIC_OUTCOME = """
+import pytest
+
+@pytest.fixture
+def dialectic_outcome(dialectic_outcome, request):
+    def outcome(record):
+        if request.node.name.startswith("test_pcc["):
+            raise ValueError("a checker bug")
+        dialectic_outcome(record)
+    return outcome
+"""
+
+
+def test_a_dialectic_item_raising_in_the_harness_makes_the_run_incomplete(pytester) -> None:
+    from helpers import DIALECTIC_MODULE
+
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    use_repo_cassettes(pytester)
+    pytester.makeconftest(RAISING_DIALECTIC_OUTCOME)
+    result = pytester.runpytest_subprocess("--eval-variant", "dialectic")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["gate dialectic-complete: FAILED (16 items ended in a harness error (see their tracebacks))"])
+    meta = json.loads((pytester.path / "results" / "smollm2-135m_dialectic" / "run_meta.json").read_text())
+    assert meta["complete"] is False and meta["incomplete_reason"].startswith("16 items ended in a harness error")
+    assert json.loads((pytester.path / "results" / "smollm2-135m_dialectic" / "gates.json").read_text())["passed"] is False
