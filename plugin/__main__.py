@@ -100,10 +100,24 @@ def spotcheck_import(args: argparse.Namespace) -> int:
 
 
 def report(args: argparse.Namespace) -> int:
+    from pytest_reasoning_evals.chaosbench.outputs import run_files_problem
+    from pytest_reasoning_evals.gates import GatesFileError
     from pytest_reasoning_evals.report import write_report
 
     run_dir = Path(args.run_dir)
-    written = write_report(run_dir, Path(args.baseline) if args.baseline else None, Path(args.out) if args.out else None)
+    problem = run_files_problem(run_dir) if (run_dir / "summary.json").is_file() else None
+    if problem:
+        print(f"report.html not written: {problem}", file=sys.stderr)
+        return 2
+    try:
+        written = write_report(run_dir, Path(args.baseline) if args.baseline else None, Path(args.out) if args.out else None)
+    except GatesFileError as exc:
+        print(f"report.html not written: {exc}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:  # a file no check above covers
+        print(f"report.html not written: {run_dir}: a run file is not what a run writes, hand-edited or damaged? "
+              f"({type(exc).__name__}: {exc})", file=sys.stderr)
+        return 2
     if written.path is None:
         print(written.note, file=sys.stderr)
         return 2

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from pytest_reasoning_evals.results import replacing
+from pytest_reasoning_evals.results import replacing, strict_json
 
 LABELS = (None, "TRUE", "FALSE")
 STATUSES = ("correct", "wrong", "unknown", "no_gold")
@@ -241,4 +241,4 @@ class CompletionsLog:
 
 
 def _line(record: dict) -> bytes:
-    return (json.dumps(record, sort_keys=True) + "\n").encode("utf-8")
+    return (strict_json(record, sort_keys=True) + "\n").encode("utf-8")  # a NaN cost is null: every JSON reader reads the line

@@ -28,10 +28,23 @@ def write_gates(run_dir: Path, gates: list[GateResult]) -> None:
                                       "passed": all(g.passed for g in gates)})
 
 
+class GatesFileError(ValueError):
+    """gates.json cannot be read back; the message names it."""
+
+
 def read_gates(run_dir: Path) -> list[GateResult]:
-    """The verdicts a run wrote ([] for a run directory written before gates.json existed)."""
+    """The verdicts a run wrote ([] for a run directory written before gates.json existed);
+    GatesFileError naming the file when it is not what a run writes."""
+    path = run_dir / GATES_FILE
     try:
-        data = json.loads((run_dir / GATES_FILE).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return []
-    return [GateResult(g["name"], bool(g["passed"]), str(g["detail"])) for g in data["gates"]]
+    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+        raise GatesFileError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
+    gates = data.get("gates") if isinstance(data, dict) else None
+    if not isinstance(gates, list) or not all(
+            isinstance(g, dict) and isinstance(g.get("name"), str) and isinstance(g.get("passed"), bool) and "detail" in g
+            for g in gates):
+        raise GatesFileError(f"{path}: not the file a run writes (a list of gates with name, passed and detail)")
+    return [GateResult(g["name"], g["passed"], str(g["detail"])) for g in gates]

@@ -134,6 +134,11 @@ class EvalProtocol:
         process (they share one model response); only asked of grouped protocols."""
         return {}
 
+    def error_record(self, item: pytest.Item, error: str) -> dict | None:
+        """The record of one of its items that raised before sending one (`error` says what), or
+        None: the item is then only counted as a harness error."""
+        return None
+
     def teststatus(self, payload: dict):
         """pytest_report_teststatus for this protocol's call reports (None: pytest's own)."""
         return None
@@ -159,6 +164,11 @@ class EvalProtocol:
 
     def finish(self, session: pytest.Session) -> list["GateResult"]:
         """Write the outputs; -> the gates' verdicts."""
+        raise NotImplementedError
+
+    def judge_unrun(self) -> list["GateResult"]:
+        """Gates of it are set but none of its items ran: -> their verdicts over nothing (a gate
+        over zero items fails), writing nothing: the last run's directory stays as it was."""
         raise NotImplementedError
 
     def terminal(self) -> tuple[str, list[str]]:

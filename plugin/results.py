@@ -4,8 +4,8 @@ Writers: JSON, CSV and text lines, each via a temp file of its own (pid and a ra
 two processes never share one) and a rename, so a crash never leaves half a file behind. Only
 the controller process writes outputs.
 
-RunDirLock: one run at a time per run directory. A run holds an OS lock (flock) on
-`<run dir>/.lock` for its session, and writes who it is into the file (pid, host, start time,
+RunDirLock: one run at a time per run directory. A run holds an OS lock (flock) on the run
+directory itself for its session, and writes who it is into `<run dir>/.lock` (pid, host, start time,
 command line); a second run on the same directory is refused with one line naming the holder,
 before it asks any model anything. The kernel drops the lock when the holder ends, SIGKILL
 included, so a leftover .lock file means nothing by itself.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import math
 import os
 import secrets
 import shlex
@@ -64,9 +65,29 @@ def replacing(path: Path, newline: str | None = None, binary: bool = False):
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write via a temp file and rename, so a crash never leaves half a JSON file behind."""
+    """Write via a temp file and rename, so a crash never leaves half a JSON file behind. Strict
+    JSON only: a non-finite number (a NaN cost) is written as null, never as NaN."""
     with replacing(path) as handle:
-        handle.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+        handle.write(strict_json(data, indent=2) + "\n")
+
+
+def strict_json(data, **dumps) -> str:
+    """json.dumps that every JSON reader accepts: NaN and infinities become null."""
+    try:
+        return json.dumps(data, allow_nan=False, **dumps)
+    except ValueError:  # rare: cleaned only then, so the common case costs one dumps
+        return json.dumps(finite(data), allow_nan=False, **dumps)
+
+
+def finite(value):
+    """`value` with every NaN or infinite float inside it replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
 
 
 def write_csv(path: Path, header: list[str], rows: list[list]) -> None:
@@ -104,8 +125,12 @@ def command_line(argv: list[str]) -> str:
 class RunDirLock:
     """The lock of one run directory, held by every process of one run and no other.
 
+    The OS lock is on the run directory itself (a descriptor opened on it), so a `.lock` file
+    that is deleted, replaced, garbled or made a directory neither lets a second run in nor
+    breaks the run: `.lock` only names the holder, for the refusal's message.
+
     `owner_pid` names the run (its controller). The first process of a run takes the flock
-    exclusively, writes the run's name (pid, host, start time, command line) into the file and
+    exclusively, writes the run's name (pid, host, start time, command line) into `.lock` and
     turns its lock into a shared one; a process of the same run (the file names its controller)
     then takes a shared lock too, so the directory stays locked until the last of them ends --
     xdist shuts a worker down while others still run items. A process of another run cannot take
@@ -120,7 +145,7 @@ class RunDirLock:
         self.host = socket.gethostname()
         self.command = command
         self.inert = False  # a session that runs nothing (--collect-only) neither takes nor creates it
-        self._handle = None  # the open lock file while this process holds the lock
+        self._fd: int | None = None  # the descriptor of the run directory while this process holds the lock
 
     @classmethod
     def for_session(cls, config, run_dir: Path) -> "RunDirLock":
@@ -137,10 +162,11 @@ class RunDirLock:
 
     @property
     def held(self) -> bool:
-        return self._handle is not None or self.inert
+        return self._fd is not None or self.inert
 
     def acquire(self, patience: float = LOCK_PATIENCE) -> None:
-        """Hold the lock (for this run); RunDirBusy naming the holder when another run holds it."""
+        """Hold the lock (for this run); RunDirBusy naming the holder when another run holds it;
+        OSError when the run directory cannot be made or opened."""
         deadline = time.monotonic() + patience
         while not self.try_hold():
             if time.monotonic() >= deadline:  # (a holder that just took it may not have written its name yet)
@@ -152,45 +178,47 @@ class RunDirLock:
         if self.held or fcntl is None:
             return True
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
+        fd = os.open(self.run_dir, os.O_RDONLY)
         try:
-            if _flock(handle, fcntl.LOCK_EX):  # free: this run's now
-                handle.seek(0)
-                handle.truncate()
-                handle.write(json.dumps({"pid": self.owner_pid, "host": self.host,
-                                         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                                         "command": self.command}) + "\n")
-                handle.flush()
-                if _flock(handle, fcntl.LOCK_SH):  # (lost only if another run took it in between)
-                    self._handle, handle = handle, None
+            if _flock(fd, fcntl.LOCK_EX):  # free: this run's now
+                self._name(json.dumps({"pid": self.owner_pid, "host": self.host,
+                                       "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                       "command": self.command}) + "\n")
+                if _flock(fd, fcntl.LOCK_SH):  # (lost only if another run took it in between)
+                    self._fd, fd = fd, None
                     return True
-            elif self._ours(_read_holder(self.path)) and _flock(handle, fcntl.LOCK_SH):
-                self._handle, handle = handle, None
+            elif self._ours(_read_holder(self.path)) and _flock(fd, fcntl.LOCK_SH):
+                self._fd, fd = fd, None
                 return True
             return False
         finally:
-            if handle is not None:
-                handle.close()
+            if fd is not None:
+                os.close(fd)
+
+    def _name(self, text: str) -> None:
+        """Write who holds the lock into .lock (a temp file and a rename: readers never see half a
+        name). Only a name: a .lock that cannot be written (a directory, say) leaves the lock held."""
+        with contextlib.suppress(OSError):
+            with replacing(self.path) as handle:
+                handle.write(text)
 
     def release(self) -> None:
-        if self._handle is None:
+        if self._fd is None:
             return
-        handle, self._handle = self._handle, None
+        fd, self._fd = self._fd, None
         with contextlib.suppress(OSError):
-            if _flock(handle, fcntl.LOCK_EX):  # the last process of the run: its name goes with it
-                handle.seek(0)
-                handle.truncate()
-                handle.flush()
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        handle.close()
+            if _flock(fd, fcntl.LOCK_EX):  # the last process of the run: its name goes with it
+                self._name("")
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
     def _ours(self, holder: dict | None) -> bool:
         return holder is not None and holder.get("pid") == self.owner_pid and holder.get("host") == self.host
 
 
-def _flock(handle, kind: int) -> bool:
+def _flock(fd: int, kind: int) -> bool:
     try:
-        fcntl.flock(handle.fileno(), kind | fcntl.LOCK_NB)
+        fcntl.flock(fd, kind | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     return True
@@ -199,7 +227,7 @@ def _flock(handle, kind: int) -> bool:
 def _read_holder(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -220,13 +248,15 @@ def busy_holder(run_dir: Path, advice: str = "wait for it to end") -> str | None
     if fcntl is None:
         return None
     try:
-        handle = open(run_dir / LOCK_NAME, encoding="utf-8")  # noqa: SIM115
+        fd = os.open(run_dir, os.O_RDONLY)
     except OSError:
         return None
-    with handle:
-        if not _flock(handle, fcntl.LOCK_EX):  # a run holds it (shared, or taking it)
+    try:
+        if not _flock(fd, fcntl.LOCK_EX):  # a run holds it (shared, or taking it)
             return _busy_message(run_dir, _read_holder(run_dir / LOCK_NAME), advice)
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
     return None
 
 

@@ -31,6 +31,8 @@ from pytest_reasoning_evals.options import Settings, settings_from
 from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
 
+HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
+
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
     from pytest_reasoning_evals.progress import Progress
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 STATUS = "teststatus"  # a consumed payload keeps only its pytest_report_teststatus answer
+OUTAGE = "provider outage"  # how models.StoppingModel's stop reason for an outage starts
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -57,6 +60,7 @@ class EvalSession:
         self.started = time.monotonic()
         self.harness_failures = 0
         self.gates: list["GateResult"] = []
+        self.unrun: dict[str, list["GateResult"]] = {}  # the gates of protocols none of whose items ran
         self._reported: set[str] = set()  # collection errors already shown
         self.progress: "Progress | None" = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
@@ -173,7 +177,20 @@ class EvalSession:
             failure = item.stash.get(FAILURE, None)
             if failure is not None and report.outcome == "passed":
                 report.outcome, report.longrepr = "failed", failure  # the item's one-line reason
+        elif report.failed and call.when in ("setup", "call") and call.excinfo is not None:
+            payload = self._harness_error(item, call.excinfo)
+            if payload is not None:
+                attach(report, payload)
         return report
+
+    def _harness_error(self, item: pytest.Item, excinfo: pytest.ExceptionInfo) -> dict | None:
+        """An eval item that raised before sending its record (a bug in the harness or a fixture):
+        its protocol's error record, so the run counts it and is not complete."""
+        for name, protocol in self.protocols.items():
+            if protocol.parameter(item) is not None:
+                record = protocol.error_record(item, f"harness error: {excinfo.typename}: {excinfo.value}")
+                return {"protocol": name, HARNESS_ERROR: True, **({"record": record} if record is not None else {})}
+        return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(self, config: pytest.Config, report):
@@ -193,7 +210,7 @@ class EvalSession:
 
     def teststatus(self, report: pytest.TestReport):
         payload = payload_of(report) if report.when == "call" else None
-        if payload is None:
+        if payload is None or payload.get(HARNESS_ERROR):
             status = None
         elif STATUS in payload:  # a payload the controller already consumed (see pytest_runtest_logreport)
             status = payload[STATUS]
@@ -256,15 +273,17 @@ class EvalSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport):
         if self.is_worker:
             return (yield)
-        payload = payload_of(report) if report.when == "call" else None
+        payload = payload_of(report) if report.when in ("setup", "call") else None
         if payload is not None:
             protocol = self.protocol(payload["protocol"])
             protocol.active = True
             self.freezer.start()  # the controller under xdist collects nothing: from its first result
             protocol.add(payload)
             self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
+            self.harness_failures += bool(payload.get(HARNESS_ERROR))
             # pytest keeps every report to the end: keep only what its status line needs, not the record
-            attach(report, self._status_payload(payload["protocol"], protocol.teststatus(payload)))
+            status = None if payload.get(HARNESS_ERROR) else protocol.teststatus(payload)  # a harness error stays pytest's failure
+            attach(report, self._status_payload(payload["protocol"], status))
         elif report.failed:
             self.harness_failures += 1
         result = yield
@@ -283,18 +302,25 @@ class EvalSession:
             return
         if self.progress is not None:
             self.progress.close()
+        from pytest_reasoning_evals.results import NOTHING_RUNS
+
+        if any(getattr(self.config.option, name, False) for name in NOTHING_RUNS):
+            return  # --collect-only and the like run nothing: pytest's verdict, and no run directory is touched
         active = [p for p in self.protocols.values() if p.active]
         if active or any(p.collected for p in self.protocols.values()):
-            # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails
+            # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
+            # without touching its run directory (the last full run's files stay as they are)
             for info in self.infos.values():
-                if any(_is_set(getattr(self.settings, name)) for name in info.gate_options):
-                    protocol = self.protocol(info.name)
-                    if not protocol.active:
-                        protocol.active = True
-                        active.append(protocol)
+                if any(_is_set(getattr(self.settings, name)) for name in info.gate_options) and not (
+                        info.name in self.protocols and self.protocols[info.name].active):
+                    gates = self.protocol(info.name).judge_unrun()
+                    if gates:
+                        self.unrun[info.name] = gates
+        for gates in self.unrun.values():
+            self.gates += gates
         for protocol in active:
             self.gates += protocol.finish(session)
-        if active:
+        if active or self.unrun:
             self._decide_exit_status(session)
             self._write_job_summary(active)
 
@@ -307,9 +333,14 @@ class EvalSession:
 
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.
-        A resumed run with nothing left to ask (every item deselected) is judged the same way."""
+        A resumed run with nothing left to ask (every item deselected) is judged the same way, and
+        so is a run stopped by a provider outage: a failed measurement (exit 1), not an interrupt
+        (Ctrl-C, a refused key: exit 2)."""
         settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        if session.exitstatus not in settled:
+        dsession = self.config.pluginmanager.get_plugin("dsession")  # xdist's controller holds a worker's reason
+        reason = session.shouldstop or getattr(dsession, "shouldstop", None)
+        stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED and isinstance(reason, str) and reason.startswith(OUTAGE)
+        if session.exitstatus not in settled and not stopped:
             return  # interrupted, internal or usage error: leave pytest's verdict
         failed = self.harness_failures > 0 or not all(g.passed for g in self.gates)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
@@ -336,3 +367,9 @@ class EvalSession:
                 terminalreporter.write_sep("=", title)
                 for line in lines:
                     terminalreporter.write_line(line)
+        for name, gates in self.unrun.items():
+            from pytest_reasoning_evals.gates import gate_line
+
+            terminalreporter.write_sep("=", f"{name}: no item ran, no run directory written")
+            for gate in gates:
+                terminalreporter.write_line(gate_line(gate))

@@ -102,8 +102,8 @@ def test_regression_options_are_checked(pytester) -> None:
     bad.write_text('{"not": "a baseline"}')
     result = pytester.runpytest("--model", "oracle", f"--eval-cases={small_bank(pytester)}", f"--eval-baseline={bad}",
                                 "--eval-fail-on-regression")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([f"gate baseline: FAILED (--eval-baseline {bad}: not a run directory or a baseline file*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # read before any item is asked (issue 25)
+    result.stderr.fnmatch_lines([f"ERROR: --eval-baseline {bad}: not a run directory or a baseline file*"])
 
 
 def test_github_step_summary_gets_a_markdown_table(pytester, monkeypatch) -> None:

@@ -58,20 +58,66 @@ def _meta(run_dir: Path) -> dict:
         return {}
 
 
+ITEM_FIELDS = {"correct": bool, "gold": bool, "family": str, "split": str}  # what compare() reads of a baseline item
+
+
 def load_baseline(path: Path) -> dict:
-    """A run directory or a baseline file -> the baseline file's content."""
+    """A run directory or a baseline file -> the baseline file's content; BaselineError names the
+    file (and line) of anything compare() could not use, or an id given twice (a merge of two files)."""
     if path.is_dir():
         return baseline_file(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BaselineError(f"--eval-baseline {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise BaselineError(f"--eval-baseline {path}: not valid JSON ({exc})") from None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"--eval-baseline {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    lines = text.splitlines()
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates(path, lines))
+    except BaselineError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"--eval-baseline {path}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+    except RecursionError:
+        raise BaselineError(f"--eval-baseline {path}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("items"), dict):
         raise BaselineError(f"--eval-baseline {path}: not a run directory or a baseline file "
                             f"(write one with `reasoning-evals baseline RUN_DIR {path}`)")
+    for item_id, item in data["items"].items():
+        where = f"--eval-baseline {path}:{_line_of(lines, item_id)}"
+        if not isinstance(item, dict):
+            raise BaselineError(f"{where}: item {item_id!r} is not an object")
+        for field, kind in ITEM_FIELDS.items():
+            if field not in item:
+                raise BaselineError(f"{where}: item {item_id!r} has no {field!r}")
+            if not isinstance(item[field], kind):
+                expected = "true or false" if kind is bool else "a string"
+                raise BaselineError(f"{where}: item {item_id!r}: {field!r} is {item[field]!r}, not {expected}")
     return {**data, "source": str(path)}
+
+
+def _line_of(lines: list[str], key: str, nth: int = 1) -> int | str:
+    """The line of the nth `"key":` in the file (the baseline writer puts one item per line); '?' if not found."""
+    needle, seen = json.dumps(key) + ":", 0
+    for number, line in enumerate(lines, start=1):
+        seen += line.count(needle)
+        if seen >= nth:
+            return number
+    return "?"
+
+
+def _no_duplicates(path: Path, lines: list[str]):
+    """json's object_pairs_hook: an id given twice (say, by a git merge) is refused, not silently the last one."""
+
+    def hook(pairs: list[tuple[str, object]]) -> dict:
+        seen: dict[str, int] = {}
+        for key, _ in pairs:
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] == 2:
+                raise BaselineError(f"--eval-baseline {path}:{_line_of(lines, key, 2)}: item {key!r} is given twice "
+                                    f"(first at line {_line_of(lines, key)})")
+        return dict(pairs)
+
+    return hook
 
 
 def _group_deltas(pairs: list[tuple[dict, dict]], key: str) -> dict[str, dict]:

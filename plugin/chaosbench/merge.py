@@ -31,6 +31,11 @@ NEEDS = {
                       "execution_time_seconds": (int, float)},
     "summary.json": {"not_asked": dict, "not_asked.ids": list, "not_asked.count": int},
 }
+# Read when present (a shard of an older harness may lack them): their type is checked all the same.
+MAY_HAVE = {
+    "run_meta.json": {"resumed_items": int, "spent_usd": (int, float)},
+    "summary.json": {"complete": bool, "incomplete_reason": (str, type(None))},
+}
 
 
 class MergeError(Exception):
@@ -51,10 +56,13 @@ def _read_json(path: Path) -> dict:
         raise MergeError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict):
         raise MergeError(f"{path}: not a JSON object; is this a finished shard run directory?")
-    for key, kind in NEEDS.get(path.name, {}).items():
+    needed = NEEDS.get(path.name, {})
+    for key, kind in {**needed, **MAY_HAVE.get(path.name, {})}.items():
         value = data
         for part in key.split("."):
             value = value.get(part, _MISSING) if isinstance(value, dict) else _MISSING
+        if value is _MISSING and key not in needed:
+            continue
         if value is _MISSING:
             raise MergeError(f"{path.parent}: {path.name} has no {key!r}; is this a finished shard run directory "
                              "written by this harness?")

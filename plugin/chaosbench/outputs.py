@@ -1,7 +1,10 @@
-"""The output files of a ChaosBench run directory (SPEC 5.5), written by a run and by `merge`."""
+"""The output files of a ChaosBench run directory (SPEC 5.5), written by a run and by `merge`, and
+the check of their shapes before a reader (`reasoning-evals report`) trusts hand-edited copies."""
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
 
 from pytest_reasoning_evals.completions import CompletionsLog
@@ -40,3 +43,68 @@ def overview_table(summary: dict) -> tuple[list[str], list[list]]:
     """Every scalar metric of the summary, one per row."""
     rows = [[key, _cell(value)] for key, value in summary.items() if not isinstance(value, (dict, list))]
     return ["metric", "value"], rows
+
+
+@functools.cache
+def _shapes() -> dict[str, dict]:
+    """What each JSON file of a run holds, as the writers make it for an empty run (the key and
+    the kind of every value a reader may read)."""
+    from pytest_reasoning_evals.chaosbench.compare import compare
+    from pytest_reasoning_evals.chaosbench.metrics import summarize
+    from pytest_reasoning_evals.manifest import run_meta
+
+    summary = summarize([], model="", mode="")
+    meta = run_meta(model="", mode="", started_at="", num_workers=1, summary=summary, dataset_version="", config_hash="",
+                    execution_time_seconds=0.0, api_success_rate=None, calls={"total": 0}, resumed_items=0, max_cost_usd=None,
+                    spent_usd=0.0)
+    comparison = compare({"source": "", "items": {}}, [], alpha=0.05, max_drop=None)
+    return {"summary.json": summary, "run_meta.json": meta, "comparison.json": comparison,
+            "run_manifest.json": {"prompt": {}, "dataset_config": {}, "execution": {}, "model_config": {}}}
+
+
+OPTIONAL_KEYS = {"run_meta.json", "run_manifest.json"}  # read with .get(): a key an older run did not write is no harm
+
+
+def _shape_problem(value, shape, where: str, optional: bool = False) -> str | None:
+    """Where `value` differs from `shape` (a missing key unless `optional`, another kind of
+    value), or None. A None in the shape (nothing measured in an empty run) admits anything."""
+    if shape is None:
+        return None
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return f"{repr(where) if where else 'the file'} is {json.dumps(value)[:60]}, not an object"
+        for key, inner in shape.items():
+            if key not in value:
+                if optional:
+                    continue
+                return f"no {(where + '.' + key if where else key)!r}"
+            problem = _shape_problem(value[key], inner, f"{where}.{key}" if where else key, optional)
+            if problem:
+                return problem
+        return None
+    numbers = (int, float) if isinstance(shape, (int, float)) and not isinstance(shape, bool) else None
+    kind = numbers or type(shape)
+    if isinstance(value, bool) is not isinstance(shape, bool) or not isinstance(value, kind):
+        if numbers and value is None:
+            return None  # a metric with nothing to measure
+        return f"{where!r} is {json.dumps(value)[:60]}, not {'a number' if numbers else 'a ' + type(shape).__name__}"
+    return None
+
+
+def run_files_problem(run_dir: Path) -> str | None:
+    """One line naming the first JSON file of a ChaosBench run directory that is unreadable or not
+    of the shape a run writes (a hand edit, a damaged copy), or None; missing files are left to the reader."""
+    for name, shape in _shapes().items():
+        path = run_dir / name
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except json.JSONDecodeError as exc:  # (worded as the page's own reader words it)
+            return f"{path}: cannot be read (not valid JSON: {exc.msg} at line {exc.lineno})"
+        except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+            return f"{path}: cannot be read ({type(exc).__name__}: {exc})"
+        problem = _shape_problem(data, shape, "", optional=name in OPTIONAL_KEYS)
+        if problem:
+            return f"{path}: {problem}; not the file a run writes (hand-edited or damaged?)"
+    return None

@@ -29,14 +29,15 @@ from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, fil
                                                          load_questions, select, select_dialogues, shard_of,
                                                          unmatched_selection)
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
-from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason
+from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
+from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.gates import GateResult, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.prefetch import ItemQueue
 from pytest_reasoning_evals.progress import Tally
-from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send, stop_reason
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
@@ -61,6 +62,8 @@ class Protocol(EvalProtocol):
         self.summary: dict | None = None
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
+        self.baseline: dict | None = None  # controller: read at the start, before this run writes anything
+        self.harness_errors = 0  # controller: items that ended without a record of their own (a bug, not an answer)
         self.html_report: Written | None = None  # report.html, or why it was not written
         self.resume_notes: list[str] = []  # controller: what a resume could not use, one line each
         self.started_at = now()
@@ -108,11 +111,15 @@ class Protocol(EvalProtocol):
                 metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=mark(i.family, i.split)) for i in items])
 
     def hold_run_dir(self) -> None:
-        """The run directory's lock (results.RunDirLock), or a usage error naming its holder."""
+        """The run directory's lock (results.RunDirLock), or a usage error naming its holder (or
+        why the directory cannot be made)."""
         try:
             self.lock.acquire()
         except RunDirBusy as exc:
             raise UsageProblem(str(exc)) from None
+        except OSError as exc:
+            raise UsageProblem(f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} "
+                               f"({exc.strerror or exc})") from None
 
     def item_collected(self, item: pytest.Item) -> None:
         """-k matches family, split and system id (`-k lorenz63`, `-k "atomic and core"`)."""
@@ -171,6 +178,18 @@ class Protocol(EvalProtocol):
              [("eval_status", record["status"]), ("eval_label", record.get("label")), ("eval_gold", record.get("gold"))],
              failure=failure_reason(record))
 
+    def error_record(self, item: pytest.Item, error: str) -> dict | None:
+        """An item that raised inside the harness: an error record (no answer, counted in
+        num_errors, asked again by --eval-resume)."""
+        value = self.parameter(item)
+        failed = Completion(provider=None, model=self.settings.model, text="", error=error)
+        if isinstance(value, Question):
+            return score(value, failed, self.prompt.sha256)
+        if isinstance(value, Dialogue):
+            return dialogue_record(value, [{**score(turn, failed, self.prompt.sha256), "turn": turn.turn, "dialogue_id": value.id}
+                                           for turn in value.turns], self.prompt.sha256)
+        return None
+
     def teststatus(self, payload: dict):
         status = (payload.get("record") or {}).get("status")
         if status == "unknown":
@@ -185,9 +204,17 @@ class Protocol(EvalProtocol):
     # --- resume (controller) ---
 
     def start(self) -> None:
+        s = self.settings
+        if s.baseline is not None:  # before this run writes anything: the baseline may be its own run directory
+            try:
+                self.baseline = load_baseline(s.baseline)
+            except BaselineError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        if not (s.resume or s.max_cost is not None):
+            return
         try:
-            self.lock.acquire()  # before the budget marker or the answers of the run directory are touched
-        except RunDirBusy as exc:
+            self.hold_run_dir()  # before the budget marker or the answers of the run directory are touched
+        except UsageProblem as exc:
             raise pytest.UsageError(str(exc)) from None
         self.budget.start_run()
         if not self.settings.resume:
@@ -229,6 +256,7 @@ class Protocol(EvalProtocol):
             self.not_asked.append(payload["not_asked"])
             return
         record = payload["record"]
+        self.harness_errors += bool(payload.get("harness_error"))
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.completions.append(record)
         self.budget.charge(record)
@@ -250,8 +278,9 @@ class Protocol(EvalProtocol):
         self.lock.try_hold()
         if not self._begun:
             self._begin()
+        broken = f"{self.harness_errors} items ended in a harness error (see their tracebacks)" if self.harness_errors else None
         self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked,
-                                 stopped=stop_reason(session))
+                                 stopped="; ".join(filter(None, (stop_reason(session), broken))) or None)
         self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items,
                                  min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
         dataset = self._dataset()
@@ -271,14 +300,25 @@ class Protocol(EvalProtocol):
         self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 
+    def judge_unrun(self) -> list[GateResult]:
+        s = self.settings
+        gates = check_gates(summarize([], model=s.model, mode=s.mode), min_accuracy=s.min_accuracy, strict_items=s.strict_items,
+                            min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
+        if s.baseline is not None and (s.fail_on_regression or s.max_accuracy_drop is not None):
+            gates.append(GateResult("no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare"))
+        return gates
+
     def _compare_with_baseline(self) -> list[GateResult]:
         """comparison.json in the run directory; the regression gate when asked for."""
         s = self.settings
         try:
-            baseline = load_baseline(s.baseline)
+            baseline = self.baseline or load_baseline(s.baseline)
+            self.comparison = compare(baseline, self.records, alpha=s.regression_alpha, max_drop=s.max_accuracy_drop)
         except BaselineError as exc:
             return [GateResult("baseline", False, str(exc))]
-        self.comparison = compare(baseline, self.records, alpha=s.regression_alpha, max_drop=s.max_accuracy_drop)
+        except Exception as exc:  # noqa: BLE001 - the run is paid for: its outputs are written whatever the comparison does
+            (self.run_dir / "comparison.json").unlink(missing_ok=True)
+            return [GateResult("baseline", False, f"--eval-baseline {s.baseline}: cannot be compared ({type(exc).__name__}: {exc})")]
         write_json(self.run_dir / "comparison.json", self.comparison)
         if not (s.fail_on_regression or s.max_accuracy_drop is not None):
             return []

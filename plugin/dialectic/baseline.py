@@ -21,15 +21,48 @@ class BaselineError(Exception):
 
 
 def load_responses(path: Path) -> tuple[str, list[dict]]:
-    """A dialectic run directory (or its per_response.jsonl) -> (its path, its responses)."""
+    """A dialectic run directory (or its per_response.jsonl) -> (its path, its responses);
+    BaselineError names the file and line of anything compare() could not use."""
     file = path / "per_response.jsonl" if path.is_dir() else path
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
-        return str(path), [json.loads(line) for line in lines if line.strip()]
-    except OSError as exc:
-        raise BaselineError(f"--eval-dialectic-baseline {path}: {exc.strerror or exc} (a <model>_dialectic run directory)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"--eval-dialectic-baseline {path}: {getattr(exc, 'strerror', None) or exc} "
+                            "(a <model>_dialectic run directory)") from None
+    responses = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            responses.append(_response(line, f"--eval-dialectic-baseline {file}:{number}"))
+    return str(path), responses
+
+
+def _is_score(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+RESPONSE_FIELDS = {  # what compare() reads of a baseline response
+    "query_id": (lambda v: isinstance(v, str), "a string"),
+    "variant": (lambda v: isinstance(v, str), "a string"),
+    "score": (_is_score, "a number or null"),
+    "hard_fail": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+def _response(line: str, where: str) -> dict:
+    try:
+        response = json.loads(line)
     except ValueError as exc:
-        raise BaselineError(f"--eval-dialectic-baseline {file}: not JSON lines ({exc})") from None
+        raise BaselineError(f"{where}: not JSON ({exc})") from None
+    except RecursionError:
+        raise BaselineError(f"{where}: not JSON (nested too deeply to read)") from None
+    if not isinstance(response, dict):
+        raise BaselineError(f"{where}: not a JSON object")
+    for field, (check, expected) in RESPONSE_FIELDS.items():
+        if field not in response:
+            raise BaselineError(f"{where}: no {field!r}")
+        if not check(response[field]):
+            raise BaselineError(f"{where}: {field!r} is {response[field]!r}, not {expected}")
+    return response
 
 
 def _mean(values: list[float]) -> float | None:

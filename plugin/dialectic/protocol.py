@@ -57,6 +57,8 @@ class Protocol(EvalProtocol):
         self.summaries: dict | None = None
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
+        self.baseline: tuple[str, list[dict]] | None = None  # controller: read at the start, before this run writes anything
+        self.harness_errors = 0  # controller: items that raised before sending their record
         self.html_report: Written | None = None  # report.html, or why it was not written
         self.started_at = now()
 
@@ -108,6 +110,8 @@ class Protocol(EvalProtocol):
                 self.lock.acquire()
             except RunDirBusy as exc:
                 raise UsageProblem(str(exc)) from None
+            except OSError as exc:
+                raise UsageProblem(f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})") from None
         if "dialectic_item" in metafunc.fixturenames:
             metafunc.parametrize("dialectic_item", [pytest.param((c, v), id=f"{c.id}@{v.name}", marks=_marks(c, v))
                                                     for c in cases for v in variants])
@@ -157,7 +161,17 @@ class Protocol(EvalProtocol):
 
     # --- results (controller) ---
 
+    def start(self) -> None:
+        """Before any item: the baseline (it may be this run's own directory, which the run rewrites)."""
+        try:
+            self.baseline = load_responses(self.settings.dialectic_baseline)
+        except BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
     def add(self, payload: dict) -> None:
+        if payload.get("harness_error"):
+            self.harness_errors += 1
+            return
         record = payload["record"]
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         if "response" in payload:
@@ -170,6 +184,8 @@ class Protocol(EvalProtocol):
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
         self.gates = check_failed_calls(list(self.responses.values())) + check_dialectic_gates(
             self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
+        if self.harness_errors:
+            self.gates.append(GateResult("dialectic-complete", False, self._harness_note()))
         if s.dialectic_baseline is not None:
             self.gates += self._compare_with_baseline()
         else:  # an earlier run's comparison is not this run's
@@ -179,25 +195,39 @@ class Protocol(EvalProtocol):
         self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 
+    def judge_unrun(self) -> list[GateResult]:
+        s = self.settings
+        gates = check_dialectic_gates([], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
+        if s.dialectic_baseline is not None and s.fail_on_regression:
+            gates.append(GateResult("dialectic-no-regression", False, f"no case is paired with {s.dialectic_baseline}: nothing to compare"))
+        return gates
+
     def _run_meta(self, session: pytest.Session) -> dict:
         """What ran, for report.html and for whoever reads the directory later."""
         s = self.settings
         cases, variants = self.items
         asked = json.dumps([[c.id, c.category, c.query, c.expected_mode] for c in cases]).encode()
-        stopped = stop_reason(session)
+        stopped = "; ".join(filter(None, (stop_reason(session), self._harness_note()))) or None
         return {"model": s.model, "judges": list(s.judges), "compare_models": list(s.compare_models),
                 "variants": [{"name": v.name, "prompt_sha256": v.sha256, "path": v.path} for v in variants],
                 "cases": {"path": str(s.dialectic_cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
                 "timestamp": self.started_at, "execution_time_seconds": round(time.monotonic() - self.session.started, 3),
                 "num_workers": self.session.num_workers(), "complete": stopped is None, "incomplete_reason": stopped}
 
+    def _harness_note(self) -> str | None:
+        return f"{self.harness_errors} items ended in a harness error (see their tracebacks)" if self.harness_errors else None
+
     def _compare_with_baseline(self) -> list[GateResult]:
         s = self.settings
         try:
-            baseline = load_responses(s.dialectic_baseline)
+            baseline = self.baseline or load_responses(s.dialectic_baseline)
+            self.comparison = compare(baseline, self.summaries["per_response"], alpha=s.regression_alpha)
         except BaselineError as exc:
             return [GateResult("dialectic-baseline", False, str(exc))]
-        self.comparison = compare(baseline, self.summaries["per_response"], alpha=s.regression_alpha)
+        except Exception as exc:  # noqa: BLE001 - the run is paid for: its outputs are written whatever the comparison does
+            (self.run_dir / "comparison.json").unlink(missing_ok=True)
+            return [GateResult("dialectic-baseline", False,
+                               f"--eval-dialectic-baseline {s.dialectic_baseline}: cannot be compared ({type(exc).__name__}: {exc})")]
         write_json(self.run_dir / "comparison.json", self.comparison)
         if not s.fail_on_regression:
             return []
