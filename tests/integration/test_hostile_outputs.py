@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -110,7 +111,8 @@ def test_runs_without_questions_pass_under_W_error(pytester) -> None:
 
 # --- (10) a reply cannot empty the page's item table ---
 
-HOSTILE_REPLY = "TRUE <!--<script>alert(1)</script> </script><script>document.title='x'</script> & \u2028 \u2029 -->"
+# the comment is never closed: a "-->" would end the double-escaped state again
+HOSTILE_REPLY = "TRUE <!--<script>alert(1)</script> </script><script>document.title='x'</script> & \u2028 \u2029 end"
 
 
 def page_data(html: str) -> tuple[str, dict]:
@@ -119,16 +121,22 @@ def page_data(html: str) -> tuple[str, dict]:
     return block[1], json.loads(block[1])
 
 
-def test_a_comment_and_script_opening_in_a_reply_keeps_every_row(pytester, key) -> None:
-    """`<!--<script` in the JSON block would switch the HTML tokenizer into its double-escaped state:
-    the block's own </script> no longer ends it, and the page's script (and table) is lost. No `<`,
-    `>`, `&` or line separator is left raw in the block."""
+@pytest.fixture
+def hostile_page(pytester, key) -> Path:
+    """report.html of a live run (fake provider) whose every reply is HOSTILE_REPLY: 6 questions, 1 dialogue."""
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.reply_text = HOSTILE_REPLY
         result = pytester.runpytest(*fake_args(pytester, server.openai_base))
     assert result.ret == 0, output(result)
-    html = (pytester.path / "results" / "fake_zeroshot" / REPORT_FILE).read_text(encoding="utf-8")
+    return pytester.path / "results" / "fake_zeroshot" / REPORT_FILE
+
+
+def test_a_comment_and_script_opening_in_a_reply_keeps_every_row(hostile_page: Path) -> None:
+    """`<!--<script` in the JSON block would switch the HTML tokenizer into its double-escaped state:
+    the block's own </script> no longer ends it, and the page's script (and table) is lost. No `<`,
+    `>`, `&` or line separator is left raw in the block."""
+    html = hostile_page.read_text(encoding="utf-8")
     block, data = page_data(html)
     for raw in ("<", ">", "&", "\u2028", "\u2029"):
         assert raw not in block, repr(raw)
@@ -137,6 +145,30 @@ def test_a_comment_and_script_opening_in_a_reply_keeps_every_row(pytester, key) 
     # the page still has exactly its two script elements, the data block ending where it should
     assert len(re.findall(r"<script\b", html)) == 2 and html.index('id="report-data"') < html.rindex("<script>")
     assert html.rstrip().endswith("</script>\n</body>\n</html>".strip())
+
+
+def test_the_hostile_page_draws_every_row_in_chromium(hostile_page: Path) -> None:
+    """The same page in headless Chromium (Debian's, as tests/test_report_browser.py drives it; skipped
+    the same way where Chromium or Playwright is not installed): every row drawn, the reply only text."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium; .ci/run installs it)")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+            page.goto(hostile_page.resolve().as_uri())
+            assert page.locator("#item-count").inner_text() == "(7 of 7)"
+            assert page.locator("#item-rows tr.row").count() == 7
+            page.locator('[id="item-q-0"]').click()
+            assert HOSTILE_REPLY.split("\u2028")[0] in page.locator("tr.detail").inner_text()
+            assert page.title().endswith("eval report") and errors == []  # no script of the reply ran
+        finally:
+            browser.close()
 
 
 # --- (L3) GITHUB_STEP_SUMMARY ---
