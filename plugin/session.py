@@ -317,6 +317,8 @@ class EvalSession:
         except OSError as exc:
             message = f"WARNING GITHUB_STEP_SUMMARY={path}: job summary not written ({exc.strerror or exc})"
             if self.terminalreporter is not None:
+                if self.terminalreporter._tw.width_of_current_line:  # after -q's "[100%]": a line of its own
+                    self.terminalreporter._tw.line()
                 self.terminalreporter.write_line(message)
             else:
                 print(message, file=sys.stderr)

@@ -193,7 +193,13 @@ def test_an_unusable_step_summary_is_one_warning_line(pytester, monkeypatch, tmp
     path = unusable_summary(kind, tmp_path)
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(path))
     result = pytester.runpytest_subprocess(
-        "--model", "oracle", f"--eval-cases={small_bank(pytester.path / 'bank.jsonl')}", "-p", "no:cacheprovider", timeout=60
+        "--model",
+        "oracle",
+        f"--eval-cases={small_bank(pytester.path / 'bank.jsonl')}",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        timeout=60,
     )
     assert result.ret == 0, output(result)
     assert "INTERNALERROR" not in output(result) and "Traceback" not in output(result)
