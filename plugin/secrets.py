@@ -188,14 +188,15 @@ def texts(data: bytes) -> list[str]:
     """The ways to read a file's bytes as text, each scanned: the encoding its BOM names, else UTF-8;
     and for a file with NUL bytes Latin-1 (every byte a character, keys are ASCII) and UTF-16 (LE,
     BE) where the NULs fall at its odd or even bytes."""
-    out = [data.decode(encoding, errors="replace") for bom, encoding in _BOMS if data.startswith(bom)][:1]
+    named = next((encoding for bom, encoding in _BOMS if data.startswith(bom)), None)
+    out = [data.decode(named, errors="replace")] if named else []
     if not is_binary(data):
         return out or [data.decode("utf-8", errors="replace")]
     out.append(data.decode("latin-1"))
     sniff = data[:BINARY_SNIFF_BYTES]
     for encoding, nuls in (("utf-16-le", sniff[1::2]), ("utf-16-be", sniff[0::2])):
         if nuls.count(0) >= UTF16_NUL_SHARE * max(1, len(nuls)):
-            out.append(data[: len(data) // 2 * 2].decode(encoding, errors="replace"))
+            out.append(data.decode(encoding, errors="replace"))
     return out
 
 
