@@ -85,7 +85,7 @@ class LocalServer:
         try:
             reply = requests.get(f"{self.base_url}/models", timeout=1)
             served = {m.get("id") for m in reply.json().get("data", [])} if reply.ok else set()
-        except (requests.RequestException, ValueError, AttributeError):
+        except (requests.RequestException, ValueError, AttributeError, TypeError):  # not an OpenAI-style list
             return False
         return MODEL_ALIAS in served and self.process.poll() is None
 
