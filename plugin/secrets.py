@@ -7,7 +7,9 @@ keys and reports where they are, masked, so that CI can fail before anything is 
 
 Each finding is printed as ``path:line: kind: excerpt`` where the excerpt keeps only the
 first four characters of the match. Every file under the given paths is scanned, whatever its
-suffix (temporary files and logs too; a binary file as Latin-1 text, since keys are ASCII).
+suffix (temporary files and logs too; a binary file as Latin-1 text, since keys are ASCII). A
+UTF-16 or UTF-32 file is decoded as its byte order mark says, and a file whose NUL bytes fall at
+every other byte (UTF-16 without a BOM) is also read as UTF-16.
 Base64 bodies that vcrpy stores as YAML ``!!binary`` (a reply that is not UTF-8) are decoded
 and the decoded text is scanned, not the base64. A line containing ``scan-secrets: allow`` is
 skipped only in the project's own documentation and code (``.md``, ``.py``, ...): in recorded
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 import sys
 from collections.abc import Iterable
@@ -168,14 +171,43 @@ def iter_files(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
+# Byte order marks, the longer first: UTF-32-LE's starts with UTF-16-LE's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# Without a BOM, UTF-16 text of ASCII (what a key is made of) has a NUL at every other byte: a
+# file with NULs at this share of its odd (LE) or even (BE) bytes is also read as UTF-16.
+UTF16_NUL_SHARE = 0.25
+
+
+def texts(data: bytes) -> list[str]:
+    """The ways to read a file's bytes as text, each scanned: the encoding its BOM names, else UTF-8;
+    and for a file with NUL bytes Latin-1 (every byte a character, keys are ASCII) and UTF-16 (LE,
+    BE) where the NULs fall at its odd or even bytes."""
+    named = next((encoding for bom, encoding in _BOMS if data.startswith(bom)), None)
+    out = [data.decode(named, errors="replace")] if named else []
+    if not is_binary(data):
+        return out or [data.decode("utf-8", errors="replace")]
+    out.append(data.decode("latin-1"))
+    sniff = data[:BINARY_SNIFF_BYTES]
+    for encoding, nuls in (("utf-16-le", sniff[1::2]), ("utf-16-be", sniff[0::2])):
+        if nuls.count(0) >= UTF16_NUL_SHARE * max(1, len(nuls)):
+            out.append(data.decode(encoding, errors="replace"))
+    return out
+
+
 def _scan_files(files: Iterable[Path]) -> tuple[list[Finding], int]:
     findings: list[Finding] = []
     scanned = 0
     for file in files:
         data = file.read_bytes()
         scanned += 1
-        text = data.decode("latin-1") if is_binary(data) else data.decode("utf-8", errors="replace")
-        findings.extend(scan_text(text, file))
+        # a finding once, whichever reading found it
+        findings.extend(dict.fromkeys(finding for text in texts(data) for finding in scan_text(text, file)))
     return findings, scanned
 
 
@@ -191,7 +223,7 @@ def _plural(count: int, word: str) -> str:
 USAGE = f"""usage: scan-secrets [PATH ...]
 
 Fail on API-key shapes in files. Directories are walked for every file
-(binary ones read as Latin-1; YAML !!binary bodies decoded first).
+(binary ones read as Latin-1, UTF-16/32 ones decoded; YAML !!binary bodies decoded first).
 Default paths: {' '.join(DEFAULT_PATHS)} (each skipped when it does not exist).
 A line containing "{ALLOW_MARKER}" is not checked in {' '.join(sorted(ALLOW_SUFFIXES))} files.
 Exit status: 0 clean, 1 secret shapes found, 2 a given path does not exist."""

@@ -325,11 +325,32 @@ class EvalSession:
             self._write_job_summary(active)
 
     def _write_job_summary(self, active: list[EvalProtocol]) -> None:
-        """In GitHub Actions, append each protocol's block to the job summary page."""
+        """In GitHub Actions, append each protocol's block to the job summary page. A path that is not
+        a regular file (a directory, a FIFO that would block) or cannot be written is one warning line:
+        the run's results and exit status stand."""
+        import stat
+        import sys
+
         path = os.environ.get("GITHUB_STEP_SUMMARY")
-        if path:
-            with open(path, "a", encoding="utf-8") as handle:
+        if not path:
+            return
+        try:
+            if os.path.exists(path) and not os.path.isfile(path):
+                raise OSError("not a regular file")
+            # O_NONBLOCK: a FIFO put there after the check fails to open instead of waiting for a reader
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+            with open(fd, "a", encoding="utf-8") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError("not a regular file")
                 handle.write("".join(protocol.markdown() for protocol in active))
+        except OSError as exc:
+            message = f"WARNING GITHUB_STEP_SUMMARY={path}: job summary not written ({exc.strerror or exc})"
+            if self.terminalreporter is not None:
+                if self.terminalreporter._tw.width_of_current_line:  # after -q's "[100%]": a line of its own
+                    self.terminalreporter._tw.line()
+                self.terminalreporter.write_line(message)
+            else:
+                print(message, file=sys.stderr)
 
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.

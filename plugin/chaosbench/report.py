@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_reasoning_evals.gates import GateResult, gate_line
+from pytest_reasoning_evals.markdown import code, inline
 
 
 def _pct(value: float | None) -> str:
@@ -65,8 +66,9 @@ def _md_pct(value: float | None) -> str:
 
 
 def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dict | None) -> str:
-    """The run as Markdown for a CI job summary ($GITHUB_STEP_SUMMARY)."""
-    out = [f"### {title}", "",
+    """The run as Markdown for a CI job summary ($GITHUB_STEP_SUMMARY); text from outside (names,
+    paths, ids, gate details with a provider's error) made inert (markdown.py)."""
+    out = [f"### {inline(title)}", "",
            f"Overall accuracy **{_md_pct(summary['overall_accuracy'])}** {_ci(summary['overall_accuracy_ci95'])} "
            f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), coverage {_md_pct(summary['coverage'])}, "
            f"UNKNOWN {summary['num_unknown']}.", "",
@@ -77,19 +79,19 @@ def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dic
         if d["total"]:
             delta = deltas.get(name, {}).get("accuracy_delta")
             cell = f" {'n/a' if delta is None else f'{delta:+.1%}'} |" if comparison else ""
-            out.append(f"| {name} | {d['total']} | {_md_pct(d['accuracy'])} | {_ci(d['accuracy_ci95'])} |{cell}")
+            out.append(f"| {inline(name)} | {d['total']} | {_md_pct(d['accuracy'])} | {_ci(d['accuracy_ci95'])} |{cell}")
     dd = summary["dialogue_details"]
     if dd["total_dialogues"]:
         out += ["", f"Dialogues: {dd['total_dialogues']}, accuracy {_md_pct(summary['dialogue_accuracy'])}, "
                     f"FOL violation rate {_rate(summary['fol_violation_rate'])}, contradiction rate {_rate(summary['contradiction_rate'])}."]
     if comparison:
         c = comparison
-        out += ["", f"Against the baseline `{c['baseline']['path']}`: {c['n_paired']} paired items, accuracy "
+        out += ["", f"Against the baseline {code(c['baseline']['path'])}: {c['n_paired']} paired items, accuracy "
                     f"{_md_pct(c['accuracy_baseline'])} → {_md_pct(c['accuracy_current'])}, fixed {c['fixed']}, broken {c['broken']}, "
                     f"McNemar p = {c['p_value']:.4g}: **{'regressed' if c['regressed'] else 'no significant regression'}**."]
         if c["broken_ids"]:
-            out.append(f"Broken: {', '.join(f'`{i}`' for i in c['broken_ids'][:20])}" + (" …" if len(c["broken_ids"]) > 20 else ""))
+            out.append(f"Broken: {', '.join(code(i) for i in c['broken_ids'][:20])}" + (" …" if len(c["broken_ids"]) > 20 else ""))
     if gates:
         out += ["", "| gate | verdict | detail |", "|---|---|---|"]
-        out += [f"| {g.name} | {'✅ passed' if g.passed else '❌ FAILED'} | {g.detail} |" for g in gates]
+        out += [f"| {inline(g.name)} | {'✅ passed' if g.passed else '❌ FAILED'} | {inline(g.detail)} |" for g in gates]
     return "\n".join(out) + "\n\n"

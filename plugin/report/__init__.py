@@ -9,6 +9,7 @@ one line and writes everything else as before.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -41,9 +42,10 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
     try:
         from pytest_reasoning_evals.report import page, runs  # noqa: F401 - without the extra: the note below
 
-        view = runs.read_run(run_dir, baseline)  # before the temp file: a bad directory leaves nothing behind
-        with replacing(target) as handle:
-            page.write(view, handle)
+        with contextlib.ExitStack() as cleanup:  # the view's spooled rows are closed however the page ends
+            view = runs.read_run(run_dir, baseline, cleanup)  # before the temp file: a bad directory leaves nothing behind
+            with replacing(target) as handle:
+                page.write(view, handle)
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in EXTRA_MODULES:
             raise

@@ -87,7 +87,8 @@ def stacked_counts(chart_id: str, labels: Sequence[str], series: Sequence[tuple[
     ax.set_yticks(list(ys), list(labels))
     ax.set_xlim(0, max(left or [1]) * 1.12 or 1)
     ax.set_xlabel(xlabel, fontsize=9, color=MUTED)
-    ax.legend(loc="lower right", fontsize=8, frameon=False, ncols=len(series), bbox_to_anchor=(1.0, 1.0))
+    if series:  # matplotlib warns about a legend of nothing (a run with no question)
+        ax.legend(loc="lower right", fontsize=8, frameon=False, ncols=len(series), bbox_to_anchor=(1.0, 1.0))
     return _svg(fig, chart_id)
 
 
@@ -142,5 +143,6 @@ def grouped_bars(chart_id: str, groups: Sequence[str], series: Sequence[tuple[st
     ax.set_yticks(base, list(groups))
     ax.set_xlim(0, xmax * 1.1)
     ax.set_xlabel(xlabel, fontsize=9, color=MUTED)
-    ax.legend(loc="lower right", fontsize=8, frameon=False, ncols=len(series), bbox_to_anchor=(1.0, 1.0))
+    if series:  # matplotlib warns about a legend of nothing (a run with no question)
+        ax.legend(loc="lower right", fontsize=8, frameon=False, ncols=len(series), bbox_to_anchor=(1.0, 1.0))
     return _svg(fig, chart_id)

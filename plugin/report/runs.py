@@ -5,6 +5,7 @@ cross_provider_summary.json, run_meta.json, gates.json, comparison.json for the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import tempfile
@@ -45,9 +46,10 @@ def _json_lines(path: Path) -> list[dict]:
     return out
 
 
-def read_run(run_dir: Path, baseline: Path | None = None) -> dict:
+def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack) -> dict:
+    """The run's view; what it holds open (a ChaosBench run's spooled rows) is closed with `cleanup`."""
     if (run_dir / "summary.json").exists():
-        return chaosbench_run(run_dir, baseline)
+        return chaosbench_run(run_dir, baseline, cleanup)
     if (run_dir / "variant_summary.json").exists():
         return dialectic_run(run_dir, baseline)
     if not run_dir.is_dir():
@@ -105,19 +107,18 @@ def row_json(row: dict) -> str:
     return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
 
 
-def read_records(path: Path) -> tuple[list[dict], typing.IO[str]]:
+def read_records(path: Path, rows: typing.IO[str]) -> list[dict]:
     """One pass over completions.jsonl: each record reduced to what the charts and a comparison
     read, the last line of an id winning (as the run's own readers have it), and the page's item
-    rows (every line, in file order: the file is sorted by id) spooled to a temporary file as
-    JSON lines. Small in memory for a 40,000-item run too."""
+    rows (every line, in file order: the file is sorted by id) spooled to `rows` (a temporary
+    file) as JSON lines. Small in memory for a 40,000-item run too."""
     from pytest_reasoning_evals.completions import iter_completions
 
     latest: dict[str, dict] = {}
-    rows = tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n")
     for record in iter_completions(path):
         latest[record["id"]] = {k: record.get(k) for k in ESSENTIAL}
         rows.write(row_json(_item_row(record)) + "\n")
-    return list(latest.values()), rows
+    return list(latest.values())
 
 
 def _spooled(rows: typing.IO[str]) -> Iterator[str]:
@@ -126,13 +127,14 @@ def _spooled(rows: typing.IO[str]) -> Iterator[str]:
         yield line[:-1]
 
 
-def chaosbench_run(run_dir: Path, baseline: Path | None) -> dict:
+def chaosbench_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack) -> dict:
     from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, load_baseline
 
     summary = _json(run_dir / "summary.json")
     meta = _json(run_dir / "run_meta.json", required=False) or {}
     manifest = _json(run_dir / "run_manifest.json", required=False) or {}
-    essentials, rows = read_records(run_dir / "completions.jsonl")
+    rows = cleanup.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n"))
+    essentials = read_records(run_dir / "completions.jsonl", rows)
     records = sorted(essentials, key=lambda r: r["id"])
     if baseline is not None:
         try:
