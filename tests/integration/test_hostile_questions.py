@@ -9,6 +9,7 @@ The bank's own rules stay in `python -m bankgen validate-cases` for a built bank
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import shutil
@@ -108,7 +109,8 @@ def test_own_questions_with_free_families_run_with_the_users_prompt_then_replay(
     meta = json.loads((run_dir(pytester, "desk") / "run_meta.json").read_text())
     assert meta["calls"]["live"] == 0 and meta["calls"]["cassette_hits"] == len(OWN)
     # the report's view lists the team's families, in the summary's order
-    view = read_run(run_dir(pytester, "desk"))
+    with contextlib.ExitStack() as cleanup:
+        view = read_run(run_dir(pytester, "desk"), None, cleanup)
     assert [name for name, _ in view["families"]] == ["billing", "faq", "refunds"]
     assert set(view["outcomes"]) == {"billing", "faq", "refunds"}
 
