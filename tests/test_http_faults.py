@@ -330,13 +330,25 @@ def test_missing_key_raises_before_any_request(fmt, server, monkeypatch, value):
 # --- 7. malformed provider JSON ---
 
 
-@pytest.mark.parametrize("fault", [malformed, truncated, missing_fields])
+@pytest.mark.parametrize("fault", [malformed, truncated])
 def test_malformed_reply_is_an_item_error_not_retried(fmt, server, fault):
     server.script(fault())
 
     completion = model_for(fmt, server).complete(REQUEST)
 
     assert_failed(completion, "malformed provider response")
+    assert completion.finish_reason is None
+    assert len(server.requests) == 1
+
+
+def test_a_reply_without_its_answer_is_an_item_error_not_retried_that_counts_its_billed_tokens(fmt, server):
+    server.script(missing_fields())
+
+    completion = model_for(fmt, server).complete(REQUEST)
+
+    assert completion.text == "" and "malformed provider response" in completion.error
+    assert (completion.input_tokens, completion.output_tokens) == (12, 3)  # the provider billed them
+    assert completion.cost_usd == pytest.approx(cost(12, 3))
     assert completion.finish_reason is None
     assert len(server.requests) == 1
 
