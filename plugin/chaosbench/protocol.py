@@ -52,7 +52,7 @@ class Protocol(EvalProtocol):
         self.run_dir = s.run_dir(s.mode)
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
-        self.budget = Budget(s.max_cost, self.checkpoints.folder)
+        self.budget = Budget(s.max_cost, self.checkpoints.folder, getattr(session.config, "workerinput", {}).get("workercount", 1))
         self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
         self.records: list[dict] = []
         self.not_asked: list[str] = []
