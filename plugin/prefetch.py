@@ -67,8 +67,14 @@ class ItemQueue:
 
     def _interactor(self):
         """xdist's WorkerInteractor: it registers itself without a name, so it is found by kind."""
-        return next((plugin for plugin in self.session.config.pluginmanager.get_plugins()
-                     if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun")), None)
+        return next(
+            (
+                plugin
+                for plugin in self.session.config.pluginmanager.get_plugins()
+                if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun")
+            ),
+            None,
+        )
 
 
 class Prefetcher:
@@ -89,8 +95,13 @@ class Prefetcher:
         """Calls running at most, the asking item's included: as many as requests may be out."""
         return window
 
-    def __init__(self, model, window: int, upcoming: Callable[[], Iterable[Request | None]],
-                 may_start: Callable[[float], bool] = lambda unclaimed: True):
+    def __init__(
+        self,
+        model,
+        window: int,
+        upcoming: Callable[[], Iterable[Request | None]],
+        may_start: Callable[[float], bool] = lambda unclaimed: True,
+    ):
         self.model = model  # the cache-first client; each call opens its own item's cassette
         self.window = window
         self.upcoming = upcoming  # the next items' requests in order (None: an item that cannot run ahead)

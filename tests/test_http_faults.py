@@ -283,8 +283,13 @@ def test_connection_refused_is_retried_then_an_item_error(fmt, monkeypatch):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     spec = ModelSpec(
-        alias="dead", provider=fmt.provider, model_id="m", api_key_env=fmt.key_env,
-        base_url=f"http://127.0.0.1:{port}/v1", price_in=PRICE_IN, price_out=PRICE_OUT,
+        alias="dead",
+        provider=fmt.provider,
+        model_id="m",
+        api_key_env=fmt.key_env,
+        base_url=f"http://127.0.0.1:{port}/v1",
+        price_in=PRICE_IN,
+        price_out=PRICE_OUT,
     )
 
     completion = HttpModel(spec, policy=POLICY).complete(REQUEST)
@@ -391,8 +396,13 @@ def test_gemini_without_thoughts(server, monkeypatch):
 def test_openai_compatible_without_key_sends_no_authorization(server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     spec = ModelSpec(
-        alias="local", provider="openai_compatible", model_id="smollm2", api_key_env=None,
-        base_url=server.openai_base, price_in=0.0, price_out=0.0,
+        alias="local",
+        provider="openai_compatible",
+        model_id="smollm2",
+        api_key_env=None,
+        base_url=server.openai_base,
+        price_in=0.0,
+        price_out=0.0,
     )
 
     completion = HttpModel(spec, policy=POLICY).complete(REQUEST)

@@ -56,8 +56,10 @@ def read_key(var: str) -> Secret | None:
     if not key:
         return None
     if not KEY_CHARACTERS.fullmatch(key):
-        raise AuthError(f"{var} holds whitespace, a control character or a non-ASCII character inside the key "
-                        f"(the key is not shown): set {var} to the key alone")
+        raise AuthError(
+            f"{var} holds whitespace, a control character or a non-ASCII character inside the key "
+            f"(the key is not shown): set {var} to the key alone"
+        )
     return key
 
 
@@ -261,8 +263,9 @@ class HttpModel:
             except requests.exceptions.ChunkedEncodingError as exc:
                 error = f"response cut short: {exc.__class__.__name__}"
             except DECODE_ERRORS as exc:
-                return self.failed(f"{MALFORMED} ({exc.__class__.__name__}): "
-                                   "the body does not decode as its Content-Encoding header says"), None
+                return self.failed(
+                    f"{MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says"
+                ), None
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 # Anything else the transport refuses is this item's error, not a crash; its
                 # message may quote a header or a URL, so only its class is kept.
@@ -271,8 +274,10 @@ class HttpModel:
             else:
                 latency_ms = (time.perf_counter() - started) * 1000
                 if response.status_code in (401, 403):
-                    reason = (f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
-                              f"for model {self.spec.alias!r}: HTTP {response.status_code}")
+                    reason = (
+                        f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
+                        f"for model {self.spec.alias!r}: HTTP {response.status_code}"
+                    )
                     self.limiter.refuse(reason)  # no other thread sends anything after this
                     raise AuthError(reason)
                 if response.ok:
@@ -291,8 +296,10 @@ class HttpModel:
             pause = self.policy.wait(attempt, retry_after)
             if waited + pause > self.policy.max_total_wait:
                 who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
-                gave_up = (f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
-                           f"on waiting per call (--eval-max-retry-wait)")
+                gave_up = (
+                    f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
+                    f"on waiting per call (--eval-max-retry-wait)"
+                )
                 break
             time.sleep(pause)
             waited += pause
@@ -305,8 +312,9 @@ class HttpModel:
     def _completion(self, response: requests.Response, latency_ms: float, keys: list[str]) -> Completion:
         return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms, keys)
 
-    def completion_from(self, body: bytes | str, recorded_latency: str | None, latency_ms: float,
-                        keys: list[str] = ()) -> Completion:
+    def completion_from(
+        self, body: bytes | str, recorded_latency: str | None, latency_ms: float, keys: list[str] = ()
+    ) -> Completion:
         """The completion in a 2xx response's body (live, or replayed from a cassette); the
         recorded latency header, when there is one, is the latency reported. `keys`: what a
         message quoting the body must not show."""
@@ -316,8 +324,14 @@ class HttpModel:
                 latency_ms = float(recorded_latency)
             data = json.loads(body)
             parsed = self._parse(data)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError,  # JSON errors are ValueErrors
-                RecursionError) as exc:  # e.g. a message that is a string, not an object; JSON nested 100,000 deep
+        except (
+            KeyError,
+            IndexError,
+            TypeError,
+            ValueError,
+            AttributeError,  # JSON errors are ValueErrors
+            RecursionError,
+        ) as exc:  # e.g. a message that is a string, not an object; JSON nested 100,000 deep
             text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
             failed = self.failed(f"{MALFORMED} ({exc.__class__.__name__}): {excerpt(text, keys)}")
             try:  # the provider was paid for the call: what it billed counts, when it can be read

@@ -76,8 +76,10 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     }
     if request.json_schema is not None:
         if spec.provider == "openai":
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": "response", "schema": request.json_schema, "strict": True}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "response", "schema": request.json_schema, "strict": True},
+            }
         else:  # llama.cpp (and vLLM) turn a schema in json_object mode into a grammar
             body["response_format"] = {"type": "json_object", "schema": request.json_schema}
     return Call(f"{spec.base_url.rstrip('/')}/chat/completions", headers, body)
@@ -86,9 +88,11 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
 def openai_usage(data: dict) -> tuple[int, int, int]:
     usage = data.get("usage") or {}
     details = usage.get("completion_tokens_details") or {}
-    return (tokens(usage.get("prompt_tokens"), "prompt_tokens"),
-            tokens(usage.get("completion_tokens"), "completion_tokens"),  # already includes reasoning tokens
-            tokens(details.get("reasoning_tokens"), "reasoning_tokens"))
+    return (
+        tokens(usage.get("prompt_tokens"), "prompt_tokens"),
+        tokens(usage.get("completion_tokens"), "completion_tokens"),  # already includes reasoning tokens
+        tokens(details.get("reasoning_tokens"), "reasoning_tokens"),
+    )
 
 
 def openai_parse(data: dict) -> Parsed:
@@ -117,9 +121,11 @@ def anthropic_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
 
 def anthropic_usage(data: dict) -> tuple[int, int, int]:
     usage = data["usage"]
-    return (tokens(usage.get("input_tokens"), "input_tokens"),
-            tokens(usage.get("output_tokens"), "output_tokens"),  # billed output, thinking included
-            0)
+    return (
+        tokens(usage.get("input_tokens"), "input_tokens"),
+        tokens(usage.get("output_tokens"), "output_tokens"),  # billed output, thinking included
+        0,
+    )
 
 
 def anthropic_parse(data: dict) -> Parsed:
@@ -156,8 +162,11 @@ def gemini_usage(data: dict) -> tuple[int, int, int]:
     usage = data.get("usageMetadata") or {}
     thoughts = tokens(usage.get("thoughtsTokenCount"), "thoughtsTokenCount")
     # candidatesTokenCount excludes thoughts, which are billed as output: add them once.
-    return (tokens(usage.get("promptTokenCount"), "promptTokenCount"),
-            tokens(usage.get("candidatesTokenCount"), "candidatesTokenCount") + thoughts, thoughts)
+    return (
+        tokens(usage.get("promptTokenCount"), "promptTokenCount"),
+        tokens(usage.get("candidatesTokenCount"), "candidatesTokenCount") + thoughts,
+        thoughts,
+    )
 
 
 def gemini_parse(data: dict) -> Parsed:

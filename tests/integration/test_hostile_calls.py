@@ -39,8 +39,9 @@ def key(monkeypatch):
 
 def model_for(provider: str, server: FakeProvider) -> HttpModel:
     base = {"openai": server.openai_base, "anthropic": server.anthropic_base, "gemini": server.gemini_base}[provider]
-    spec = ModelSpec(alias="fake", provider=provider, model_id="m", api_key_env=KEY_VAR, base_url=base,
-                     price_in=PRICE_IN, price_out=PRICE_OUT)
+    spec = ModelSpec(
+        alias="fake", provider=provider, model_id="m", api_key_env=KEY_VAR, base_url=base, price_in=PRICE_IN, price_out=PRICE_OUT
+    )
     return HttpModel(spec, POLICY)
 
 
@@ -48,12 +49,16 @@ def reply(provider: str, content=None, parts=None, prompt=12, completion=3) -> d
     """A 200 body of `provider` whose answer is `content` (OpenAI's message content) or `parts`
     (Anthropic's content blocks, Gemini's parts), with these token counts."""
     if provider == "openai":
-        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+        return {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+        }
     if provider == "anthropic":
         return {"content": parts, "stop_reason": "end_turn", "usage": {"input_tokens": prompt, "output_tokens": completion}}
-    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
-            "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": completion}}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": completion},
+    }
 
 
 def body(data: dict) -> str:
@@ -72,8 +77,10 @@ def test_a_reply_whose_text_comes_in_parts_is_read(provider) -> None:
         if provider == "openai":
             data = reply(provider, content=[{"type": "text", "text": "TR"}, {"type": "text", "text": "UE"}])
         elif provider == "anthropic":
-            data = reply(provider, parts=[{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "TR"},
-                                          {"type": "text", "text": "UE"}])
+            data = reply(
+                provider,
+                parts=[{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "TR"}, {"type": "text", "text": "UE"}],
+            )
         else:
             data = reply(provider, parts=[{"text": "hm", "thought": True}, {"text": "TR"}, {"text": "UE"}])
         server.script(status(200, body=body(data)))
@@ -129,21 +136,41 @@ def test_a_reply_without_its_answer_still_counts_the_tokens_it_was_billed() -> N
 
 # --- the runs ---
 
-MODELS = ("models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR +
-          "\n    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n")
+MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
+    + KEY_VAR
+    + "\n    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n"
+)
 
 
 def bank(pytester, questions: int) -> str:
-    return str(write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i:03d}", "TRUE" if i % 3 else "FALSE")
-                                                          for i in range(questions)]))
+    return str(
+        write_jsonl(
+            pytester.path / "bank.jsonl", [question(f"q-{i:03d}", "TRUE" if i % 3 else "FALSE") for i in range(questions)]
+        )
+    )
 
 
 def run_args(pytester, server: FakeProvider, tag: str, cases: str, price_in: float = 0.0) -> list[str]:
     models = pytester.path / f"models-{tag}.yaml"
     models.write_text(MODELS.format(url=server.openai_base, price_in=price_in))
-    return ["test_chaosbench.py", "--eval-models-file", str(models), "--model", "fake", "--eval-cases", cases,
-            "--eval-cassette-dir", str(pytester.path / f"cassettes-{tag}"), "--eval-out-dir", str(pytester.path / f"results-{tag}"),
-            "--eval-record-mode", "once", "-p", "no:cacheprovider"]
+    return [
+        "test_chaosbench.py",
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        cases,
+        "--eval-cassette-dir",
+        str(pytester.path / f"cassettes-{tag}"),
+        "--eval-out-dir",
+        str(pytester.path / f"results-{tag}"),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:cacheprovider",
+    ]
 
 
 def outputs(pytester, tag: str) -> tuple[dict, dict, list[dict]]:
@@ -157,9 +184,11 @@ def test_hostile_replies_reach_the_summary_as_errors_and_their_cost_is_counted(p
     server_usage = Usage(prompt=125_000, completion=0)  # at $1 per 1M input tokens: $0.125 a call, exact in binary
     with FakeProvider() as server:
         server.usage = server_usage
-        server.script(status(200, body=hostile("openai", "number")[0]),  # billed 12 + 3 tokens: $0.000012
-                      status(200, body=hostile("openai", "infinite")[0]),
-                      status(200, body=DEEP))
+        server.script(
+            status(200, body=hostile("openai", "number")[0]),  # billed 12 + 3 tokens: $0.000012
+            status(200, body=hostile("openai", "infinite")[0]),
+            status(200, body=DEEP),
+        )
         result = pytester.runpytest_subprocess(*run_args(pytester, server, "hostile", bank(pytester, 10), price_in=1.0))
         assert len(server.requests) == 10
     summary, meta, records = outputs(pytester, "hostile")
@@ -188,8 +217,9 @@ def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_oversho
         server.responder = answer_by_text
         server.delay = 0.05
         args = run_args(pytester, server, "budget", bank(pytester, 120), price_in=1.0)
-        result = pytester.runpytest_subprocess(*args, "--eval-max-cost", str(budget_calls * PRICE_PER_CALL),
-                                               "--eval-concurrency", str(concurrency), "-n", workers)
+        result = pytester.runpytest_subprocess(
+            *args, "--eval-max-cost", str(budget_calls * PRICE_PER_CALL), "--eval-concurrency", str(concurrency), "-n", workers
+        )
         paid = len(server.requests) * PRICE_PER_CALL
     summary, meta, records = outputs(pytester, "budget")
     assert summary["not_asked"]["count"] > 0, result.stdout.str()
@@ -260,9 +290,13 @@ def test_a_sigkill_pays_again_for_at_most_n_calls(pytester) -> None:
         server.responder = answer_by_text
         server.hold_after = 3 * concurrency  # far more than can be answered before the kill
         args = run_args(pytester, server, "killed", bank(pytester, 40))
-        process = subprocess.Popen([sys.executable, "-m", "pytest", *args, "--eval-concurrency", str(concurrency)],
-                                   cwd=pytester.path, env={**os.environ, "SLOW_SAVES": "30"},
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *args, "--eval-concurrency", str(concurrency)],
+            cwd=pytester.path,
+            env={**os.environ, "SLOW_SAVES": "30"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline, seen, still_since = time.monotonic() + 60, -1, time.monotonic()
             while time.monotonic() < deadline and process.poll() is None:  # until nothing more is asked for 1.5 s
