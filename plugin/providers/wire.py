@@ -51,6 +51,13 @@ def text_of(parts: object, name: str, keep: Callable[[dict], bool] = lambda part
     return "".join(texts)
 
 
+def reason(value: object, name: str) -> str | None:
+    """Why the reply ended, as the provider says it: a string, or None."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} is not a string")
+    return value
+
+
 @dataclass(frozen=True)
 class Parsed:
     text: str
@@ -99,7 +106,7 @@ def openai_parse(data: dict) -> Parsed:
     choice = data["choices"][0]
     # OpenAI-compatible servers may send the content as a list of parts ({"type": "text", "text": ...})
     text = text_of(choice["message"].get("content"), "message content", lambda part: part.get("type", "text") == "text")
-    return Parsed(text, *openai_usage(data), finish_reason=choice.get("finish_reason"))
+    return Parsed(text, *openai_usage(data), finish_reason=reason(choice.get("finish_reason"), "finish_reason"))
 
 
 # --- Anthropic messages ---
@@ -133,7 +140,7 @@ def anthropic_parse(data: dict) -> Parsed:
     if not isinstance(blocks, list) or not blocks:
         raise IndexError("empty content list")  # like openai's empty choices and gemini's empty candidates
     text = text_of(blocks, "content", lambda block: block.get("type") == "text")
-    return Parsed(text, *anthropic_usage(data), finish_reason=data.get("stop_reason"))
+    return Parsed(text, *anthropic_usage(data), finish_reason=reason(data.get("stop_reason"), "stop_reason"))
 
 
 # --- Gemini generateContent ---
@@ -173,7 +180,7 @@ def gemini_parse(data: dict) -> Parsed:
     candidate = data["candidates"][0]
     parts = (candidate.get("content") or {}).get("parts", [])
     text = text_of(parts, "content parts", lambda part: not part.get("thought"))
-    return Parsed(text, *gemini_usage(data), finish_reason=candidate.get("finishReason"))
+    return Parsed(text, *gemini_usage(data), finish_reason=reason(candidate.get("finishReason"), "finishReason"))
 
 
 Usage = Callable[[dict], tuple[int, int, int]]  # (input, output, thinking) tokens of a reply

@@ -101,11 +101,17 @@ def hostile(provider: str, shape: str) -> tuple[str, bool]:
     tokens = {"infinite": math.inf, "nan": math.nan, "negative": -5, "fractional": 2.5, "absurd": 10**15, "text": "12"}
     if shape in tokens:
         return body(reply(provider, **fine, completion=tokens[shape])), False
+    if shape == "reason":  # a completion record's finish_reason is a string or null
+        data = reply(provider, **fine)
+        (data["choices"][0] if provider == "openai" else data["candidates"][0] if provider == "gemini" else data).update(
+            {"openai": {"finish_reason": 7}, "anthropic": {"stop_reason": {"a": 1}}, "gemini": {"finishReason": [1]}}[provider]
+        )
+        return body(data), True
     assert shape == "deep"
     return DEEP, False
 
 
-SHAPES = ("number", "object", "list of numbers", "infinite", "nan", "negative", "fractional", "absurd", "text", "deep")
+SHAPES = ("number", "object", "list of numbers", "infinite", "nan", "negative", "fractional", "absurd", "text", "reason", "deep")
 
 
 @pytest.mark.parametrize("shape", SHAPES)
