@@ -52,7 +52,8 @@ class Protocol(EvalProtocol):
         self.run_dir = s.run_dir(s.mode)
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
-        self.budget = Budget(s.max_cost, self.checkpoints.folder, getattr(session.config, "workerinput", {}).get("workercount", 1))
+        workers = getattr(session.config, "workerinput", {}).get("workercount", 1)
+        self.budget = Budget(s.max_cost, self.checkpoints.folder, workers)  # each worker spends its share
         self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
         self.records: list[dict] = []
         self.not_asked: list[str] = []
