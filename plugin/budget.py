@@ -37,6 +37,7 @@ class Budget:
         self.marker = folder / "budget-spent"
         self.spent = 0.0  # this process's own live calls
         self.run_spent = 0.0  # controller: the live cost of every item reported this run
+        self.unasked = 0.0  # controller: ... of it, what items the budget stopped midway had paid (a dialogue's turns)
 
     def start_run(self) -> None:
         """Controller, before any item: a new run has a new budget."""
@@ -50,7 +51,15 @@ class Budget:
 
     def charge(self, record: dict) -> None:
         """Controller: add an item's live cost; tell every worker once the budget is spent."""
-        self.run_spent += live_cost(record)
+        self._add(live_cost(record))
+
+    def charge_unasked(self, paid: float) -> None:
+        """Controller: what an item not asked had paid before the budget stopped it."""
+        self.unasked += paid
+        self._add(paid)
+
+    def _add(self, cost: float) -> None:
+        self.run_spent += cost
         if self.max_cost is not None and self.run_spent >= self.max_cost and not self.marker.exists():
             self.marker.parent.mkdir(parents=True, exist_ok=True)
             self.marker.touch()
@@ -58,20 +67,24 @@ class Budget:
 
 class BudgetedModel:
     """The model as one item sees it: once the budget is spent the item is skipped and
-    `not_asked(item_id)` lists it; each live call adds to this process's spend. A model that runs
+    `not_asked(item_id, live calls, their cost)` lists it with what it had paid (a dialogue stopped
+    after some turns); each live call adds to this process's spend. A model that runs
     calls ahead asks the budget itself (NotAdmitted), and answers an item whose call it has
     already paid for: that item is not skipped, so what was paid is reported with it."""
 
-    def __init__(self, model: Model, budget: Budget, not_asked: Callable[[str], None]):
+    def __init__(self, model: Model, budget: Budget, not_asked: Callable[[str, int, float], None]):
         self.model = model
         self.budget = budget
         self.not_asked = not_asked
+        self._item: tuple[str, int, float] = ("", 0, 0.0)  # the asking item: its id, live calls and their cost so far
         self.asks_budget = not isinstance(getattr(model, "model", model), Prefetcher)  # under the key's StoppingModel
 
     def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
         return self.model.conversation(suite, item_id)
 
     def complete(self, request: Request) -> Completion:
+        if self._item[0] != request.item_id:
+            self._item = (request.item_id, 0, 0.0)
         if self.asks_budget and getattr(self.model, "refused", None) is None and self.budget.exhausted():
             self._skip(request)
         try:
@@ -80,8 +93,9 @@ class BudgetedModel:
             self._skip(request)
         if completion.extra.get("cassette_hit") is False:
             self.budget.spent += completion.cost_usd
+            self._item = (request.item_id, self._item[1] + 1, self._item[2] + completion.cost_usd)
         return completion
 
     def _skip(self, request: Request) -> None:
-        self.not_asked(request.item_id)
+        self.not_asked(*self._item)
         pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")

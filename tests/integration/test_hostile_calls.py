@@ -237,6 +237,24 @@ def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_oversho
     assert len(server.requests) <= budget_calls + concurrency * max(1, int(workers)), len(server.requests)
 
 
+@pytest.mark.parametrize("concurrency", ["1", "8"])
+def test_the_paid_turns_of_a_dialogue_the_budget_stopped_midway_are_reported(pytester, concurrency: str) -> None:
+    add_eval_module(pytester)
+    turns = [question(f"d{d}-t{t}", "TRUE", family="multi_hop", dialogue_id=f"d{d}", turn=t) for d in range(3) for t in (1, 2, 3)]
+    cases = str(write_jsonl(pytester.path / "dialogues.jsonl", turns))
+    with FakeProvider() as server:
+        server.usage = Usage(prompt=125_000, completion=0)
+        server.responder = answer_by_text
+        args = run_args(pytester, server, "dialogues", cases, price_in=1.0)
+        # $0.50: the first dialogue's 3 turns and the second's first; its second turn is not asked
+        result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "0.5", "--eval-concurrency", concurrency)
+        paid = len(server.requests) * PRICE_PER_CALL
+    summary, meta, _ = outputs(pytester, "dialogues")
+    assert summary["not_asked"]["ids"] == ["d1", "d2"] and paid == 0.5, result.stdout.str()
+    assert summary["cost_usd"] == meta["spent_usd"] == paid
+    assert progress_spent(result.stdout.str()) == pytest.approx(paid, abs=1e-4)
+
+
 # --- L9. a provider's error body that echoes the key ---
 
 
