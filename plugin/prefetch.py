@@ -13,11 +13,15 @@ the finished result.
   xdist, the indexes the worker has been given (its WorkerInteractor's queue; grouping.py keeps
   it filled). Nothing else is guessed: an item only runs ahead when its request can be built
   without its answer (a ChaosBench question, not a dialogue's later turn).
-- The HTTP limiter (providers/http.Limiter) bounds the requests out: a 429 lowers it, successes
-  raise it back to N; a refused key closes it, so nothing more is sent.
+- Every call runs in a pool of N threads, the asking item's own too: at most N calls are between
+  sending their request and saving their cassette, so a killed run pays again for at most N. The
+  HTTP limiter (providers/http.Limiter) bounds the requests out: a 429 lowers it, successes raise
+  it back to N; a refused key closes it, so nothing more is sent.
 - The budget (`may_start`) is asked before a call runs ahead and again before each request it
   sends, counting what this process's requests cost that no item has claimed yet: a spent
   --eval-max-cost budget sends nothing more, so a run overshoots by at most the N requests out.
+  An item whose call was made ahead gets its answer even once the budget is spent: it is paid
+  for, and reported with its item.
 - A call made ahead that failed after its retries stops the running ahead until one succeeds:
   an outage is asked one item at a time, and stops the run as it did without concurrency.
 """
@@ -26,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
@@ -64,37 +67,47 @@ class ItemQueue:
 
     def _interactor(self):
         """xdist's WorkerInteractor: it registers itself without a name, so it is found by kind."""
-        return next((plugin for plugin in self.session.config.pluginmanager.get_plugins()
-                     if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun")), None)
+        return next(
+            (
+                plugin
+                for plugin in self.session.config.pluginmanager.get_plugins()
+                if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun")
+            ),
+            None,
+        )
 
 
 class Prefetcher:
     """The model as items see it when calls may run ahead: same `complete` and `conversation`.
 
-    The HTTP limiter lets `window` requests of this process be out at once; a few more calls
-    than that run in the pool (pool_size), so that a call busy with its reply (parsing it,
-    saving its cassette) keeps no request from going out. A call made ahead sends nothing once
-    `may_start` says no: the budget, counting what this process's requests have cost that no
-    item has claimed yet (the limiter counts a reply's cost before its slot is free). So a run
-    overshoots its budget by at most the `window` requests out in each process."""
+    Every call runs in a pool of `window` threads (the HTTP limiter lets as many requests be
+    out), the asking item's own included: a call is paid for once its request is answered and
+    safe once its cassette is saved, and no more than `window` calls are in between. A call
+    made ahead sends nothing once `may_start` says no: the budget, counting what this process's
+    requests have cost that no item has claimed yet (the limiter counts a reply's cost before
+    its slot is free). So a run overshoots its budget by at most the `window` requests out in
+    each process."""
 
     HORIZON = 4  # items looked at ahead of the asking one: at most this many windows
 
     @staticmethod
     def pool_size(window: int) -> int:
-        """Calls running at most: the `window` requests out, and a quarter more finishing."""
-        return window + max(1, window // 4)
+        """Calls running at most, the asking item's included: as many as requests may be out."""
+        return window
 
-    def __init__(self, model, window: int, upcoming: Callable[[], Iterable[Request | None]],
-                 may_start: Callable[[float], bool] = lambda unclaimed: True):
+    def __init__(
+        self,
+        model,
+        window: int,
+        upcoming: Callable[[], Iterable[Request | None]],
+        may_start: Callable[[float], bool] = lambda unclaimed: True,
+    ):
         self.model = model  # the cache-first client; each call opens its own item's cassette
         self.window = window
         self.upcoming = upcoming  # the next items' requests in order (None: an item that cannot run ahead)
         self.may_start = may_start
         self._most = self.pool_size(window)
-        self._in_pool = threading.local()  # set in the pool's threads: their requests ask the budget
-        self._pool = ThreadPoolExecutor(max_workers=self._most, thread_name_prefix="eval-call",
-                                        initializer=lambda: setattr(self._in_pool, "on", True))
+        self._pool = ThreadPoolExecutor(max_workers=self._most, thread_name_prefix="eval-call")
         self._ahead: dict[tuple[str, str], tuple[Request, Future]] = {}
         self._limiter = model.model.limiter
         self._claimed = 0.0  # live cost handed to items whose budget has charged it
@@ -108,19 +121,24 @@ class Prefetcher:
     def complete(self, request: Request) -> Completion:
         self._claimed, self._handed = self._claimed + self._handed, 0.0  # the caller has charged it by now
         ahead = self._ahead.pop((request.suite, request.item_id), None)
+        future = ahead[1] if ahead is not None and ahead[0] == request else None
+        if future is not None:
+            self._wait(future)
+            if isinstance(future.exception(), NotAdmitted):  # refused when it ran ahead: asked again now
+                future = None
+        if future is None:
+            if not self.may_start(self._unclaimed()):
+                raise NotAdmitted()
+            # in the pool like every call: at most `window` calls are paid for and not yet saved
+            future = self._pool.submit(self._fetch, request)
+            self._wait(future)
+        return self._hand(future.result())  # re-raises what the call raised (a refused key, say)
+
+    def _wait(self, future: Future) -> None:
         self._run_ahead()
-        if ahead is not None and ahead[0] == request:
-            future = ahead[1]
-            while not future.done():  # each call that finishes meanwhile lets the next one start
-                wait([future, *self._running()], return_when=FIRST_COMPLETED)
-                self._run_ahead()
-            if not isinstance(future.exception(), NotAdmitted):
-                return self._hand(future.result())  # re-raises what the call raised (a refused key, say)
-        if not self.may_start(self._unclaimed()):
-            raise NotAdmitted()
-        completion = self.model.complete(request)
-        self._failing = completion.provider_failed()  # asked alone: a success lets calls run ahead again
-        return self._hand(completion)
+        while not future.done():  # each call that finishes meanwhile lets the next one start
+            wait([future, *self._running()], return_when=FIRST_COMPLETED)
+            self._run_ahead()
 
     def _hand(self, completion: Completion) -> Completion:
         self._handed = completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0
@@ -132,7 +150,7 @@ class Prefetcher:
         return max(0.0, self._limiter.paid - self._claimed)
 
     def _admit(self) -> bool:
-        return not getattr(self._in_pool, "on", False) or self.may_start(self._unclaimed())
+        return self.may_start(self._unclaimed())
 
     def _fetch(self, request: Request) -> Completion:
         completion = self.model.complete(request)

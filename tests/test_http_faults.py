@@ -283,8 +283,13 @@ def test_connection_refused_is_retried_then_an_item_error(fmt, monkeypatch):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     spec = ModelSpec(
-        alias="dead", provider=fmt.provider, model_id="m", api_key_env=fmt.key_env,
-        base_url=f"http://127.0.0.1:{port}/v1", price_in=PRICE_IN, price_out=PRICE_OUT,
+        alias="dead",
+        provider=fmt.provider,
+        model_id="m",
+        api_key_env=fmt.key_env,
+        base_url=f"http://127.0.0.1:{port}/v1",
+        price_in=PRICE_IN,
+        price_out=PRICE_OUT,
     )
 
     completion = HttpModel(spec, policy=POLICY).complete(REQUEST)
@@ -330,13 +335,25 @@ def test_missing_key_raises_before_any_request(fmt, server, monkeypatch, value):
 # --- 7. malformed provider JSON ---
 
 
-@pytest.mark.parametrize("fault", [malformed, truncated, missing_fields])
+@pytest.mark.parametrize("fault", [malformed, truncated])
 def test_malformed_reply_is_an_item_error_not_retried(fmt, server, fault):
     server.script(fault())
 
     completion = model_for(fmt, server).complete(REQUEST)
 
     assert_failed(completion, "malformed provider response")
+    assert completion.finish_reason is None
+    assert len(server.requests) == 1
+
+
+def test_a_reply_without_its_answer_is_an_item_error_not_retried_that_counts_its_billed_tokens(fmt, server):
+    server.script(missing_fields())
+
+    completion = model_for(fmt, server).complete(REQUEST)
+
+    assert completion.text == "" and "malformed provider response" in completion.error
+    assert (completion.input_tokens, completion.output_tokens) == (12, 3)  # the provider billed them
+    assert completion.cost_usd == pytest.approx(cost(12, 3))
     assert completion.finish_reason is None
     assert len(server.requests) == 1
 
@@ -379,8 +396,13 @@ def test_gemini_without_thoughts(server, monkeypatch):
 def test_openai_compatible_without_key_sends_no_authorization(server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     spec = ModelSpec(
-        alias="local", provider="openai_compatible", model_id="smollm2", api_key_env=None,
-        base_url=server.openai_base, price_in=0.0, price_out=0.0,
+        alias="local",
+        provider="openai_compatible",
+        model_id="smollm2",
+        api_key_env=None,
+        base_url=server.openai_base,
+        price_in=0.0,
+        price_out=0.0,
     )
 
     completion = HttpModel(spec, policy=POLICY).complete(REQUEST)

@@ -54,7 +54,8 @@ class Protocol(EvalProtocol):
         self.run_dir = s.run_dir(s.mode)
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
-        self.budget = Budget(s.max_cost, self.checkpoints.folder)
+        workers = getattr(session.config, "workerinput", {}).get("workercount", 1)
+        self.budget = Budget(s.max_cost, self.checkpoints.folder, workers)  # each worker spends its share
         self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
         self.records: list[dict] = []
         self.not_asked: list[str] = []
@@ -149,8 +150,8 @@ class Protocol(EvalProtocol):
         run_ahead = (self._upcoming_requests, lambda unclaimed: not self.budget.exhausted(unclaimed))
         model = self.session.models.get(self.settings.model, run_ahead=run_ahead)
         self.session.models.warm_index(self.settings.model, self._cassettes)
-        return BudgetedModel(model, self.budget,
-                             lambda item_id: send(self.session.current_item, {"protocol": self.name, "not_asked": item_id}))
+        return BudgetedModel(model, self.budget, lambda item_id, calls, paid: send(
+            self.session.current_item, {"protocol": self.name, "not_asked": item_id, "live_calls": calls, "cost_usd": paid}))
 
     def _cassettes(self) -> Iterator[tuple[str, str]]:
         """(suite, item id) of each question and dialogue this process runs, in order (one
@@ -199,7 +200,9 @@ class Protocol(EvalProtocol):
         return None
 
     def tally(self, payload: dict) -> Tally:
-        return record_tally(payload["record"]) if "record" in payload else Tally()
+        if "record" in payload:
+            return record_tally(payload["record"])
+        return Tally(live=payload["live_calls"], spent=payload["cost_usd"])  # what an item the budget stopped had paid
 
     # --- resume (controller) ---
 
@@ -254,6 +257,7 @@ class Protocol(EvalProtocol):
             self._begin()
         if "not_asked" in payload:
             self.not_asked.append(payload["not_asked"])
+            self.budget.charge_unasked(payload["cost_usd"])  # a dialogue's turns paid before the budget stopped it
             return
         record = payload["record"]
         self.harness_errors += bool(payload.get("harness_error"))
@@ -281,6 +285,7 @@ class Protocol(EvalProtocol):
         broken = f"{self.harness_errors} items ended in a harness error (see their tracebacks)" if self.harness_errors else None
         self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked,
                                  stopped="; ".join(filter(None, (stop_reason(session), broken))) or None)
+        self.summary["cost_usd"] += self.budget.unasked  # paid by items the budget stopped midway: in no record
         self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items,
                                  min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
         dataset = self._dataset()

@@ -5,8 +5,12 @@
   (--eval-max-retry-wait): a server asking for more is not waited for, the call gives up and
   says so. When the retries run out the completion carries the error and the answer is UNKNOWN.
 - 401/403 raise AuthError: the session must stop, not fail item after item.
-- A body that is not the provider's JSON (or does not decode as its Content-Encoding says) is
-  an item error (Completion.error), never a crash.
+- A body that is not the provider's JSON (or does not decode as its Content-Encoding says), or
+  JSON no completion holds (a text that is a number, a token count that is negative or
+  infinite, nesting too deep to read) is an item error (Completion.error), never a crash; the
+  tokens it was billed are counted when they can be read.
+- An error message quoting a provider's body shows no key: the key sent, and anything shaped
+  like a key (secrets.py), are masked in it.
 - The key is read stripped of surrounding whitespace, refused (naming the variable only) when
   it holds inner whitespace or control characters, and travels as a Secret: no traceback shows
   it. Base URLs appear in messages without their credentials.
@@ -31,6 +35,7 @@ import urllib3
 from pytest_reasoning_evals.providers.base import MALFORMED, Completion, NotAdmitted, Request, Secret, mask_url, url_problem
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call
 from pytest_reasoning_evals.registry import ModelSpec
+from pytest_reasoning_evals.secrets import SECRET_PATTERNS
 
 LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report recorded latency
 KEY_CHARACTERS = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace: what an API key is made of
@@ -51,8 +56,10 @@ def read_key(var: str) -> Secret | None:
     if not key:
         return None
     if not KEY_CHARACTERS.fullmatch(key):
-        raise AuthError(f"{var} holds whitespace, a control character or a non-ASCII character inside the key "
-                        f"(the key is not shown): set {var} to the key alone")
+        raise AuthError(
+            f"{var} holds whitespace, a control character or a non-ASCII character inside the key "
+            f"(the key is not shown): set {var} to the key alone"
+        )
     return key
 
 
@@ -162,6 +169,22 @@ def _retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+def keys_in(call: Call) -> list[str]:
+    """The keys a call sends: its Secret headers, without a scheme word ("Bearer")."""
+    return [value.split()[-1] for value in call.headers.values() if isinstance(value, Secret) and value.strip()]
+
+
+def excerpt(body: str, keys: list[str] = (), length: int = 200) -> str:
+    """The start of a provider's body for a message: the keys sent and anything key-shaped masked
+    (a provider may echo the key it refused), cut after the masking so no key is cut in two."""
+    text = body[: length * 5]
+    for key in keys:
+        text = text.replace(key, "***")
+    for _, pattern in SECRET_PATTERNS:
+        text = pattern.sub("***", text)
+    return text[:length]
+
+
 class HttpModel:
     def __init__(self, spec: ModelSpec, policy: RetryPolicy | None = None, base_url: str | None = None):
         if spec.provider not in WIRE_FORMATS:
@@ -175,7 +198,7 @@ class HttpModel:
             raise ValueError(f"model {spec.alias!r}: base_url {problem}")
         self.spec = spec
         self.policy = policy or RetryPolicy()
-        self._build, self._parse = WIRE_FORMATS[spec.provider]
+        self._build, self._parse, self._usage = WIRE_FORMATS[spec.provider]
         self.http = requests.Session()
         self.limiter = Limiter()
 
@@ -240,8 +263,9 @@ class HttpModel:
             except requests.exceptions.ChunkedEncodingError as exc:
                 error = f"response cut short: {exc.__class__.__name__}"
             except DECODE_ERRORS as exc:
-                return self.failed(f"{MALFORMED} ({exc.__class__.__name__}): "
-                                   "the body does not decode as its Content-Encoding header says"), None
+                return self.failed(
+                    f"{MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says"
+                ), None
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 # Anything else the transport refuses is this item's error, not a crash; its
                 # message may quote a header or a URL, so only its class is kept.
@@ -250,15 +274,17 @@ class HttpModel:
             else:
                 latency_ms = (time.perf_counter() - started) * 1000
                 if response.status_code in (401, 403):
-                    reason = (f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
-                              f"for model {self.spec.alias!r}: HTTP {response.status_code}")
+                    reason = (
+                        f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
+                        f"for model {self.spec.alias!r}: HTTP {response.status_code}"
+                    )
                     self.limiter.refuse(reason)  # no other thread sends anything after this
                     raise AuthError(reason)
                 if response.ok:
-                    completion = self._completion(response, latency_ms)
+                    completion = self._completion(response, latency_ms, keys_in(call))
                     paid = completion.cost_usd  # known to the limiter before the next attempt can start
                     return completion, response if completion.error is None else None
-                error = f"HTTP {response.status_code}: {response.text[:200]}"
+                error = f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}"
                 if not _retryable(response.status_code):
                     break
                 retry_after = response.headers.get("Retry-After")
@@ -270,8 +296,10 @@ class HttpModel:
             pause = self.policy.wait(attempt, retry_after)
             if waited + pause > self.policy.max_total_wait:
                 who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
-                gave_up = (f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
-                           f"on waiting per call (--eval-max-retry-wait)")
+                gave_up = (
+                    f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
+                    f"on waiting per call (--eval-max-retry-wait)"
+                )
                 break
             time.sleep(pause)
             waited += pause
@@ -281,20 +309,37 @@ class HttpModel:
                 attempt += 1
         return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})"), None
 
-    def _completion(self, response: requests.Response, latency_ms: float) -> Completion:
-        return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms)
+    def _completion(self, response: requests.Response, latency_ms: float, keys: list[str]) -> Completion:
+        return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms, keys)
 
-    def completion_from(self, body: bytes | str, recorded_latency: str | None, latency_ms: float) -> Completion:
+    def completion_from(
+        self, body: bytes | str, recorded_latency: str | None, latency_ms: float, keys: list[str] = ()
+    ) -> Completion:
         """The completion in a 2xx response's body (live, or replayed from a cassette); the
-        recorded latency header, when there is one, is the latency reported."""
+        recorded latency header, when there is one, is the latency reported. `keys`: what a
+        message quoting the body must not show."""
+        data = None
         try:
             if recorded_latency is not None:
                 latency_ms = float(recorded_latency)
-            parsed = self._parse(json.loads(body))
-        except (json.JSONDecodeError, requests.JSONDecodeError, KeyError, IndexError, TypeError, ValueError,
-                AttributeError) as exc:  # e.g. a message that is a string, not an object
+            data = json.loads(body)
+            parsed = self._parse(data)
+        except (
+            KeyError,
+            IndexError,
+            TypeError,
+            ValueError,
+            AttributeError,  # JSON errors are ValueErrors
+            RecursionError,
+        ) as exc:  # e.g. a message that is a string, not an object; JSON nested 100,000 deep
             text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-            return self.failed(f"{MALFORMED} ({exc.__class__.__name__}): {text[:200]}")
+            failed = self.failed(f"{MALFORMED} ({exc.__class__.__name__}): {excerpt(text, keys)}")
+            try:  # the provider was paid for the call: what it billed counts, when it can be read
+                failed.input_tokens, failed.output_tokens, failed.thinking_tokens = self._usage(data)
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+                return failed
+            failed.cost_usd = self.spec.cost(failed.input_tokens, failed.output_tokens)
+            return failed
         return Completion(
             provider=self.spec.provider,
             model=self.spec.model_id,

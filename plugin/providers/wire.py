@@ -1,9 +1,12 @@
 """Wire formats: how each provider's request body is built and its response read.
 
-Each format is two pure functions, so the HTTP client (http.py) owns all I/O, retries and
-errors. `parse` raises KeyError/TypeError/IndexError on a body that lacks what it needs; the
-client turns that into an item error. A header carrying the key is a Secret: it prints as '***'
-wherever the header dict is shown (a traceback's locals included).
+Each format is three pure functions, so the HTTP client (http.py) owns all I/O, retries and
+errors. `parse` raises KeyError/TypeError/IndexError/ValueError on a body that lacks what it
+needs or holds what no completion holds (a text that is a number, a token count that is
+negative, fractional, infinite or absurd); the client turns that into an item error. `usage`
+reads the token counts alone: a reply whose answer cannot be read may still say what it cost.
+A header carrying the key is a Secret: it prints as '***' wherever the header dict is shown (a
+traceback's locals included).
 """
 
 from __future__ import annotations
@@ -20,6 +23,39 @@ class Call:
     url: str
     headers: dict
     body: dict
+
+
+MOST_TOKENS = 10**9  # more than any context window, far less than a float loses count of: above it a count is absurd
+
+
+def tokens(value: object, name: str) -> int:
+    """A token count of a reply: a whole number in 0..MOST_TOKENS (absent or null: 0)."""
+    if value is None:
+        return 0
+    whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
+    if isinstance(value, bool) or not whole or not 0 <= value <= MOST_TOKENS:
+        raise ValueError(f"{name} is not a token count: {str(value)[:20]}")
+    return int(value)
+
+
+def text_of(parts: object, name: str, keep: Callable[[dict], bool] = lambda part: True) -> str:
+    """The text of a reply given as a string, or as a list of parts ({"text": ...}) of which
+    those `keep` accepts are joined; None is no text."""
+    if parts is None or isinstance(parts, str):
+        return parts or ""
+    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+        raise TypeError(f"{name} is neither a text nor a list of parts")
+    texts = [p.get("text", "") for p in parts if keep(p)]
+    if not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"a part of {name} has a text that is not a string")
+    return "".join(texts)
+
+
+def reason(value: object, name: str) -> str | None:
+    """Why the reply ended, as the provider says it: a string, or None."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} is not a string")
+    return value
 
 
 @dataclass(frozen=True)
@@ -47,24 +83,30 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     }
     if request.json_schema is not None:
         if spec.provider == "openai":
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": "response", "schema": request.json_schema, "strict": True}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "response", "schema": request.json_schema, "strict": True},
+            }
         else:  # llama.cpp (and vLLM) turn a schema in json_object mode into a grammar
             body["response_format"] = {"type": "json_object", "schema": request.json_schema}
     return Call(f"{spec.base_url.rstrip('/')}/chat/completions", headers, body)
 
 
-def openai_parse(data: dict) -> Parsed:
-    choice = data["choices"][0]
+def openai_usage(data: dict) -> tuple[int, int, int]:
     usage = data.get("usage") or {}
     details = usage.get("completion_tokens_details") or {}
-    return Parsed(
-        text=choice["message"].get("content") or "",
-        input_tokens=int(usage.get("prompt_tokens", 0)),
-        output_tokens=int(usage.get("completion_tokens", 0)),  # already includes reasoning tokens
-        thinking_tokens=int(details.get("reasoning_tokens", 0)),
-        finish_reason=choice.get("finish_reason"),
+    return (
+        tokens(usage.get("prompt_tokens"), "prompt_tokens"),
+        tokens(usage.get("completion_tokens"), "completion_tokens"),  # already includes reasoning tokens
+        tokens(details.get("reasoning_tokens"), "reasoning_tokens"),
     )
+
+
+def openai_parse(data: dict) -> Parsed:
+    choice = data["choices"][0]
+    # OpenAI-compatible servers may send the content as a list of parts ({"type": "text", "text": ...})
+    text = text_of(choice["message"].get("content"), "message content", lambda part: part.get("type", "text") == "text")
+    return Parsed(text, *openai_usage(data), finish_reason=reason(choice.get("finish_reason"), "finish_reason"))
 
 
 # --- Anthropic messages ---
@@ -84,18 +126,21 @@ def anthropic_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     return Call(f"{spec.base_url.rstrip('/')}/messages", headers, body)
 
 
-def anthropic_parse(data: dict) -> Parsed:
+def anthropic_usage(data: dict) -> tuple[int, int, int]:
     usage = data["usage"]
+    return (
+        tokens(usage.get("input_tokens"), "input_tokens"),
+        tokens(usage.get("output_tokens"), "output_tokens"),  # billed output, thinking included
+        0,
+    )
+
+
+def anthropic_parse(data: dict) -> Parsed:
     blocks = data["content"]
     if not isinstance(blocks, list) or not blocks:
         raise IndexError("empty content list")  # like openai's empty choices and gemini's empty candidates
-    return Parsed(
-        text="".join(b.get("text", "") for b in blocks if b.get("type") == "text"),
-        input_tokens=int(usage.get("input_tokens", 0)),
-        output_tokens=int(usage.get("output_tokens", 0)),  # billed output, thinking included
-        thinking_tokens=0,
-        finish_reason=data.get("stop_reason"),
-    )
+    text = text_of(blocks, "content", lambda block: block.get("type") == "text")
+    return Parsed(text, *anthropic_usage(data), finish_reason=reason(data.get("stop_reason"), "stop_reason"))
 
 
 # --- Gemini generateContent ---
@@ -120,24 +165,28 @@ def gemini_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     return Call(f"{spec.base_url.rstrip('/')}/models/{spec.model_id}:generateContent", headers, body)
 
 
-def gemini_parse(data: dict) -> Parsed:
-    candidate = data["candidates"][0]
+def gemini_usage(data: dict) -> tuple[int, int, int]:
     usage = data.get("usageMetadata") or {}
-    thoughts = int(usage.get("thoughtsTokenCount", 0))
-    parts = candidate.get("content", {}).get("parts", [])
-    return Parsed(
-        text="".join(p.get("text", "") for p in parts if not p.get("thought")),
-        input_tokens=int(usage.get("promptTokenCount", 0)),
-        # candidatesTokenCount excludes thoughts, which are billed as output: add them once.
-        output_tokens=int(usage.get("candidatesTokenCount", 0)) + thoughts,
-        thinking_tokens=thoughts,
-        finish_reason=candidate.get("finishReason"),
+    thoughts = tokens(usage.get("thoughtsTokenCount"), "thoughtsTokenCount")
+    # candidatesTokenCount excludes thoughts, which are billed as output: add them once.
+    return (
+        tokens(usage.get("promptTokenCount"), "promptTokenCount"),
+        tokens(usage.get("candidatesTokenCount"), "candidatesTokenCount") + thoughts,
+        thoughts,
     )
 
 
-WIRE_FORMATS: dict[str, tuple[Callable[..., Call], Callable[[dict], Parsed]]] = {
-    "openai": (openai_call, openai_parse),
-    "openai_compatible": (openai_call, openai_parse),
-    "anthropic": (anthropic_call, anthropic_parse),
-    "gemini": (gemini_call, gemini_parse),
+def gemini_parse(data: dict) -> Parsed:
+    candidate = data["candidates"][0]
+    parts = (candidate.get("content") or {}).get("parts", [])
+    text = text_of(parts, "content parts", lambda part: not part.get("thought"))
+    return Parsed(text, *gemini_usage(data), finish_reason=reason(candidate.get("finishReason"), "finishReason"))
+
+
+Usage = Callable[[dict], tuple[int, int, int]]  # (input, output, thinking) tokens of a reply
+WIRE_FORMATS: dict[str, tuple[Callable[..., Call], Callable[[dict], Parsed], Usage]] = {
+    "openai": (openai_call, openai_parse, openai_usage),
+    "openai_compatible": (openai_call, openai_parse, openai_usage),
+    "anthropic": (anthropic_call, anthropic_parse, anthropic_usage),
+    "gemini": (gemini_call, gemini_parse, gemini_usage),
 }
