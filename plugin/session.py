@@ -32,6 +32,7 @@ from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, U
                                              payload_of)
 
 HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
+STOPPED = "stopped"  # ... while the session was stopping (a refused key): not a bug of the harness
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
@@ -185,11 +186,15 @@ class EvalSession:
 
     def _harness_error(self, item: pytest.Item, excinfo: pytest.ExceptionInfo) -> dict | None:
         """An eval item that raised before sending its record (a bug in the harness or a fixture):
-        its protocol's error record, so the run counts it and is not complete."""
+        its protocol's error record, so the run counts it and is not complete. An item failed by a
+        stop (a refused key) gets its error record too, but is not counted as a bug: the stop's own
+        reason makes the run incomplete."""
+        stopped = bool(item.session.shouldstop)
         for name, protocol in self.protocols.items():
             if protocol.parameter(item) is not None:
-                record = protocol.error_record(item, f"harness error: {excinfo.typename}: {excinfo.value}")
-                return {"protocol": name, HARNESS_ERROR: True, **({"record": record} if record is not None else {})}
+                error = str(excinfo.value) if stopped else f"harness error: {excinfo.typename}: {excinfo.value}"
+                record = protocol.error_record(item, error)
+                return {"protocol": name, HARNESS_ERROR: True, STOPPED: stopped, **({"record": record} if record is not None else {})}
         return None
 
     @pytest.hookimpl(wrapper=True)

@@ -178,3 +178,5 @@ def test_refused_key_stops_the_session_once(pytester, server, workers: str) -> N
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert len(server.requests) <= max(1, int(workers)), "one refused call per process at most (N per process: test_concurrency.py)"
     result.stdout.fnmatch_lines([f"*model key refused: *refused the key in {KEY_VAR}*HTTP 401*"])
+    reason = read_summary(pytester, "fake")["incomplete_reason"]
+    assert reason.startswith("model key refused") and "harness error" not in reason, reason  # the stop, not a harness bug

@@ -265,7 +265,7 @@ def test_a_harness_error_fails_the_session(evals: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     summary = read_summary(evals, "always-true")  # the item that raised is an error record, and the run is not complete (issue 25)
     assert (summary["total_questions"], summary["num_errors"], summary["complete"]) == (4, 1, False)
-    assert summary["incomplete_reason"].startswith("1 items ended in a harness error")
+    assert summary["incomplete_reason"].startswith("1 item ended in a harness error")
 
 
 def test_no_gold_items_are_counted_apart(evals: pytest.Pytester) -> None:

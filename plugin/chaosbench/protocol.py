@@ -260,7 +260,7 @@ class Protocol(EvalProtocol):
             self.budget.charge_unasked(payload["cost_usd"])  # a dialogue's turns paid before the budget stopped it
             return
         record = payload["record"]
-        self.harness_errors += bool(payload.get("harness_error"))
+        self.harness_errors += bool(payload.get("harness_error")) and not payload.get("stopped")  # a refused key's item: the stop says why
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.completions.append(record)
         self.budget.charge(record)
@@ -282,7 +282,7 @@ class Protocol(EvalProtocol):
         self.lock.try_hold()
         if not self._begun:
             self._begin()
-        broken = f"{self.harness_errors} items ended in a harness error (see their tracebacks)" if self.harness_errors else None
+        broken = f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)" if self.harness_errors else None
         self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked,
                                  stopped="; ".join(filter(None, (stop_reason(session), broken))) or None)
         self.summary["cost_usd"] += self.budget.unasked  # paid by items the budget stopped midway: in no record

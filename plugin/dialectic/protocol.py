@@ -170,7 +170,7 @@ class Protocol(EvalProtocol):
 
     def add(self, payload: dict) -> None:
         if payload.get("harness_error"):
-            self.harness_errors += 1
+            self.harness_errors += not payload.get("stopped")  # a refused key's item: the stop says why
             return
         record = payload["record"]
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
@@ -215,7 +215,7 @@ class Protocol(EvalProtocol):
                 "num_workers": self.session.num_workers(), "complete": stopped is None, "incomplete_reason": stopped}
 
     def _harness_note(self) -> str | None:
-        return f"{self.harness_errors} items ended in a harness error (see their tracebacks)" if self.harness_errors else None
+        return f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)" if self.harness_errors else None
 
     def _compare_with_baseline(self) -> list[GateResult]:
         s = self.settings
