@@ -18,6 +18,11 @@ DEFAULT_CASES = shipped("chaosbench")
 DEFAULT_PROMPTS = shipped("chaosbench", "prompts")
 DEFAULT_VARIANT_PROMPTS = shipped("prompts")
 DEFAULT_DIALECTIC_CASES = shipped("dialectic")
+FAKE_KEY_VAR = "FAKE_PROVIDER_KEY"  # the key variable of the `fake` model below
+FAKE_MODELS = (  # a models file with one free OpenAI-compatible model, `fake`, at {url}
+    f"models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {FAKE_KEY_VAR}\n"
+    "    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
+)
 
 
 def use_repo_cassettes(pytester: pytest.Pytester, extra_ini: str = "") -> None:

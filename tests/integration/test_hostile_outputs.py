@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import DIALECTIC_MODULE, add_eval_module, question, run_dir, use_repo_cassettes, write_jsonl
+from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, FAKE_MODELS, add_eval_module, question, run_dir, use_repo_cassettes, write_jsonl
 
 from pytest_reasoning_evals.local_server import LocalServer, LocalServerError
 from pytest_reasoning_evals.options import DEFAULT_MODEL
@@ -26,12 +26,7 @@ from pytest_reasoning_evals.protocol import EvalProtocol
 from pytest_reasoning_evals.report import REPORT_FILE
 from pytest_reasoning_evals.secrets import main as scan_main
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
-)
+KEY_VAR = FAKE_KEY_VAR
 
 
 @pytest.fixture

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import add_eval_module, question, run_dir, use_repo_cassettes, write_jsonl
+from helpers import FAKE_KEY_VAR, FAKE_MODELS, add_eval_module, question, run_dir, use_repo_cassettes, write_jsonl
 
 from pytest_reasoning_evals import results
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
-)
+KEY_VAR = FAKE_KEY_VAR
 
 
 @pytest.fixture
