@@ -342,3 +342,44 @@ def test_a_sigkill_pays_again_for_at_most_n_calls(pytester) -> None:
     paid_twice = len(asked) - len(set(asked))
     assert paid_twice == answered - saved
     assert paid_twice <= concurrency, f"{paid_twice} calls paid twice with --eval-concurrency {concurrency}"
+
+
+# --- what calls made ahead paid when the run stops for another reason than the budget ---
+
+
+def paid_and_reported(pytester, tag: str, paid: float, result) -> None:
+    summary, meta, records = outputs(pytester, tag)
+    assert summary["cost_usd"] == paid, (summary["cost_usd"], paid, result.stdout.str())
+    assert meta["spent_usd"] == paid
+    assert len(records) < 120, "the run stopped early"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_what_calls_made_ahead_paid_is_reported_when_maxfail_stops_the_run(pytester, workers: str) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.usage = Usage(prompt=125_000, completion=0)
+        server.delay = 0.05  # the calls made ahead are out when the first wrong answer stops the run
+        args = run_args(pytester, server, "maxfail", bank(pytester, 120), price_in=1.0)  # "TRUE" to every third wrong
+        result = pytester.runpytest_subprocess(*args, "-x", "--eval-concurrency", "8", "-n", workers)
+        paid = len(server.requests) * PRICE_PER_CALL
+    assert len(server.requests) > 1, result.stdout.str()
+    paid_and_reported(pytester, "maxfail", paid, result)
+
+
+def test_what_calls_made_ahead_paid_is_reported_when_an_outage_stops_the_run(pytester) -> None:
+    add_eval_module(pytester)
+    good, down = 12, 400
+    with FakeProvider() as server:
+        server.usage = Usage(prompt=125_000, completion=0)
+        server.delay = 0.02
+        server.script(
+            *[status(200, body=body(reply("openai", content="TRUE", prompt=125_000, completion=0)))] * good,
+            *[status(500, retry_after="0")] * down,
+        )
+        args = run_args(pytester, server, "outage", bank(pytester, 120), price_in=1.0)
+        result = pytester.runpytest_subprocess(*args, "--eval-concurrency", "8")
+        assert "provider outage" in result.stdout.str(), result.stdout.str()
+        assert 0 < server.pending_faults < down, "the good replies were used up, then the 500s began"
+        paid = good * PRICE_PER_CALL  # the requests answered 200
+    paid_and_reported(pytester, "outage", paid, result)
