@@ -383,3 +383,26 @@ def test_what_calls_made_ahead_paid_is_reported_when_an_outage_stops_the_run(pyt
         assert 0 < server.pending_faults < down, "the good replies were used up, then the 500s began"
         paid = good * PRICE_PER_CALL  # the requests answered 200
     paid_and_reported(pytester, "outage", paid, result)
+
+
+# --- a hand-edited cassette whose body is JSON nested 100,000 deep ---
+
+
+def test_a_cassette_whose_body_is_nested_too_deep_is_an_unreadable_cassette_of_its_item(tmp_path) -> None:
+    import yaml
+
+    from pytest_reasoning_evals.cassettes import CassetteClient, cassette_path
+    from pytest_reasoning_evals.providers.base import MISS
+
+    with FakeProvider() as server:
+        recorded = CassetteClient(model_for("openai", server), tmp_path, "once").complete(REQUEST)
+    assert recorded.error is None
+    path = cassette_path(tmp_path, "fake", REQUEST.suite, REQUEST.item_id)
+    cassette = yaml.safe_load(path.read_text())
+    cassette["interactions"][0]["response"]["body"]["string"] = DEEP
+    path.write_text(yaml.safe_dump(cassette))
+    with FakeProvider() as server:  # never asked: a replay
+        replayed = CassetteClient(model_for("openai", server), tmp_path, "none").complete(REQUEST)
+        assert server.requests == []
+    assert replayed.error.startswith(f"{MISS} for item 'q1': unreadable cassette ("), replayed.error
+    assert str(path) in replayed.error and "\n" not in replayed.error
