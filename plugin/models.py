@@ -47,7 +47,7 @@ class StoppingModel:
     def _stop(self, reason: str) -> None:
         session = self.session()
         if session is not None and not session.shouldstop:
-            session.shouldstop = reason
+            session.shouldstop = " ".join(reason.split())  # one line: a provider's error body may span many
 
     def complete(self, request: Request) -> Completion:
         from pytest_reasoning_evals.providers.http import AuthError

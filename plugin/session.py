@@ -28,7 +28,7 @@ from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, settings_from
-from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
+from pytest_reasoning_evals.protocol import (FAILURE, HARNESS, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
 
 HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
@@ -194,7 +194,7 @@ class EvalSession:
         stopped = bool(item.session.shouldstop)
         for name, protocol in self.protocols.items():
             if protocol.parameter(item) is not None:
-                error = str(excinfo.value) if stopped else f"harness error: {excinfo.typename}: {excinfo.value}"
+                error = str(excinfo.value) if stopped else f"{HARNESS}: {excinfo.typename}: {excinfo.value}"
                 record = protocol.error_record(item, error)
                 return {"protocol": name, HARNESS_ERROR: True, STOPPED: stopped, **({"record": record} if record is not None else {})}
         return None
