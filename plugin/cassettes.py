@@ -168,7 +168,7 @@ def completion_problem(response: dict, parse: Callable[[dict], object]) -> str |
         return f"not a completion: its body cannot be decoded ({_one_line(exc)})"
     try:
         data = json.loads(body)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:  # RecursionError: JSON nested deeper than Python's stack
         return f"not a completion: not JSON ({exc.__class__.__name__})"
     try:
         parsed = parse(data)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GATES_FILE = "gates.json"  # in every run directory: the verdicts, for report.html and for CI scripts
+SHOWN_DETAIL = 200  # characters of a gate's detail in its terminal line (gates.json keeps all of it)
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,12 @@ class GateResult:
 
 
 def gate_line(gate: GateResult) -> str:
-    return f"gate {gate.name}: {'passed' if gate.passed else 'FAILED'} ({gate.detail})"
+    """A gate's verdict on one terminal line: a provider's multi-line error body in its detail is
+    collapsed to one line and cut (its whole text is in gates.json)."""
+    detail = " ".join(gate.detail.split())
+    if len(detail) > SHOWN_DETAIL:
+        detail = detail[: SHOWN_DETAIL - 1].rstrip() + "…"
+    return f"gate {gate.name}: {'passed' if gate.passed else 'FAILED'} ({detail})"
 
 
 def write_gates(run_dir: Path, gates: list[GateResult]) -> None:

@@ -47,7 +47,7 @@ class StoppingModel:
     def _stop(self, reason: str) -> None:
         session = self.session()
         if session is not None and not session.shouldstop:
-            session.shouldstop = reason
+            session.shouldstop = " ".join(reason.split())  # one line: a provider's error body may span many
 
     def complete(self, request: Request) -> Completion:
         from pytest_reasoning_evals.providers.http import AuthError
@@ -83,7 +83,7 @@ class Models:
         self.session = session
         self.config = config  # its cache folder holds the cassette index
         self._built: dict[tuple[str, bool], StoppingModel] = {}  # (alias, calls run ahead) -> model
-        self._prefetchers: list = []
+        self._prefetchers: dict[str, object] = {}  # alias -> its Prefetcher
         self._warmers: dict[str, object] = {}  # alias -> its IndexWarmer (or None: not started)
         self._checked: dict[tuple[str, ...], str | None] = {}
 
@@ -164,7 +164,7 @@ class Models:
 
                 model.model.allow_concurrency(s.concurrency)
                 model = Prefetcher(model, s.concurrency, *run_ahead)
-                self._prefetchers.append(model)
+                self._prefetchers[alias] = model
             self._built[key] = StoppingModel(model, self.session)
         return self._built[key]
 
@@ -186,13 +186,14 @@ class Models:
         paths = [os.path.join(root, cassette_name(alias, suite, item_id)) for suite, item_id in cassettes()]
         self._warmers[alias] = IndexWarmer.start(self.cassette_index.path.parent, spec.provider, paths)
 
-    def close(self) -> None:
+    def close(self) -> dict[str, float]:
         """The session is over: calls still waiting to run ahead are dropped, a child still
-        warming the index stops, and the cassette index writes what it has not written yet."""
-        for prefetcher in self._prefetchers:
-            prefetcher.close()
+        warming the index stops, and the cassette index writes what it has not written yet.
+        Returns, per alias, what its calls made ahead paid for items that never took them."""
+        unclaimed = {alias: prefetcher.close() for alias, prefetcher in self._prefetchers.items()}
         for warmer in self._warmers.values():
             if warmer is not None:
                 warmer.stop()
         if self.__dict__.get("cassette_index") is not None:
             self.cassette_index.close()
+        return {alias: cost for alias, cost in unclaimed.items() if cost}

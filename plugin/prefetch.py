@@ -113,6 +113,8 @@ class Prefetcher:
         self._claimed = 0.0  # live cost handed to items whose budget has charged it
         self._handed = 0.0  # ... and of the last one handed out: charged once its item is over
         self._failing = False  # the latest call failed after its retries: nothing runs ahead
+        self._asking: Future | None = None  # the asking item's call until it is handed over (an interrupt may come first)
+        self._unused: list[Future] = []  # calls made ahead no item took
         self._limiter.admit = self._admit  # asked before each request is sent
 
     def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
@@ -122,7 +124,10 @@ class Prefetcher:
         self._claimed, self._handed = self._claimed + self._handed, 0.0  # the caller has charged it by now
         ahead = self._ahead.pop((request.suite, request.item_id), None)
         future = ahead[1] if ahead is not None and ahead[0] == request else None
+        if ahead is not None and future is None:
+            self._unused.append(ahead[1])  # made for a request the item no longer sends: paid all the same
         if future is not None:
+            self._asking = future
             self._wait(future)
             if isinstance(future.exception(), NotAdmitted):  # refused when it ran ahead: asked again now
                 future = None
@@ -130,8 +135,9 @@ class Prefetcher:
             if not self.may_start(self._unclaimed()):
                 raise NotAdmitted()
             # in the pool like every call: at most `window` calls are paid for and not yet saved
-            future = self._pool.submit(self._fetch, request)
+            future = self._asking = self._pool.submit(self._fetch, request)
             self._wait(future)
+        self._asking = None
         return self._hand(future.result())  # re-raises what the call raised (a refused key, say)
 
     def _wait(self, future: Future) -> None:
@@ -173,9 +179,23 @@ class Prefetcher:
             self._ahead[(request.suite, request.item_id)] = (request, self._pool.submit(self._fetch, request))
             running += 1
 
-    def close(self) -> None:
+    def close(self) -> float:
         """The session is over: calls not started are dropped, running ones end at their next
-        attempt (what they already got is saved in their cassettes)."""
+        attempt (what they already got is saved in their cassettes). Returns what the live calls
+        that finished and reached no item cost (the run stopped first): paid, and in no record."""
         self._limiter.stop()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        futures = [*self._unused, *(future for _, future in self._ahead.values()), *filter(None, [self._asking])]
         self._ahead.clear()
+        self._unused.clear()
+        self._asking = None
+        return sum(_live_cost(future) for future in futures)
+
+
+def _live_cost(future: Future) -> float:
+    """What a finished call cost when it was made now (a replay costs nothing; a call that raised
+    or never ran, nothing)."""
+    if future.cancelled() or future.exception() is not None:
+        return 0.0
+    completion = future.result()
+    return completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0

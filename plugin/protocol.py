@@ -29,6 +29,7 @@ SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries i
 # pytest's report category of a wrong answer or an unmet rubric check without -v: not "failed",
 # so pytest does not print a failure section each; the session lists them one line each.
 WRONG = "wrong"
+HARNESS = "harness error"  # how the error of an item that raised inside the harness starts (session.py)
 UNKNOWN = "unknown"  # the category of an answer with no TRUE/FALSE (or a failed call): counted apart
 _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

@@ -28,7 +28,7 @@ from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, settings_from
-from pytest_reasoning_evals.protocol import (FAILURE, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
+from pytest_reasoning_evals.protocol import (FAILURE, HARNESS, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
                                              payload_of)
 
 HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
@@ -42,6 +42,7 @@ EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 STATUS = "teststatus"  # a consumed payload keeps only its pytest_report_teststatus answer
 OUTAGE = "provider outage"  # how models.StoppingModel's stop reason for an outage starts
+UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahead paid for items that never ran
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -68,6 +69,7 @@ class EvalSession:
         self.terminalreporter = None  # controller: pytest's, from the session's start
         self.from_workers = False  # controller: the reports arrive from xdist workers
         self._status_payloads: dict[tuple, dict] = {}
+        self.unclaimed: dict[str, float] = {}  # controller: per alias, what every process's calls made ahead paid for no item
         self.freezer = Freezer()  # keeps the run's live objects out of the garbage collector's walk (frozen.py)
 
     # --- protocols and shared services, on first use ---
@@ -192,7 +194,7 @@ class EvalSession:
         stopped = bool(item.session.shouldstop)
         for name, protocol in self.protocols.items():
             if protocol.parameter(item) is not None:
-                error = str(excinfo.value) if stopped else f"harness error: {excinfo.typename}: {excinfo.value}"
+                error = str(excinfo.value) if stopped else f"{HARNESS}: {excinfo.typename}: {excinfo.value}"
                 record = protocol.error_record(item, error)
                 return {"protocol": name, HARNESS_ERROR: True, STOPPED: stopped, **({"record": record} if record is not None else {})}
         return None
@@ -300,9 +302,23 @@ class EvalSession:
         """A consumed payload: one per distinct answer, shared by every kept report."""
         return self._status_payloads.setdefault((protocol, status), {"protocol": protocol, STATUS: status})
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """Controller: what a worker's calls made ahead paid for items that never ran (before the
+        controller's own sessionfinish: xdist's loop ends once every worker is down)."""
+        self._claim(getattr(node, "workeroutput", {}).get(UNCLAIMED, {}))
+
+    def _claim(self, unclaimed: dict[str, float]) -> None:
+        for alias, cost in unclaimed.items():
+            self.unclaimed[alias] = self.unclaimed.get(alias, 0.0) + cost
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if "models" in self.__dict__:  # built: calls still running ahead end before the outputs are written
-            self.models.close()
+            unclaimed = self.models.close()
+            if self.is_worker:
+                self.config.workeroutput[UNCLAIMED] = unclaimed  # xdist sends it after this hook
+            else:
+                self._claim(unclaimed)
         if self.is_worker:
             return
         if self.progress is not None:

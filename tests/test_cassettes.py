@@ -165,7 +165,7 @@ def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
     ])
     assert "Traceback" not in result.stdout.str() and "How to fix" not in result.stdout.str()
     summary = read_summary(pytester, "fake", subset=True)
-    assert summary["errors_by_kind"] == {"cassette_miss": 2, "provider": 0} and summary["num_errors"] == 2
+    assert summary["errors_by_kind"] == {"cassette_miss": 2, "provider": 0, "harness": 0} and summary["num_errors"] == 2
     first = json.loads((pytester.path / "results" / "fake_zeroshot-subset" / "completions.jsonl").read_text().splitlines()[0])
     assert first["error"] == f"cassette miss for item 'q-0': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'chaosbench-zeroshot' / 'q-0.yaml'}"
 

@@ -323,7 +323,7 @@ def test_whole_run_replay_of_a_truncated_cassette(pytester, server) -> None:
         f"CASSETTE MISSES: 1 items *; record them with: {KEY_VAR}=... pytest * -n 2 -rA --eval-record-mode=refresh",
     ])
     summary = read_summary(pytester, "fake")
-    assert summary["errors_by_kind"] == {"cassette_miss": 1, "provider": 0}
+    assert summary["errors_by_kind"] == {"cassette_miss": 1, "provider": 0, "harness": 0}
     records = {r["id"]: r for r in map(json.loads, (run_dir(pytester, "fake") / "completions.jsonl").read_text().splitlines())}
     assert [i for i, r in records.items() if r["error"]] == ["q-3"], "the session went on: the other items replayed"
     assert_unreadable_miss(records["q-3"]["error"], broken, "", "q-3")  # cut in half: no response, or bad YAML

@@ -24,7 +24,8 @@ def check_gates(summary: dict, *, min_accuracy: float | None, strict_items: bool
         rate, kinds = summary["error_rate"], summary["errors_by_kind"]
         results.append(GateResult("failed-calls", rate <= MAX_ERROR_RATE,
                                   f"{summary['num_errors']} items ({rate:.1%}) ended in failed calls ({kinds['provider']} "
-                                  f"provider errors, {kinds['cassette_miss']} cassette misses), allowed "
+                                  f"provider errors, {kinds['cassette_miss']} cassette misses"
+                                  + (f", {kinds['harness']} harness errors" if kinds["harness"] else "") + "), allowed "
                                   f"{MAX_ERROR_RATE:.0%} (--eval-min-coverage sets another bound)"))
     if min_accuracy is not None:
         accuracy = summary["overall_accuracy"]

@@ -12,6 +12,7 @@ from pytest_reasoning_evals.budget import live_cost
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
 from pytest_reasoning_evals.progress import Tally
+from pytest_reasoning_evals.protocol import HARNESS
 from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, ratio, wilson_interval
 
@@ -98,10 +99,12 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
 
 
 def errors_by_kind(records: list[dict]) -> dict[str, int]:
-    """Items whose call failed: replay misses (no matching cassette) and provider errors."""
+    """Items that ended in an error: replay misses (no matching cassette), harness errors (the item
+    raised inside the harness: no call failed) and provider errors (the rest)."""
     errors = [r["error"] for r in records if r["error"] is not None]
     misses = sum(e.startswith(MISS) for e in errors)
-    return {"cassette_miss": misses, "provider": len(errors) - misses}
+    harness = sum(e.startswith(HARNESS) for e in errors)
+    return {"cassette_miss": misses, "provider": len(errors) - misses - harness, "harness": harness}
 
 
 def call_counts(records: list[dict]) -> dict:

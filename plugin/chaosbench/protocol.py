@@ -285,7 +285,9 @@ class Protocol(EvalProtocol):
         broken = f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)" if self.harness_errors else None
         self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked,
                                  stopped="; ".join(filter(None, (stop_reason(session), broken))) or None)
-        self.summary["cost_usd"] += self.budget.unasked  # paid by items the budget stopped midway: in no record
+        # paid by calls made ahead for items that never ran (the run stopped first): in no record
+        self.budget.charge_unasked(self.session.unclaimed.get(s.model, 0.0))
+        self.summary["cost_usd"] += self.budget.unasked  # ... and by items the budget stopped midway
         self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items,
                                  min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
         dataset = self._dataset()

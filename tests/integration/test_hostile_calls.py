@@ -342,3 +342,141 @@ def test_a_sigkill_pays_again_for_at_most_n_calls(pytester) -> None:
     paid_twice = len(asked) - len(set(asked))
     assert paid_twice == answered - saved
     assert paid_twice <= concurrency, f"{paid_twice} calls paid twice with --eval-concurrency {concurrency}"
+
+
+# --- what calls made ahead paid when the run stops for another reason than the budget ---
+
+
+def paid_and_reported(pytester, tag: str, paid: float, result) -> None:
+    summary, meta, records = outputs(pytester, tag)
+    assert summary["cost_usd"] == paid, (summary["cost_usd"], paid, result.stdout.str())
+    assert meta["spent_usd"] == paid
+    assert len(records) < 120, "the run stopped early"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_what_calls_made_ahead_paid_is_reported_when_maxfail_stops_the_run(pytester, workers: str) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.usage = Usage(prompt=125_000, completion=0)
+        server.delay = 0.05  # the calls made ahead are out when the first wrong answer stops the run
+        args = run_args(pytester, server, "maxfail", bank(pytester, 120), price_in=1.0)  # "TRUE" to every third wrong
+        result = pytester.runpytest_subprocess(*args, "-x", "--eval-concurrency", "8", "-n", workers)
+        paid = len(server.requests) * PRICE_PER_CALL
+    assert len(server.requests) > 1, result.stdout.str()
+    paid_and_reported(pytester, "maxfail", paid, result)
+
+
+def test_what_calls_made_ahead_paid_is_reported_when_an_outage_stops_the_run(pytester) -> None:
+    add_eval_module(pytester)
+    good, down = 12, 400
+    with FakeProvider() as server:
+        server.usage = Usage(prompt=125_000, completion=0)
+        server.delay = 0.02
+        server.script(
+            *[status(200, body=body(reply("openai", content="TRUE", prompt=125_000, completion=0)))] * good,
+            *[status(500, retry_after="0")] * down,
+        )
+        args = run_args(pytester, server, "outage", bank(pytester, 120), price_in=1.0)
+        result = pytester.runpytest_subprocess(*args, "--eval-concurrency", "8")
+        assert "provider outage" in result.stdout.str(), result.stdout.str()
+        assert 0 < server.pending_faults < down, "the good replies were used up, then the 500s began"
+        paid = good * PRICE_PER_CALL  # the requests answered 200
+    paid_and_reported(pytester, "outage", paid, result)
+
+
+# --- a hand-edited cassette whose body is JSON nested 100,000 deep ---
+
+
+def test_a_cassette_whose_body_is_nested_too_deep_is_an_unreadable_cassette_of_its_item(tmp_path) -> None:
+    import yaml
+
+    from pytest_reasoning_evals.cassettes import CassetteClient, cassette_path
+    from pytest_reasoning_evals.providers.base import MISS
+
+    with FakeProvider() as server:
+        recorded = CassetteClient(model_for("openai", server), tmp_path, "once").complete(REQUEST)
+    assert recorded.error is None
+    path = cassette_path(tmp_path, "fake", REQUEST.suite, REQUEST.item_id)
+    cassette = yaml.safe_load(path.read_text())
+    cassette["interactions"][0]["response"]["body"]["string"] = DEEP
+    path.write_text(yaml.safe_dump(cassette))
+    with FakeProvider() as server:  # never asked: a replay
+        replayed = CassetteClient(model_for("openai", server), tmp_path, "none").complete(REQUEST)
+        assert server.requests == []
+    assert replayed.error.startswith(f"{MISS} for item 'q1': unreadable cassette ("), replayed.error
+    assert str(path) in replayed.error and "\n" not in replayed.error
+
+
+# --- a harness error is not a provider error ---
+
+
+def test_a_harness_error_is_counted_as_its_own_kind_not_as_a_provider_error() -> None:
+    from pytest_reasoning_evals.chaosbench.gates import check_gates
+    from pytest_reasoning_evals.chaosbench.metrics import errors_by_kind, summarize
+    from pytest_reasoning_evals.chaosbench.questions import parse_record
+    from pytest_reasoning_evals.chaosbench.scoring import score
+    from pytest_reasoning_evals.providers.base import MISS, Completion
+
+    def record(n: int, error: str | None) -> dict:
+        asked = parse_record(question(f"q-{n}", "TRUE"), "bank.jsonl:1", "atomic")
+        answer = Completion(provider=None, model="fake", text="" if error else "TRUE", error=error)
+        return score(asked, answer, "sha")
+
+    records = [
+        record(0, "harness error: KeyError: 'x'"),
+        record(1, f"{MISS} for item 'q-1': no cassette"),
+        record(2, "HTTP 500: fake provider error 500"),
+        record(3, None),
+    ]
+    assert errors_by_kind(records) == {"cassette_miss": 1, "provider": 1, "harness": 1}
+    summary = summarize(records, model="fake", mode="zeroshot")
+    gate = next(g for g in check_gates(summary, min_accuracy=None, strict_items=False) if g.name == "failed-calls")
+    assert "1 provider errors, 1 cassette misses, 1 harness errors" in gate.detail, gate.detail
+
+
+# --- a provider's multi-line error body in the terminal ---
+
+MULTI_LINE = "<html>\n<body>\n" + "upstream connect error or disconnect/reset before headers\n" * 6 + "</body>\n</html>"
+
+
+def test_a_gate_line_is_one_line_of_bounded_length() -> None:
+    from pytest_reasoning_evals.gates import GateResult, gate_line
+
+    line = gate_line(GateResult("complete", False, f"the run is incomplete: (last: HTTP 500: {MULTI_LINE}); stopped"))
+    assert "\n" not in line and "\r" not in line, line
+    assert line.startswith("gate complete: FAILED (the run is incomplete: (last: HTTP 500: <html> <body> upstream connect"), line
+    assert line.endswith("…)") and len(line) < 240, line
+    short = gate_line(GateResult("min-accuracy", True, "overall accuracy 0.9000, required >= 0.8"))
+    assert short == "gate min-accuracy: passed (overall accuracy 0.9000, required >= 0.8)", "a short detail is kept whole"
+
+
+def test_a_multi_line_error_body_is_one_gate_line_in_the_summary_block(pytester) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.script(*[status(500, retry_after="0", body=MULTI_LINE)] * 40)
+        result = pytester.runpytest_subprocess(*run_args(pytester, server, "multiline", bank(pytester, 6)))
+    out = result.stdout.str()
+    assert "provider outage" in out, out
+    block = out[out.index("eval summary: fake") :]
+    gate = [line for line in block.splitlines() if line.startswith("gate complete:")]
+    assert len(gate) == 1 and gate[0].endswith(")") and len(gate[0]) < 240, block
+    # nor pytest's own line of the stop's reason
+    assert not any(line.startswith(("<body>", "upstream connect")) for line in block.splitlines()), block
+    gates = json.loads((pytester.path / "results-multiline" / "fake_zeroshot" / "gates.json").read_text())
+    detail = next(g for g in gates["gates"] if g["name"] == "complete")["detail"]
+    assert detail.endswith("the run stopped, incomplete") and "…" not in detail, "gates.json keeps the whole detail"
+
+
+def test_what_calls_made_ahead_paid_is_reported_when_a_refused_key_stops_the_run(pytester) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.usage = Usage(prompt=125_000, completion=0)
+        server.delay = 0.05  # the calls made ahead are out when the first request is refused
+        server.script(status(401))
+        args = run_args(pytester, server, "refused", bank(pytester, 120), price_in=1.0)
+        result = pytester.runpytest_subprocess(*args, "--eval-concurrency", "8")
+        assert "model key refused" in result.stdout.str(), result.stdout.str()
+        paid = (len(server.requests) - 1) * PRICE_PER_CALL  # all but the refused one were answered 200
+    assert paid > 0, "calls were out when the key was refused"
+    paid_and_reported(pytester, "refused", paid, result)

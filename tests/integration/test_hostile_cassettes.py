@@ -280,7 +280,7 @@ def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the
     again = pytester.runpytest_subprocess(*eval_args(pytester, CLOSED_PORT_URL))
     assert again.ret == 0, again.stdout.str()
     assert "CASSETTE MISSES" not in again.stdout.str()
-    assert read_summary(pytester, "fake")["errors_by_kind"] == {"cassette_miss": 0, "provider": 0}
+    assert read_summary(pytester, "fake")["errors_by_kind"] == {"cassette_miss": 0, "provider": 0, "harness": 0}
 
 
 def test_whole_run_missing_cassettes_are_still_recorded_with_once(pytester, server) -> None:
