@@ -18,11 +18,7 @@ DEFAULT_CASES = shipped("chaosbench")
 DEFAULT_PROMPTS = shipped("chaosbench", "prompts")
 DEFAULT_VARIANT_PROMPTS = shipped("prompts")
 DEFAULT_DIALECTIC_CASES = shipped("dialectic")
-FAKE_KEY_VAR = "FAKE_PROVIDER_KEY"  # the key variable of the `fake` model below
-FAKE_MODELS = (  # a models file with one free OpenAI-compatible model, `fake`, at {url}
-    f"models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {FAKE_KEY_VAR}\n"
-    "    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
-)
+FAKE_KEY_VAR = "FAKE_PROVIDER_KEY"  # the key variable of the `fake` model (fake_models)
 
 
 def use_repo_cassettes(pytester: pytest.Pytester, extra_ini: str = "") -> None:
@@ -70,3 +66,23 @@ def answer_by_text(body: dict) -> str:
     """A deterministic model: the answer depends on the conversation only."""
     text = "".join(m["content"] for m in body["messages"])
     return "TRUE" if sum(map(ord, text)) % 3 else "FALSE"
+
+
+def fake_models(url: str, price_in: float = 0.0) -> str:
+    """A models file with one OpenAI-compatible model, `fake`, at `url` ($ price_in per 1M input tokens)."""
+    return (f"models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {FAKE_KEY_VAR}\n"
+            f"    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n")
+
+
+def fake_run_args(pytester: pytest.Pytester, url: str, cases, tag: str = "", price_in: float = 0.0,
+                  out_dir: bool = False) -> list[str]:
+    """Arguments of a recording run (`once`, no cache folder) of `fake` at `url` over `cases`; a `tag`
+    keeps the models file, cassettes (and with `out_dir` the results) of one test's runs apart."""
+    suffix = f"-{tag}" if tag else ""
+    models = pytester.path / f"models{suffix}.yaml"
+    models.write_text(fake_models(url, price_in))
+    args = ["--eval-models-file", str(models), "--model", "fake", "--eval-cases", str(cases),
+            "--eval-cassette-dir", str(pytester.path / f"cassettes{suffix}")]
+    if out_dir:
+        args += ["--eval-out-dir", str(pytester.path / f"results{suffix}")]
+    return [*args, "--eval-record-mode", "once", "-p", "no:cacheprovider"]

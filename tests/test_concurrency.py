@@ -17,18 +17,13 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, question, write_jsonl
+from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, fake_run_args, question, write_jsonl
 
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, AuthError, HttpModel, Limiter, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
-MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n"
-)
 
 
 @pytest.fixture(autouse=True)
@@ -47,25 +42,7 @@ def bank(pytester, questions: int, dialogues: int = 1) -> str:
 
 
 def run_args(pytester, server: FakeProvider, tag: str, cases: str, price_in: float = 0.0) -> list[str]:
-    models = pytester.path / f"models-{tag}.yaml"
-    models.write_text(MODELS.format(url=server.openai_base, price_in=price_in))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        cases,
-        "--eval-cassette-dir",
-        str(pytester.path / f"cassettes-{tag}"),
-        "--eval-out-dir",
-        str(pytester.path / f"results-{tag}"),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-    ]
+    return ["test_chaosbench.py", *fake_run_args(pytester, server.openai_base, cases, tag, price_in, out_dir=True)]
 
 
 def bodies(server: FakeProvider) -> list[str]:

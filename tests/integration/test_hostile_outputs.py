@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, FAKE_MODELS, add_eval_module, question, run_dir, use_repo_cassettes, write_jsonl
+from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, add_eval_module, fake_run_args, question, run_dir, use_repo_cassettes, write_jsonl
 
 from pytest_reasoning_evals.local_server import LocalServer, LocalServerError
 from pytest_reasoning_evals.options import DEFAULT_MODEL
@@ -42,22 +42,7 @@ def small_bank(path: Path) -> Path:
 
 
 def fake_args(pytester, url: str) -> list[str]:
-    models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url=url))
-    return [
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(small_bank(pytester.path / "bank.jsonl")),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-    ]
+    return fake_run_args(pytester, url, small_bank(pytester.path / "bank.jsonl"))
 
 
 def output(result) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import FAKE_KEY_VAR, FAKE_MODELS, add_eval_module, question, run_dir, use_repo_cassettes, write_jsonl
+from helpers import FAKE_KEY_VAR, add_eval_module, fake_run_args, question, run_dir, use_repo_cassettes, write_jsonl
 
 from pytest_reasoning_evals import results
 
@@ -29,24 +29,7 @@ def all_true_bank(path, n: int = 10):
 
 def fake_run(pytester, url: str, tag: str, *extra: str) -> list[str]:
     """Arguments of a recording run of the fake model over ten questions whose gold is TRUE, into results/fake_zeroshot."""
-    models = pytester.path / f"models-{tag}.yaml"
-    models.write_text(FAKE_MODELS.format(url=url))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(all_true_bank(pytester.path / "bank.jsonl")),
-        "--eval-cassette-dir",
-        str(pytester.path / f"cassettes-{tag}"),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-        *extra,
-    ]
+    return ["test_chaosbench.py", *fake_run_args(pytester, url, all_true_bank(pytester.path / "bank.jsonl"), tag), *extra]
 
 
 def no_traceback(result) -> None:
