@@ -425,3 +425,62 @@ def test_the_warmer_skips_a_fifo_and_a_link_to_dev_zero(tmp_path, server) -> Non
     with pytest.raises(cassettes.UnreadableCassette, match="not a regular file"):
         read_cassette(fifo, None, None)
     assert cassette_index._read(zero) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# (a) dialectic: a judge's or a resolution turn's cassette miss is counted and told how to record
+# ---------------------------------------------------------------------------------------------
+
+
+def _delete(path: Path) -> None:
+    path.unlink()
+
+
+def _ask_other_words(path: Path) -> None:
+    """The recorded request no longer matches (what a changed judge or resolution prompt does)."""
+    data = yaml.safe_load(path.read_text())
+    request = data["interactions"][0]["request"]
+    request["body"] = request["body"].replace("What should I do about b?", "What should I do about b, now?")
+    path.write_text(yaml.safe_dump(data))
+
+
+@pytest.mark.parametrize(
+    ("folder", "damage", "mode", "missed"),
+    [
+        ("dialectic-judge", _delete, "once", "1 judge call has"),
+        ("dialectic-judge", _ask_other_words, "refresh", "1 judge call has"),
+        # turn 1's judge misses: the conversation goes on, and its follow-ups and later turns were never recorded
+        ("dialectic-resolution", _ask_other_words, "refresh", "7 resolution calls have"),
+    ],
+    ids=["judge-missing", "judge-changed", "resolution-changed"],
+)
+def test_whole_run_dialectic_judge_and_resolution_misses_print_the_record_command(
+    pytester, server, folder, damage, mode, missed
+) -> None:
+    from test_dialectic import STRUCTURED, Scripted, cases_file, run
+
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED})
+    args = ("--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1")
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    assert run(pytester, server, cases, *args).ret == 0
+    (damaged,) = (pytester.path / "cassettes" / "fake" / folder).glob("b__*.yaml")
+    damage(damaged)
+    kept = {path: path.read_bytes() for path in (pytester.path / "cassettes").rglob("*.yaml") if path != damaged}
+
+    server.clear()
+    replay = run(pytester, server, cases, *args, "--eval-record-mode", "none")
+    out = replay.stdout.str()
+    assert "judge call failed: cassette miss" in out and server.requests == [], out
+    assert f"CASSETTE MISSES: {missed} no matching cassette" in out, out
+    command = printed_command(out)
+    assert command[-1] == f"--eval-record-mode={mode}"
+
+    recorded = pytester.runpytest_subprocess(*command)
+    assert recorded.ret == 0, recorded.stdout.str()
+    assert len(server.requests) == 1, "only the call that missed was asked"
+    assert {path: path.read_bytes() for path in kept} == kept, "every other cassette is kept as it was"
+
+    server.clear()
+    again = run(pytester, server, cases, *args, "--eval-record-mode", "none")
+    assert again.ret == 0 and "CASSETTE MISSES" not in again.stdout.str(), again.stdout.str()
+    assert server.requests == []
