@@ -7,10 +7,10 @@ only as items end). The controller, which sees every item's record, counts them 
 marker file in the run's checkpoints/ folder once the total reaches the budget, which every
 worker checks before each call. The marker names its run (a token the controller gives its
 workers): one an earlier run left stops nothing, and is removed at this run's first result, so a
-session that runs no item (--collect-only, a -k matching nothing) changes nothing. So a run overshoots by at most the calls already in flight: one
-per process, or with --eval-concurrency N the N requests each process has out (calls made ahead
-of their items count as spent the moment they finish, see prefetch.py; their items get their
-answers). Items not asked are skipped and listed in summary.json as `not_asked`;
+session that runs no item (--collect-only, a -k matching nothing) changes nothing. So a run
+overshoots by at most the calls already in flight: one per process, or with --eval-concurrency N
+the N requests each process has out (calls made ahead of their items count as spent the moment
+they finish, see prefetch.py; their items get their answers). Items not asked are skipped and listed in summary.json as `not_asked`;
 `--eval-resume` asks them later.
 """
 

@@ -198,16 +198,16 @@ class RunDirLock:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.run_dir, os.O_RDONLY)
         try:
-            if not _same_folder(fd, self.run_dir):  # removed by the last process of another run since the mkdir
-                return False
             if _flock(fd, fcntl.LOCK_EX):  # free: this run's now
+                if not _same_folder(fd, self.run_dir):  # removed by the last process of another run since the mkdir
+                    return False
                 self._name(json.dumps({"pid": self.owner_pid, "host": self.host,
                                        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                        "command": self.command}) + "\n")
                 if _flock(fd, fcntl.LOCK_SH):  # (lost only if another run took it in between)
                     self._fd, fd = fd, None
                     return True
-            elif self._ours(_read_holder(self.path)) and _flock(fd, fcntl.LOCK_SH):
+            elif self._ours(_read_holder(self.path)) and _flock(fd, fcntl.LOCK_SH) and _same_folder(fd, self.run_dir):
                 self._fd, fd = fd, None
                 return True
             return False

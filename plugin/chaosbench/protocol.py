@@ -59,7 +59,10 @@ class Protocol(EvalProtocol):
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
         workerinput = getattr(session.config, "workerinput", None)
-        workers, token = (workerinput.get("workercount", 1), workerinput.get(BUDGET_KEY, "")) if workerinput else (1, secrets.token_hex(8))
+        if workerinput is None:
+            workers, token = 1, secrets.token_hex(8)
+        else:
+            workers, token = workerinput.get("workercount", 1), workerinput.get(BUDGET_KEY, "")
         self.budget = Budget(s.max_cost, self.checkpoints.folder, workers, token)  # each worker spends its share
         self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
         self.records: list[dict] = []

@@ -9,7 +9,12 @@
 - (L1) temp files that killed runs left beside the cassettes are removed by the next recording;
 - (L2) the cassette index sees an edit in place that keeps the size and puts the mtime back;
 - (L4) a cassette that is not a regular file (a FIFO, a link to /dev/zero) or is too large is an
-  unreadable cassette, read by neither the replay nor the index warmer.
+  unreadable cassette, read by neither the replay nor the index warmer;
+- (a) a dialectic judge's or resolution call's cassette miss is counted in CASSETTE MISSES, with the
+  command that records it;
+- (b) a session that runs no eval item (--collect-only, a -k matching nothing) changes no run
+  directory, keeps an earlier run's budget marker, and leaves no new folder;
+- (c) a team's own questions asked with the shipped ChaosBench prompt get a notice and a manifest flag.
 """
 
 from __future__ import annotations
