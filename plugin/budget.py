@@ -5,10 +5,12 @@ calls against its share of the budget: all of it with -n 0, a W-th of it in each
 workers (a worker cannot see what the others are spending now, and the controller hears of it
 only as items end). The controller, which sees every item's record, counts them all and drops a
 marker file in the run's checkpoints/ folder once the total reaches the budget, which every
-worker checks before each call. So a run overshoots by at most the calls already in flight: one
-per process, or with --eval-concurrency N the N requests each process has out (calls made ahead
-of their items count as spent the moment they finish, see prefetch.py; their items get their
-answers). Items not asked are skipped and listed in summary.json as `not_asked`;
+worker checks before each call. The marker names its run (a token the controller gives its
+workers): one an earlier run left stops nothing, and is removed at this run's first result, so a
+session that runs no item (--collect-only, a -k matching nothing) changes nothing. So a run
+overshoots by at most the calls already in flight: one per process, or with --eval-concurrency N
+the N requests each process has out (calls made ahead of their items count as spent the moment
+they finish, see prefetch.py; their items get their answers). Items not asked are skipped and listed in summary.json as `not_asked`;
 `--eval-resume` asks them later.
 """
 
@@ -22,6 +24,7 @@ import pytest
 
 from pytest_reasoning_evals.prefetch import Prefetcher
 from pytest_reasoning_evals.providers.base import Completion, Model, NotAdmitted, Request
+from pytest_reasoning_evals.results import replacing
 
 
 def live_cost(record: dict) -> float:
@@ -31,8 +34,9 @@ def live_cost(record: dict) -> float:
 
 
 class Budget:
-    def __init__(self, max_cost: float | None, folder: Path, workers: int = 1):
+    def __init__(self, max_cost: float | None, folder: Path, workers: int = 1, run_token: str = ""):
         self.max_cost = max_cost
+        self.run_token = run_token  # what this run's marker holds
         self.share = None if max_cost is None else max_cost / max(1, workers)  # what this process may spend
         self.marker = folder / "budget-spent"
         self.spent = 0.0  # this process's own live calls
@@ -40,14 +44,22 @@ class Budget:
         self.unasked = 0.0  # controller: ... of it, what items the budget stopped midway had paid (a dialogue's turns)
 
     def start_run(self) -> None:
-        """Controller, before any item: a new run has a new budget."""
-        if self.max_cost is not None:
+        """Controller, at the run's first result: the marker an earlier run left goes (it stops
+        nothing: exhausted() reads only this run's)."""
+        if self.max_cost is not None and self.marker.exists() and not self._marked():
             self.marker.unlink(missing_ok=True)
+
+    def _marked(self) -> bool:
+        """The controller has marked the budget spent in this run."""
+        try:
+            return self.marker.read_text(encoding="utf-8") == self.run_token
+        except (OSError, UnicodeDecodeError):
+            return False
 
     def exhausted(self, unclaimed: float = 0.0) -> bool:
         """Spent: this process's share, by its calls (`unclaimed`: those made ahead whose items
         have not asked yet, see prefetch.py), or the whole budget by the run (the controller's marker)."""
-        return self.max_cost is not None and (self.spent + unclaimed >= self.share or self.marker.exists())
+        return self.max_cost is not None and (self.spent + unclaimed >= self.share or self._marked())
 
     def charge(self, record: dict) -> None:
         """Controller: add an item's live cost; tell every worker once the budget is spent."""
@@ -60,9 +72,10 @@ class Budget:
 
     def _add(self, cost: float) -> None:
         self.run_spent += cost
-        if self.max_cost is not None and self.run_spent >= self.max_cost and not self.marker.exists():
+        if self.max_cost is not None and self.run_spent >= self.max_cost and not self._marked():
             self.marker.parent.mkdir(parents=True, exist_ok=True)
-            self.marker.touch()
+            with replacing(self.marker) as handle:  # whole, or not there: a worker never reads half a token
+                handle.write(self.run_token)
 
 
 class BudgetedModel:

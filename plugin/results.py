@@ -13,6 +13,10 @@ included, so a leftover .lock file means nothing by itself.
 Under xdist the run is the controller and its workers: each of them holds the lock (workers
 from when they collect, before any item runs; the controller from when it starts or takes the
 first result), shared among them, in the controller's name; see RunDirLock.
+
+A run that wrote nothing in its run directory (no item ran: a -k matching nothing) leaves no
+folder behind: the last process of the run removes the run directory holding only `.lock`, and
+the output folders above it that did not exist when the run started (NEW_FOLDERS_KEY).
 """
 
 from __future__ import annotations
@@ -42,6 +46,17 @@ LOCK_NAME = ".lock"
 LOCK_PATIENCE = 1.0  # seconds a process waits to read the holder of a lock it cannot take
 RUN_ADVICE = "wait for it to end, or give this run another --eval-out-dir"
 NOTHING_RUNS = ("collectonly", "showfixtures", "show_fixtures_per_test", "setupplan")  # pytest options
+NEW_FOLDERS_KEY = "eval_new_folders"  # workerinput: the output folders that did not exist when the run started
+
+
+def missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist, deepest first (what a mkdir makes)."""
+    missing = []
+    for part in (folder, *folder.parents):
+        if os.path.lexists(part):
+            break
+        missing.append(part)
+    return missing
 
 
 def temp_path(path: Path) -> Path:
@@ -137,8 +152,10 @@ class RunDirLock:
     the exclusive lock while any of them holds a shared one, reads who holds it, and is refused.
     """
 
-    def __init__(self, run_dir: Path, owner_pid: int, command: str, advice: str = RUN_ADVICE):
+    def __init__(self, run_dir: Path, owner_pid: int, command: str, advice: str = RUN_ADVICE, new_folders: list[Path] | None = None):
         self.run_dir = run_dir
+        # the folders above the run directory that did not exist when the run started (removed if left empty)
+        self.new_folders = missing_folders(run_dir.parent) if new_folders is None else new_folders
         self.advice = advice
         self.path = run_dir / LOCK_NAME
         self.owner_pid = owner_pid
@@ -154,8 +171,9 @@ class RunDirLock:
         workerinput = getattr(config, "workerinput", None)
         if workerinput is None:
             lock = cls(run_dir, os.getpid(), command_line(["pytest", *config.invocation_params.args]))
-        else:
-            lock = cls(run_dir, os.getppid(), command_line(list(workerinput.get("mainargv") or ["pytest"])))
+        else:  # the folders that were new when the controller started, not when this worker did
+            lock = cls(run_dir, os.getppid(), command_line(list(workerinput.get("mainargv") or ["pytest"])),
+                       new_folders=[Path(p) for p in workerinput.get(NEW_FOLDERS_KEY, ())])
         lock.inert = any(getattr(config.option, name, False) for name in NOTHING_RUNS)
         config.add_cleanup(lock.release)
         return lock
@@ -181,13 +199,15 @@ class RunDirLock:
         fd = os.open(self.run_dir, os.O_RDONLY)
         try:
             if _flock(fd, fcntl.LOCK_EX):  # free: this run's now
+                if not _same_folder(fd, self.run_dir):  # removed by the last process of another run since the mkdir
+                    return False
                 self._name(json.dumps({"pid": self.owner_pid, "host": self.host,
                                        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                        "command": self.command}) + "\n")
                 if _flock(fd, fcntl.LOCK_SH):  # (lost only if another run took it in between)
                     self._fd, fd = fd, None
                     return True
-            elif self._ours(_read_holder(self.path)) and _flock(fd, fcntl.LOCK_SH):
+            elif self._ours(_read_holder(self.path)) and _flock(fd, fcntl.LOCK_SH) and _same_folder(fd, self.run_dir):
                 self._fd, fd = fd, None
                 return True
             return False
@@ -208,12 +228,31 @@ class RunDirLock:
         fd, self._fd = self._fd, None
         with contextlib.suppress(OSError):
             if _flock(fd, fcntl.LOCK_EX):  # the last process of the run: its name goes with it
-                self._name("")
+                if set(os.listdir(fd)) <= {LOCK_NAME}:
+                    self._remove_unused()
+                else:
+                    self._name("")
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
+    def _remove_unused(self) -> None:
+        """The run wrote nothing here: the run directory goes, and the new folders above it left empty."""
+        self.path.unlink(missing_ok=True)
+        for folder in (self.run_dir, *self.new_folders):
+            os.rmdir(folder)  # OSError (not empty: another run's, say) stops here
+
     def _ours(self, holder: dict | None) -> bool:
         return holder is not None and holder.get("pid") == self.owner_pid and holder.get("host") == self.host
+
+
+def _same_folder(fd: int, path: Path) -> bool:
+    """`fd` is open on the folder at `path` now (not on one removed since)."""
+    try:
+        here = os.stat(path)
+    except OSError:
+        return False
+    there = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _flock(fd: int, kind: int) -> bool:

@@ -232,7 +232,11 @@ class EvalSession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
-        """Controller -> worker: what a started protocol tells its workers (resumed ids, say)."""
+        """Controller -> worker: what a started protocol tells its workers (resumed ids, say), and
+        which output folders the run has made."""
+        from pytest_reasoning_evals.results import NEW_FOLDERS_KEY
+
+        node.workerinput[NEW_FOLDERS_KEY] = self.new_folders
         for protocol in self.protocols.values():
             node.workerinput.update(protocol.worker_input())
 
@@ -249,6 +253,14 @@ class EvalSession:
         # calls running ahead need items queued on their worker (grouping.AheadScheduling)
         keep = Prefetcher.HORIZON * self.settings.concurrency if self.settings.concurrency > 1 else 0
         return EvalScheduling(config, log, self.groups, keep)
+
+    @functools.cached_property
+    def new_folders(self) -> list[str]:
+        """Controller, before its first worker starts: the output folders that do not exist yet
+        (a run that writes nothing removes those it made, results.RunDirLock)."""
+        from pytest_reasoning_evals.results import missing_folders
+
+        return [str(p) for p in missing_folders(self.settings.out_dir)]
 
     def groups(self, param_ids: set[str]) -> dict[str, str]:
         """Parametrize id -> group for the ids of grouped protocols among `param_ids`."""

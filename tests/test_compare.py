@@ -178,6 +178,7 @@ def test_an_edited_variant_prompt_is_told_once_with_the_record_command(pytester)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
     assert out.count("CASSETTE MISSES") == 1 and "Traceback" not in out
-    result.stdout.fnmatch_lines([f"CASSETTE MISSES: 16 dialectic responses have no matching cassette *; record them with: "
+    result.stdout.fnmatch_lines([f"CASSETTE MISSES: 16 dialectic responses, 48 judge calls and 112 resolution calls have no matching cassette *; "
+                                 f"record them with: "
                                  f"pytest --basetemp=* --eval-variant-prompts={variants} --eval-variant dialectic --eval-record-mode=refresh"])
     result.stdout.fnmatch_lines(["gate dialectic-failed-calls: FAILED (16 of 16 responses (100.0%) failed (0 provider errors, 16 cassette misses), allowed 5%)"])

@@ -413,6 +413,7 @@ def test_the_lock_file_names_the_run_without_url_credentials(tmp_path) -> None:
     try:
         held = json.loads((tmp_path / "run" / ".lock").read_text())
         busy = results.busy_holder(tmp_path / "run")
+        (tmp_path / "run" / "summary.json").write_text("{}")  # a run that wrote something keeps its folder
     finally:
         lock.release()
     assert held["pid"] == 4242 and held["command"] == "pytest evals --eval-base-url https://***@api.example.com/v1"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import secrets
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -22,6 +23,7 @@ from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeError
 from pytest_reasoning_evals.chaosbench.gates import check_gates
+from pytest_reasoning_evals.chaosbench.names import FAMILIES
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, record_tally, summarize
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
@@ -41,8 +43,10 @@ from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send, stop_reason
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
+from pytest_reasoning_evals.shipped import shipped
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
+BUDGET_KEY = "chaosbench_budget_token"  # workerinput: what the controller's budget-spent marker holds in this run
 
 
 class Protocol(EvalProtocol):
@@ -54,8 +58,12 @@ class Protocol(EvalProtocol):
         self.run_dir = s.run_dir(s.mode)
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
-        workers = getattr(session.config, "workerinput", {}).get("workercount", 1)
-        self.budget = Budget(s.max_cost, self.checkpoints.folder, workers)  # each worker spends its share
+        workerinput = getattr(session.config, "workerinput", None)
+        if workerinput is None:
+            workers, token = 1, secrets.token_hex(8)
+        else:
+            workers, token = workerinput.get("workercount", 1), workerinput.get(BUDGET_KEY, "")
+        self.budget = Budget(s.max_cost, self.checkpoints.folder, workers, token)  # each worker spends its share
         self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
         self.records: list[dict] = []
         self.not_asked: list[str] = []
@@ -79,6 +87,25 @@ class Protocol(EvalProtocol):
             return PromptTemplate.load(self.settings.prompts_dir, self.settings.mode)
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
+
+    @functools.cached_property
+    def prompt_is_shipped(self) -> bool:
+        """The prompt's text is the shipped one (written for ChaosBench's dynamical systems), wherever it was read from."""
+        try:
+            return self.prompt.text == (shipped("chaosbench", "prompts") / f"{self.settings.mode}.txt").read_text(encoding="utf-8")
+        except OSError:
+            return False
+
+    def _shipped_prompt_note(self) -> str | None:
+        """One line when a team's own questions (families outside ChaosBench's) are asked with the
+        shipped prompt, which tells the model they are about dynamical systems: silent otherwise."""
+        own = sorted({r["family"] for r in self.records} - set(FAMILIES))
+        if not own or not self.prompt_is_shipped:
+            return None
+        names = ", ".join(own[:5]) + (f" and {len(own) - 5} more" if len(own) > 5 else "")
+        return (f"NOTE: these questions are not the ChaosBench bank (families: {names}) but are asked with the shipped "
+                f"{self.settings.mode} prompt, which says they are about dynamical systems; give your own prompt with "
+                f"--eval-prompts (ini eval_prompts)")
 
     @functools.cached_property
     def items(self) -> tuple[list[Question], list[Dialogue]]:
@@ -213,15 +240,12 @@ class Protocol(EvalProtocol):
                 self.baseline = load_baseline(s.baseline)
             except BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        if not (s.resume or s.max_cost is not None):
+        if not s.resume:
             return
         try:
-            self.hold_run_dir()  # before the budget marker or the answers of the run directory are touched
+            self.hold_run_dir()  # before the answers of the run directory are read
         except UsageProblem as exc:
             raise pytest.UsageError(str(exc)) from None
-        self.budget.start_run()
-        if not self.settings.resume:
-            return
         if self.checkpoints.config_file.exists() or self.completions.path.exists():
             try:
                 self.checkpoints.check_config(self.run_config())
@@ -248,7 +272,7 @@ class Protocol(EvalProtocol):
         self.active = bool(self.records)  # a resumed run with nothing left to ask still reports
 
     def worker_input(self) -> dict:
-        return {ANSWERED_KEY: sorted(self.answered_ids)}
+        return {ANSWERED_KEY: sorted(self.answered_ids), BUDGET_KEY: self.budget.run_token}
 
     # --- results (controller) ---
 
@@ -273,6 +297,7 @@ class Protocol(EvalProtocol):
         """At the first result: the configuration the answers belong to, and the completions
         stream (starting with the resumed records)."""
         self._begun = True
+        self.budget.start_run()
         self.checkpoints.write_config(self.run_config())
         self.completions.start(self.records)
         self.records = [compact(r) for r in self.records]
@@ -351,6 +376,9 @@ class Protocol(EvalProtocol):
             lines.insert(lines.index(f"results: {self.run_dir}"), f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
                              f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: "
                              f"{self.session.record_command(r['error'] for r in self.records if r.get('error'))}")
+        note = self._shipped_prompt_note()
+        if note:
+            lines.insert(lines.index(f"results: {self.run_dir}"), note)
         if s.subset:
             lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
                          f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")
@@ -407,7 +435,8 @@ class Protocol(EvalProtocol):
             run_id=f"{s.model}_{s.mode}_{stamp}",
             model_config={"model": s.model, **self.session.models.spec(s.model).to_dict(), "mode": s.mode, "temperature": 0.0},
             dataset=dataset,
-            prompt={"mode": s.mode, "path": str(self.prompt.path), "sha256": self.prompt.sha256, "text": self.prompt.text},
+            prompt={"mode": s.mode, "path": str(self.prompt.path), "sha256": self.prompt.sha256, "text": self.prompt.text,
+                    "shipped_default": self.prompt_is_shipped},
             selection={"splits": list(s.splits), "families": list(s.families), "max_items": s.max_items, "subset": s.subset},
             seed=s.seed,
             args=list(self.session.config.invocation_params.args),

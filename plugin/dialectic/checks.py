@@ -83,7 +83,9 @@ def judged(case: Case, variant: Variant, response: dict, verdict: Verdict) -> di
 
 def resolution(conversation: dict) -> dict:
     turns = conversation["turns_to_resolution"]
-    reason = None if turns is not None else f"not resolved after {conversation['turns']} turns"
+    failed = [*conversation["judge_errors"], *conversation.get("reply_errors", ())]
+    reason = None if turns is not None else f"not resolved after {conversation['turns']} turns" + (
+        f" ({len(failed)} call{'s' if len(failed) > 1 else ''} failed; first: {failed[0]})" if failed else "")  # not the model's doing
     return {"suite": SUITE, "check": "resolution", "id": f"{conversation['query_id']}-{conversation['variant']}-resolution",
             "conversation": conversation, "passed": turns is not None, "reason": reason}
 

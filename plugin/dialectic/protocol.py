@@ -237,14 +237,29 @@ class Protocol(EvalProtocol):
         return [GateResult("dialectic-no-regression", not worse,
                            f"regressed: {', '.join(worse)}" if worse else f"no variant regressed (alpha {s.regression_alpha})")]
 
+    def _cassette_misses(self) -> dict[str, list[str]]:
+        """The cassette-miss errors of this run's calls, by kind: the responses (each once), the
+        judge calls and the resolution conversations' calls (their errors quote the miss)."""
+        def misses(errors) -> list[str]:
+            return [error[error.index(MISS):] for error in errors if MISS in str(error)]
+
+        return {
+            "dialectic response": misses(r.get("error") or "" for r in self.responses.values()),
+            "judge call": misses(e for r in self.records if r["check"] == "judge" for e in r["judge"]["errors"]),
+            "resolution call": misses(e for r in self.records if r["check"] == "resolution"
+                                      for e in (*r["conversation"]["judge_errors"], *r["conversation"].get("reply_errors", ()))),
+        }
+
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
-        missed = [r["error"] for r in self.responses.values() if str(r.get("error") or "").startswith(MISS)]
-        if missed:
-            lines.append(f"CASSETTE MISSES: {len(missed)} dialectic responses have no matching cassette (a case, a variant's "
-                         f"prompt or an option changed since the recording, they were never recorded, or their cassette could not "
-                         f"be read); record them "
-                         f"with: {self.session.record_command(missed)}")
+        missed = self._cassette_misses()
+        if any(missed.values()):
+            counts = [f"{len(errors)} {noun}{'s' if len(errors) > 1 else ''}" for noun, errors in missed.items() if errors]
+            total = sum(map(len, missed.values()))
+            lines.append(f"CASSETTE MISSES: {' and '.join([', '.join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts)} "
+                         f"{'has' if total == 1 else 'have'} no matching cassette (a case, a variant's or the judge's prompt or "
+                         f"an option changed since the recording, they were never recorded, or their cassette could not be read); "
+                         f"record them with: {self.session.record_command([e for errors in missed.values() for e in errors])}")
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)
         lines += [gate_line(g) for g in self.gates]

@@ -96,7 +96,7 @@ class DialecticRunner:
         first = self.response(case, variant)
         model, resolver = self.models(self.model_alias), self.models(self.judges[0])
         messages = [*variant.messages(case.query), {"role": "assistant", "content": first["text"]}]
-        replies, verdicts, errors = [first["completion"]], [], []
+        replies, verdicts, errors, reply_errors = [first["completion"]], [], [], []
         turns_to_resolution = None
         for turn in range(1, multiturn.MAX_TURNS + 1):
             prompt = multiturn.TEMPLATE.format(query=case.query, conversation_history=multiturn.history_text(messages[:-1]),
@@ -123,12 +123,14 @@ class DialecticRunner:
             reply = _completion(model.complete(Request(item_id=f"{case.id}__{variant.name}__followup{turn + 1}",
                                                        suite=SUITE, messages=tuple(messages), max_tokens=MAX_TOKENS)))
             replies.append(reply)
+            if reply["error"]:
+                reply_errors.append(f"follow-up {turn + 1}: {reply['error']}")
             messages.append({"role": "assistant", "content": reply["text"]})
         calls = replies + verdicts
         return {
             "query_id": case.id, "variant": variant.name, "model": self.model_alias,
             "turns": len(replies), "turns_to_resolution": turns_to_resolution, "verdicts": verdicts,
-            "judge_errors": errors, "replies": [r["text"] for r in replies[1:]],
+            "judge_errors": errors, "reply_errors": reply_errors, "replies": [r["text"] for r in replies[1:]],
             "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
             "cost_usd": sum(c["cost_usd"] for c in calls),
         }

@@ -9,7 +9,12 @@
 - (L1) temp files that killed runs left beside the cassettes are removed by the next recording;
 - (L2) the cassette index sees an edit in place that keeps the size and puts the mtime back;
 - (L4) a cassette that is not a regular file (a FIFO, a link to /dev/zero) or is too large is an
-  unreadable cassette, read by neither the replay nor the index warmer.
+  unreadable cassette, read by neither the replay nor the index warmer;
+- (a) a dialectic judge's or resolution call's cassette miss is counted in CASSETTE MISSES, with the
+  command that records it;
+- (b) a session that runs no eval item (--collect-only, a -k matching nothing) changes no run
+  directory, keeps an earlier run's budget marker, and leaves no new folder;
+- (c) a team's own questions asked with the shipped ChaosBench prompt get a notice and a manifest flag.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import yaml
 from fakeprovider import FakeProvider
 from helpers import add_eval_module, question, read_summary, run_dir, write_jsonl
 
-from pytest_reasoning_evals import cassette_index, cassettes
+from pytest_reasoning_evals import cassette_index, cassettes, results
 from pytest_reasoning_evals.cassette_index import MAX_BYTES, CassetteIndex
 from pytest_reasoning_evals.cassettes import CassetteClient, cassette_path, read_cassette
 from pytest_reasoning_evals.index_warmer import warm
@@ -425,3 +430,193 @@ def test_the_warmer_skips_a_fifo_and_a_link_to_dev_zero(tmp_path, server) -> Non
     with pytest.raises(cassettes.UnreadableCassette, match="not a regular file"):
         read_cassette(fifo, None, None)
     assert cassette_index._read(zero) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# (a) dialectic: a judge's or a resolution turn's cassette miss is counted and told how to record
+# ---------------------------------------------------------------------------------------------
+
+
+def _delete(path: Path) -> None:
+    path.unlink()
+
+
+def _ask_other_words(path: Path) -> None:
+    """The recorded request no longer matches (what a changed judge or resolution prompt does)."""
+    data = yaml.safe_load(path.read_text())
+    request = data["interactions"][0]["request"]
+    request["body"] = request["body"].replace("What should I do about b?", "What should I do about b, now?")
+    path.write_text(yaml.safe_dump(data))
+
+
+@pytest.mark.parametrize(
+    ("folder", "damage", "mode", "missed"),
+    [
+        ("dialectic-judge", _delete, "once", "1 judge call has"),
+        ("dialectic-judge", _ask_other_words, "refresh", "1 judge call has"),
+        # turn 1's judge misses: the conversation goes on, and its follow-ups and later turns were never recorded
+        ("dialectic-resolution", _ask_other_words, "refresh", "7 resolution calls have"),
+    ],
+    ids=["judge-missing", "judge-changed", "resolution-changed"],
+)
+def test_whole_run_dialectic_judge_and_resolution_misses_print_the_record_command(
+    pytester, server, folder, damage, mode, missed
+) -> None:
+    from test_dialectic import STRUCTURED, Scripted, cases_file, run
+
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED})
+    args = ("--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1")
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    assert run(pytester, server, cases, *args).ret == 0
+    (damaged,) = (pytester.path / "cassettes" / "fake" / folder).glob("b__*.yaml")
+    damage(damaged)
+    kept = {path: path.read_bytes() for path in (pytester.path / "cassettes").rglob("*.yaml") if path != damaged}
+
+    server.clear()
+    replay = run(pytester, server, cases, *args, "--eval-record-mode", "none")
+    out = replay.stdout.str()
+    assert "judge call failed: cassette miss" in out and server.requests == [], out
+    assert f"CASSETTE MISSES: {missed} no matching cassette" in out, out
+    command = printed_command(out)
+    assert command[-1] == f"--eval-record-mode={mode}"
+
+    recorded = pytester.runpytest_subprocess(*command)
+    assert recorded.ret == 0, recorded.stdout.str()
+    assert len(server.requests) == 1, "only the call that missed was asked"
+    assert {path: path.read_bytes() for path in kept} == kept, "every other cassette is kept as it was"
+
+    server.clear()
+    again = run(pytester, server, cases, *args, "--eval-record-mode", "none")
+    assert again.ret == 0 and "CASSETTE MISSES" not in again.stdout.str(), again.stdout.str()
+    assert server.requests == []
+
+
+# ---------------------------------------------------------------------------------------------
+# (b) a session that runs no eval item changes no run directory and leaves no new folder
+# ---------------------------------------------------------------------------------------------
+
+
+def oracle_args(pytester, *args: str) -> list[str]:
+    add_eval_module(pytester)
+    bank(pytester)
+    return ["--model", "oracle", "--eval-cases", str(pytester.path / "bank.jsonl"), "-p", "no:cacheprovider", *args]
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    """Every file and folder under `folder` (the lock's name aside) with the bytes of the files."""
+    return {
+        str(path.relative_to(folder)): (path.read_bytes() if path.is_file() else None)
+        for path in sorted(folder.rglob("*"))
+        if path.name != ".lock"
+    }
+
+
+@pytest.mark.parametrize(
+    ("selection", "subset"), [(("--collect-only",), False), (("-k", "no-such-item"), True)], ids=["collect-only", "k-nothing"]
+)
+def test_a_session_that_asks_nothing_keeps_the_budget_marker_and_every_file(pytester, selection, subset) -> None:
+    earlier = ("-k", "q-1") if subset else ()
+    assert pytester.runpytest(*oracle_args(pytester, *earlier)).ret == 0
+    folder = run_dir(pytester, "oracle", subset=subset)
+    (folder / "checkpoints").mkdir(exist_ok=True)
+    (folder / "checkpoints" / "budget-spent").write_text("")  # the earlier run spent its budget
+    before = tree(pytester.path / "results")
+    result = pytester.runpytest(*oracle_args(pytester, *selection, "--eval-max-cost", "1"))
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), result.stdout.str()
+    assert tree(pytester.path / "results") == before
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_budget_spent_by_an_earlier_run_does_not_stop_the_next_one(pytester, workers) -> None:
+    folder = run_dir(pytester, "oracle")
+    (folder / "checkpoints").mkdir(parents=True)
+    (folder / "checkpoints" / "budget-spent").write_text("")  # left by an earlier run that spent its budget
+    result = pytester.runpytest_subprocess(*oracle_args(pytester, "--eval-max-cost", "1", "-n", workers))
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=6)
+    assert read_summary(pytester, "oracle")["not_asked"]["count"] == 0
+    assert not (folder / "checkpoints" / "budget-spent").exists(), "this run's budget is not spent"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("budget", [(), ("--eval-max-cost", "1")], ids=["", "max-cost"])
+def test_k_matching_no_item_leaves_no_new_folder(pytester, workers, budget) -> None:
+    result = pytester.runpytest_subprocess(*oracle_args(pytester, "-k", "no-such-item", "-n", workers, *budget))
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert not (pytester.path / "results").exists()
+
+    assert pytester.runpytest_subprocess(*oracle_args(pytester)).ret == 0  # beside a full run: no -subset folder
+    before = tree(pytester.path / "results")
+    result = pytester.runpytest_subprocess(*oracle_args(pytester, "-k", "no-such-item", "-n", workers, *budget))
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert tree(pytester.path / "results") == before
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_k_matching_no_dialectic_item_leaves_no_new_folder(pytester, server, workers) -> None:
+    from test_dialectic import cases_file, run
+
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", "--eval-n-judges", "1", "-k", "no-such-item", "-n", workers)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert not (pytester.path / "results").exists() and server.requests == []
+
+
+def test_the_last_process_of_a_run_that_wrote_nothing_removes_the_folders_it_made(tmp_path) -> None:
+    (tmp_path / "kept").mkdir()  # an output folder that existed before the run stays, even empty
+    for out, gone in ((tmp_path / "new" / "results", tmp_path / "new"), (tmp_path / "kept", tmp_path / "kept" / "run")):
+        first = results.RunDirLock(out / "run", 4242, "pytest")  # what was new when the run started
+        assert first.try_hold()
+        second = results.RunDirLock(out / "run", 4242, "pytest", new_folders=first.new_folders)  # a later worker is told
+        assert second.try_hold()
+        first.release()  # not the last: the run still holds its folder
+        assert (out / "run" / ".lock").is_file()
+        second.release()
+        assert not gone.exists() and tmp_path.is_dir()
+    assert (tmp_path / "kept").is_dir()
+
+
+# ---------------------------------------------------------------------------------------------
+# (c) a team's own questions asked with the shipped prompt (written for dynamical systems)
+# ---------------------------------------------------------------------------------------------
+
+SHIPPED_PROMPT_NOTICE = "NOTE: these questions are not the ChaosBench bank (families: billing, refunds)"
+
+
+def own_bank(pytester) -> Path:
+    items = [question(f"q-{i}", "TRUE", family=("billing", "refunds")[i % 2], split="core") for i in range(4)]
+    return write_jsonl(pytester.path / "own.jsonl", items)
+
+
+def manifest_prompt(pytester) -> dict:
+    return json.loads((run_dir(pytester, "oracle") / "run_manifest.json").read_text())["prompt"]
+
+
+def test_own_questions_with_the_shipped_prompt_get_a_notice_and_a_manifest_flag(pytester) -> None:
+    add_eval_module(pytester)
+    result = pytester.runpytest("--model", "oracle", "--eval-cases", str(own_bank(pytester)), "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    out = result.stdout.str()
+    assert out.count(SHIPPED_PROMPT_NOTICE) == 1, out
+    notice = (
+        f"{SHIPPED_PROMPT_NOTICE} but are asked with the shipped zeroshot prompt, which says they are about "
+        "dynamical systems; give your own prompt with --eval-prompts (ini eval_prompts)"
+    )
+    result.stdout.fnmatch_lines([notice])
+    assert manifest_prompt(pytester)["shipped_default"] is True
+
+
+def test_own_questions_with_their_own_prompt_and_the_bank_with_the_shipped_one_get_no_notice(pytester) -> None:
+    add_eval_module(pytester)
+    prompts = pytester.path / "prompts"
+    prompts.mkdir()
+    (prompts / "zeroshot.txt").write_text("Answer TRUE or FALSE about our billing.\n\n{question}\n")
+    args = ("--model", "oracle", "-p", "no:cacheprovider")
+    result = pytester.runpytest(*args, "--eval-cases", str(own_bank(pytester)), "--eval-prompts", str(prompts))
+    assert result.ret == 0 and "NOTE: these questions" not in result.stdout.str(), result.stdout.str()
+    assert manifest_prompt(pytester)["shipped_default"] is False
+
+    bank(pytester)  # ChaosBench families: the shipped prompt is the right one
+    result = pytester.runpytest(*args, "--eval-cases", str(pytester.path / "bank.jsonl"))
+    assert result.ret == 0 and "NOTE: these questions" not in result.stdout.str(), result.stdout.str()
+    assert manifest_prompt(pytester)["shipped_default"] is True
