@@ -41,3 +41,29 @@ def check_failed_calls(responses: list[dict]) -> list[GateResult]:
     return [GateResult("dialectic-failed-calls", rate <= MAX_ERROR_RATE,
                        f"{len(failed)} of {len(responses)} responses ({rate:.1%}) failed ({len(failed) - misses} provider "
                        f"errors, {misses} cassette misses), allowed {MAX_ERROR_RATE:.0%}")]
+
+
+JUDGED_CHECKS = ("judge", "resolution")  # the items whose own calls go to the judge (and, resolving, the model)
+
+
+def check_failed_judge_calls(records: list[dict]) -> list[GateResult]:
+    """Always on: a judge or resolution item whose calls failed (a provider error, a cassette miss)
+    judged nothing; more than 5% of them is a stale recording or an outage, not a result."""
+    judged = [r for r in records if r.get("check") in JUDGED_CHECKS]
+    failed = [r for r in judged if _call_errors(r)]
+    if not failed:
+        return []
+    misses = sum(any(MISS in e for e in _call_errors(r)) for r in failed)
+    rate = len(failed) / len(judged)
+    return [GateResult("dialectic-judge-failed-calls", rate <= MAX_ERROR_RATE,
+                       f"{len(failed)} of {len(judged)} judge and resolution items ({rate:.1%}) had failed calls "
+                       f"({misses} with cassette misses), allowed {MAX_ERROR_RATE:.0%}")]
+
+
+def _call_errors(record: dict) -> list[str]:
+    """The failed calls of a judge or resolution item (an unusable judge reply is not one)."""
+    if record["check"] == "judge":
+        return [str(e) for e in (record.get("judge") or {}).get("errors", ()) if "call failed" in str(e)]
+    conversation = record.get("conversation") or {}
+    judged = [str(e) for e in conversation.get("judge_errors", ()) if "call failed" in str(e)]
+    return judged + [str(e) for e in conversation.get("reply_errors", ())]  # a follow-up's error is always its call's

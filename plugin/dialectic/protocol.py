@@ -25,7 +25,7 @@ from pytest_reasoning_evals.chaosbench.questions import shard_of
 from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, comparison_lines, load_responses
-from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls
+from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls, check_failed_judge_calls
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, gate_line, write_gates
@@ -182,7 +182,7 @@ class Protocol(EvalProtocol):
         s = self.settings
         self.lock.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
-        self.gates = check_failed_calls(list(self.responses.values())) + check_dialectic_gates(
+        self.gates = check_failed_calls(list(self.responses.values())) + check_failed_judge_calls(self.records) + check_dialectic_gates(
             self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
         if self.harness_errors:
             self.gates.append(GateResult("dialectic-complete", False, self._harness_note()))

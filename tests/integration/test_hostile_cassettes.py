@@ -476,6 +476,7 @@ def test_whole_run_dialectic_judge_and_resolution_misses_print_the_record_comman
     replay = run(pytester, server, cases, *args, "--eval-record-mode", "none")
     out = replay.stdout.str()
     assert "judge call failed: cassette miss" in out and server.requests == [], out
+    assert replay.ret == 1 and "gate dialectic-judge-failed-calls: FAILED" in out, out  # a judge that judged nothing is no pass
     assert f"CASSETTE MISSES: {missed} no matching cassette" in out, out
     command = printed_command(out)
     assert command[-1] == f"--eval-record-mode={mode}"
