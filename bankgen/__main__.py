@@ -10,14 +10,20 @@ from pathlib import Path
 def build_bank(args: argparse.Namespace) -> int:
     from bankgen.bank import CASES_DIR, BankError, write_bank
 
-    out = Path(args.out) if args.out else (CASES_DIR if args.scale == "default" else CASES_DIR.with_name("chaosbench-full"))
+    out = (
+        Path(args.out)
+        if args.out
+        else (CASES_DIR if args.scale == "default" else CASES_DIR.with_name("chaosbench-full"))
+    )
     try:
         manifest = write_bank(out, seed=args.seed, scale=args.scale)
     except BankError as exc:
         print(f"build-bank: {exc}", file=sys.stderr)
         return 1
-    print(f"build-bank: {manifest['total_questions']} questions and {manifest['dialogues']} dialogues "
-          f"({manifest['dialogue_turns']} turns) written to {out}")
+    print(
+        f"build-bank: {manifest['total_questions']} questions and {manifest['dialogues']} dialogues "
+        f"({manifest['dialogue_turns']} turns) written to {out}"
+    )
     return 0
 
 
@@ -39,8 +45,12 @@ def main(argv: list[str] | None = None) -> int:
 
     bank = commands.add_parser("build-bank", help="generate the ChaosBench-Logic question bank (deterministic)")
     bank.add_argument("--seed", type=int, default=42)
-    bank.add_argument("--scale", choices=("default", "full"), default="default",
-                      help="default: ~1,000 questions into cases/chaosbench; full: 40,000+ into cases/chaosbench-full")
+    bank.add_argument(
+        "--scale",
+        choices=("default", "full"),
+        default="default",
+        help="default: ~1,000 questions into cases/chaosbench; full: 40,000+ into cases/chaosbench-full",
+    )
     bank.add_argument("--out", default=None, help="output folder (default by scale)")
     bank.set_defaults(run=build_bank)
 
@@ -48,8 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     validate.add_argument("path", nargs="?", default=None, help="a .jsonl file or a folder (default cases/chaosbench)")
     validate.set_defaults(run=validate_cases)
 
-    indicators = commands.add_parser("compute-indicators", help="simulate the catalog systems and sweeps; --verify checks the cache and the curated labels")
-    indicators.add_argument("rest", nargs=argparse.REMAINDER, help="options of the indicator command (--verify, --only ID ...)")
+    indicators = commands.add_parser(
+        "compute-indicators",
+        help="simulate the catalog systems and sweeps; --verify checks the cache and the curated labels",
+    )
+    indicators.add_argument(
+        "rest", nargs=argparse.REMAINDER, help="options of the indicator command (--verify, --only ID ...)"
+    )
     indicators.set_defaults(run=compute_indicators)
 
     args, unknown = parser.parse_known_args(argv)

@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bankgen.systems import System, load_all
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
-from bankgen.systems import System, load_all
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "chaosbench"
 INDICATORS = CASES_DIR / "indicators.json"
@@ -129,7 +129,11 @@ def direct_claims(s: System, family: str, templates: tuple[str, ...]) -> list[Dr
             f"{family}.is_it_true.v1": (f"Is it true that {s.name} {claim(p)}?", value, "positive"),
             f"{family}.negated.v1": (f"Is it true that {s.name} {claim(p, False)}?", not value, "negative"),
             f"{family}.does_it_hold.v1": (f"Does it hold that {s.name} {claim(p)}?", value, "positive"),
-            f"{family}.is_it_the_case_not.v1": (f"Is it the case that {s.name} {claim(p, False)}?", not value, "negative"),
+            f"{family}.is_it_the_case_not.v1": (
+                f"Is it the case that {s.name} {claim(p, False)}?",
+                not value,
+                "negative",
+            ),
             f"{family}.would_you_say.v1": (f"Would you say that {s.name} {claim(p)}?", value, "positive"),
         }
         for template in templates:
@@ -142,15 +146,26 @@ def direct_claims(s: System, family: str, templates: tuple[str, ...]) -> list[Dr
 
 
 def atomic(inputs: Inputs) -> list[Draft]:
-    templates = ("atomic.question.v1", "atomic.is_it_true.v1", "atomic.negated.v1", "atomic.does_it_hold.v1",
-                 "atomic.is_it_the_case_not.v1", "atomic.would_you_say.v1")
+    templates = (
+        "atomic.question.v1",
+        "atomic.is_it_true.v1",
+        "atomic.negated.v1",
+        "atomic.does_it_hold.v1",
+        "atomic.is_it_the_case_not.v1",
+        "atomic.would_you_say.v1",
+    )
     return [d for s in inputs.core for d in direct_claims(s, "atomic", templates)]
 
 
 def extended_systems(inputs: Inputs) -> list[Draft]:
-    templates = ("extended_systems.question.v1", "extended_systems.is_it_true.v1", "extended_systems.negated.v1",
-                 "extended_systems.does_it_hold.v1", "extended_systems.is_it_the_case_not.v1",
-                 "extended_systems.would_you_say.v1")
+    templates = (
+        "extended_systems.question.v1",
+        "extended_systems.is_it_true.v1",
+        "extended_systems.negated.v1",
+        "extended_systems.does_it_hold.v1",
+        "extended_systems.is_it_the_case_not.v1",
+        "extended_systems.would_you_say.v1",
+    )
     return [d for s in inputs.extended for d in direct_claims(s, "extended_systems", templates)]
 
 
@@ -166,17 +181,40 @@ def multi_hop(inputs: Inputs) -> list[Draft]:
                 continue
             preds = [pred(p) for p in chain]
             negated_last = [*preds[:-1], pred(last, "negative")]
-            drafts.append(Draft(
-                f"Given that {s.name} {claim(first)}, must it also be the case that it {claim(last)}?",
-                True, "multi_hop", s.id, "multi_hop.must_follow.v1", preds))
+            drafts.append(
+                Draft(
+                    f"Given that {s.name} {claim(first)}, must it also be the case that it {claim(last)}?",
+                    True,
+                    "multi_hop",
+                    s.id,
+                    "multi_hop.must_follow.v1",
+                    preds,
+                )
+            )
             stated = f"{cap(s.name)} {claim(first)}, which means it {steps}. Does it therefore follow that it"
-            drafts.append(Draft(f"{stated} {claim(last)}?", True, "multi_hop", s.id,
-                                "multi_hop.chain_stated.v1", preds))
-            drafts.append(Draft(f"{stated} {claim(last, False)}?", False, "multi_hop", s.id,
-                                "multi_hop.chain_stated.v1", negated_last))
-            drafts.append(Draft(
-                f"Given that {s.name} {claim(first)}, is it possible that it {claim(last, False)}?",
-                False, "multi_hop", s.id, "multi_hop.possible_not.v1", negated_last))
+            drafts.append(
+                Draft(f"{stated} {claim(last)}?", True, "multi_hop", s.id, "multi_hop.chain_stated.v1", preds)
+            )
+            drafts.append(
+                Draft(
+                    f"{stated} {claim(last, False)}?",
+                    False,
+                    "multi_hop",
+                    s.id,
+                    "multi_hop.chain_stated.v1",
+                    negated_last,
+                )
+            )
+            drafts.append(
+                Draft(
+                    f"Given that {s.name} {claim(first)}, is it possible that it {claim(last, False)}?",
+                    False,
+                    "multi_hop",
+                    s.id,
+                    "multi_hop.possible_not.v1",
+                    negated_last,
+                )
+            )
     for s in inputs.core:
         # the TRUE side of possible_not: a property the premise does not require and that the
         # system in fact lacks, so logic and the catalog agree that its absence is possible
@@ -184,9 +222,16 @@ def multi_hop(inputs: Inputs) -> list[Draft]:
             for other in known_preds(s, False):
                 if other in requires[first] or len(requires[first] - {first}) < 2:
                     continue
-                drafts.append(Draft(
-                    f"Given that {s.name} {claim(first)}, is it possible that it {claim(other, False)}?",
-                    True, "multi_hop", s.id, "multi_hop.possible_not.v1", [pred(first), pred(other, "negative")]))
+                drafts.append(
+                    Draft(
+                        f"Given that {s.name} {claim(first)}, is it possible that it {claim(other, False)}?",
+                        True,
+                        "multi_hop",
+                        s.id,
+                        "multi_hop.possible_not.v1",
+                        [pred(first), pred(other, "negative")],
+                    )
+                )
     for s in inputs.core:
         for first in known_preds(s, True):
             for other in sorted(excludes[first]):
@@ -194,16 +239,37 @@ def multi_hop(inputs: Inputs) -> list[Draft]:
                 if via is None:
                     continue  # a direct axiom: one hop, that is fol_inference's business
                 preds = [pred(first), pred(via), pred(other)]
-                drafts.append(Draft(
-                    f"Given that {s.name} {claim(first)}, is it possible that it {claim(other)} as well?",
-                    False, "multi_hop", s.id, "multi_hop.possible_as_well.v1", preds))
-                drafts.append(Draft(
-                    f"Given that {s.name} {claim(first)}, must it also be the case that it {claim(other)}?",
-                    False, "multi_hop", s.id, "multi_hop.must_follow.v1", preds))
+                drafts.append(
+                    Draft(
+                        f"Given that {s.name} {claim(first)}, is it possible that it {claim(other)} as well?",
+                        False,
+                        "multi_hop",
+                        s.id,
+                        "multi_hop.possible_as_well.v1",
+                        preds,
+                    )
+                )
+                drafts.append(
+                    Draft(
+                        f"Given that {s.name} {claim(first)}, must it also be the case that it {claim(other)}?",
+                        False,
+                        "multi_hop",
+                        s.id,
+                        "multi_hop.must_follow.v1",
+                        preds,
+                    )
+                )
             for other in sorted(requires[first] - {first} - set(ontology.REQUIRES.get(first, ()))):
-                drafts.append(Draft(
-                    f"Given that {s.name} {claim(first)}, is it possible that it {claim(other)} as well?",
-                    True, "multi_hop", s.id, "multi_hop.possible_as_well.v1", [pred(first), pred(other)]))
+                drafts.append(
+                    Draft(
+                        f"Given that {s.name} {claim(first)}, is it possible that it {claim(other)} as well?",
+                        True,
+                        "multi_hop",
+                        s.id,
+                        "multi_hop.possible_as_well.v1",
+                        [pred(first), pred(other)],
+                    )
+                )
     return drafts
 
 
@@ -259,39 +325,74 @@ def indicator_diagnostics(inputs: Inputs) -> list[Draft]:
         lle, k = values["lle"], values["k01"]
         if _lle_says(lle) is not None:
             chaotic_sign = lle > 0
-            drafts.append(Draft(
-                f"A simulation of {s.name} gives a largest Lyapunov exponent of about {_fmt(lle)}. "
-                "Does this value indicate sensitive dependence on initial conditions?",
-                chaotic_sign, "indicator_diagnostics", s.id, "indicator.lle_sensitive.v1",
-                [pred("PosLyap"), pred("Sensitive")], {"indicator": {"lle": lle}}))
-            drafts.append(Draft(
-                f"The largest Lyapunov exponent of {s.name} is estimated at {_fmt(lle)}. "
-                "Do nearby trajectories of this system converge rather than separate exponentially?",
-                not chaotic_sign, "indicator_diagnostics", s.id, "indicator.lle_converge.v1",
-                [pred("PosLyap", "negative")], {"indicator": {"lle": lle}}))
-            drafts.append(Draft(
-                f"Reading a computed largest Lyapunov exponent of {_fmt(lle)} for {s.name}, "
-                "should one conclude that its trajectories are sensitive to initial conditions?",
-                chaotic_sign, "indicator_diagnostics", s.id, "indicator.lle_reading.v1",
-                [pred("PosLyap"), pred("Sensitive")], {"indicator": {"lle": lle}}))
+            drafts.append(
+                Draft(
+                    f"A simulation of {s.name} gives a largest Lyapunov exponent of about {_fmt(lle)}. "
+                    "Does this value indicate sensitive dependence on initial conditions?",
+                    chaotic_sign,
+                    "indicator_diagnostics",
+                    s.id,
+                    "indicator.lle_sensitive.v1",
+                    [pred("PosLyap"), pred("Sensitive")],
+                    {"indicator": {"lle": lle}},
+                )
+            )
+            drafts.append(
+                Draft(
+                    f"The largest Lyapunov exponent of {s.name} is estimated at {_fmt(lle)}. "
+                    "Do nearby trajectories of this system converge rather than separate exponentially?",
+                    not chaotic_sign,
+                    "indicator_diagnostics",
+                    s.id,
+                    "indicator.lle_converge.v1",
+                    [pred("PosLyap", "negative")],
+                    {"indicator": {"lle": lle}},
+                )
+            )
+            drafts.append(
+                Draft(
+                    f"Reading a computed largest Lyapunov exponent of {_fmt(lle)} for {s.name}, "
+                    "should one conclude that its trajectories are sensitive to initial conditions?",
+                    chaotic_sign,
+                    "indicator_diagnostics",
+                    s.id,
+                    "indicator.lle_reading.v1",
+                    [pred("PosLyap"), pred("Sensitive")],
+                    {"indicator": {"lle": lle}},
+                )
+            )
         if _k_says(k) is not None:
-            drafts.append(Draft(
-                f"The 0-1 test for chaos, applied to a coarsely sampled time series of {s.name}, returns "
-                f"K = {_fmt_k(k)}. Is this result consistent with chaotic dynamics?",
-                k >= K_CHAOTIC, "indicator_diagnostics", s.id, "indicator.k01_consistent.v1",
-                [pred("Chaotic")], {"indicator": {"k01": k}}))
+            drafts.append(
+                Draft(
+                    f"The 0-1 test for chaos, applied to a coarsely sampled time series of {s.name}, returns "
+                    f"K = {_fmt_k(k)}. Is this result consistent with chaotic dynamics?",
+                    k >= K_CHAOTIC,
+                    "indicator_diagnostics",
+                    s.id,
+                    "indicator.k01_consistent.v1",
+                    [pred("Chaotic")],
+                    {"indicator": {"k01": k}},
+                )
+            )
     # Permutation entropy is read comparatively: on its own scale almost every deterministic
     # series is "more regular than noise", which a template could answer without the number.
     for (a, va), (b, vb) in itertools.permutations(systems, 2):
         pa, pb = va["perm_entropy"], vb["perm_entropy"]
         if abs(pa - pb) < PE_GAP:
             continue
-        drafts.append(Draft(
-            f"Time series of {a.name} and of {b.name} have normalised permutation entropies of {pa:.2f} and "
-            f"{pb:.2f} respectively, where 1 means that all ordinal patterns are equally likely. "
-            f"Is the series of {a.name} the more regular of the two?",
-            pa < pb, "indicator_diagnostics", a.id, "indicator.perm_entropy_compare.v1", [],
-            {"indicator": {"perm_entropy": pa}, "compared_with": {"system_id": b.id, "perm_entropy": pb}}))
+        drafts.append(
+            Draft(
+                f"Time series of {a.name} and of {b.name} have normalised permutation entropies of {pa:.2f} and "
+                f"{pb:.2f} respectively, where 1 means that all ordinal patterns are equally likely. "
+                f"Is the series of {a.name} the more regular of the two?",
+                pa < pb,
+                "indicator_diagnostics",
+                a.id,
+                "indicator.perm_entropy_compare.v1",
+                [],
+                {"indicator": {"perm_entropy": pa}, "compared_with": {"system_id": b.id, "perm_entropy": pb}},
+            )
+        )
     return drafts
 
 
@@ -306,8 +407,14 @@ def _cross_readings(inputs: Inputs):
             continue
         yield s.id, s.name, values["lle"], values["k01"], "a coarsely sampled time series", None
         if values.get("k01_fine") is not None:
-            yield (s.id, s.name, values["lle"], values["k01_fine"],
-                   f"the same orbit sampled every {values['k01_fine_dt']:g} time units", None)
+            yield (
+                s.id,
+                s.name,
+                values["lle"],
+                values["k01_fine"],
+                f"the same orbit sampled every {values['k01_fine_dt']:g} time units",
+                None,
+            )
     for name in sorted(inputs.sweeps):
         sweep = inputs.sweeps[name]
         for point in sweep["points"]:
@@ -323,16 +430,44 @@ def cross_indicator(inputs: Inputs) -> list[Draft]:
         lle_says, k_says = _lle_says(lle), _k_says(k)
         if lle_says is None or k_says is None:
             continue
-        text = (f"For {subject}, simulation gives a largest Lyapunov exponent of about {_fmt(lle)}, "
-                f"and the 0-1 test for chaos applied to {sampling} gives K = {_fmt_k(k)}.")
+        text = (
+            f"For {subject}, simulation gives a largest Lyapunov exponent of about {_fmt(lle)}, "
+            f"and the 0-1 test for chaos applied to {sampling} gives K = {_fmt_k(k)}."
+        )
         extra = {"indicator": {"lle": lle, "k01": k}, **({"sweep": sweep} if sweep else {})}
-        drafts.append(Draft(f"{text} Do both indicators point to chaotic dynamics?", lle_says and k_says,
-                            "cross_indicator", system_id, "cross.both_chaotic.v1", [pred("Chaotic")], extra))
-        drafts.append(Draft(f"{text} Do the two indicators agree with each other about whether the motion is chaotic?",
-                            lle_says == k_says, "cross_indicator", system_id, "cross.agree.v1", [pred("Chaotic")], extra))
-        drafts.append(Draft(f"{text} Taken together, do these indicators rule out chaotic dynamics?",
-                            not lle_says and not k_says, "cross_indicator", system_id, "cross.rule_out.v1",
-                            [pred("Chaotic", "negative")], extra))
+        drafts.append(
+            Draft(
+                f"{text} Do both indicators point to chaotic dynamics?",
+                lle_says and k_says,
+                "cross_indicator",
+                system_id,
+                "cross.both_chaotic.v1",
+                [pred("Chaotic")],
+                extra,
+            )
+        )
+        drafts.append(
+            Draft(
+                f"{text} Do the two indicators agree with each other about whether the motion is chaotic?",
+                lle_says == k_says,
+                "cross_indicator",
+                system_id,
+                "cross.agree.v1",
+                [pred("Chaotic")],
+                extra,
+            )
+        )
+        drafts.append(
+            Draft(
+                f"{text} Taken together, do these indicators rule out chaotic dynamics?",
+                not lle_says and not k_says,
+                "cross_indicator",
+                system_id,
+                "cross.rule_out.v1",
+                [pred("Chaotic", "negative")],
+                extra,
+            )
+        )
     return drafts
 
 
@@ -347,15 +482,39 @@ def regime_transition(inputs: Inputs) -> list[Draft]:
             value, regime = point["value"], point["regime"]
             at = f"{symbol} = {value:g}"
             extra = {"sweep": name, "parameter": symbol, "value": value, "regime": regime}
-            drafts.append(Draft(f"Is the long-term behaviour of {label} at {at} chaotic?",
-                                regime == "chaotic", "regime_transition", system_id, "regime.is_chaotic.v1",
-                                [pred("Chaotic")], extra))
-            drafts.append(Draft(f"At {at}, do trajectories of {label} settle onto a stable periodic cycle or fixed point?",
-                                regime != "chaotic", "regime_transition", system_id, "regime.settles_periodic.v1",
-                                [pred("Chaotic", "negative")], extra))
-            drafts.append(Draft(f"Does {label} have a positive largest Lyapunov exponent at {at}?",
-                                regime == "chaotic", "regime_transition", system_id, "regime.poslyap.v1",
-                                [pred("PosLyap")], extra))
+            drafts.append(
+                Draft(
+                    f"Is the long-term behaviour of {label} at {at} chaotic?",
+                    regime == "chaotic",
+                    "regime_transition",
+                    system_id,
+                    "regime.is_chaotic.v1",
+                    [pred("Chaotic")],
+                    extra,
+                )
+            )
+            drafts.append(
+                Draft(
+                    f"At {at}, do trajectories of {label} settle onto a stable periodic cycle or fixed point?",
+                    regime != "chaotic",
+                    "regime_transition",
+                    system_id,
+                    "regime.settles_periodic.v1",
+                    [pred("Chaotic", "negative")],
+                    extra,
+                )
+            )
+            drafts.append(
+                Draft(
+                    f"Does {label} have a positive largest Lyapunov exponent at {at}?",
+                    regime == "chaotic",
+                    "regime_transition",
+                    system_id,
+                    "regime.poslyap.v1",
+                    [pred("PosLyap")],
+                    extra,
+                )
+            )
         # neighbouring points on either side of an onset or a window: the true direction of the
         # change, and the reversed one (so the template has both answers)
         for low, high in zip(points, points[1:]):
@@ -365,10 +524,13 @@ def regime_transition(inputs: Inputs) -> list[Draft]:
             extra = {"sweep": name, "parameter": symbol, "from": low["value"], "to": high["value"]}
             for claimed_before, truth in ((before, True), (after, False)):
                 claimed = ("chaotic", "regular") if claimed_before else ("regular", "chaotic")
-                text = (f"As {symbol} increases from {low['value']:g} to {high['value']:g}, does {label} change "
-                        f"from {claimed[0]} to {claimed[1]} behaviour?")
-                drafts.append(Draft(text, truth, "regime_transition", system_id, "regime.transition.v1",
-                                    [pred("Chaotic")], extra))
+                text = (
+                    f"As {symbol} increases from {low['value']:g} to {high['value']:g}, does {label} change "
+                    f"from {claimed[0]} to {claimed[1]} behaviour?"
+                )
+                drafts.append(
+                    Draft(text, truth, "regime_transition", system_id, "regime.transition.v1", [pred("Chaotic")], extra)
+                )
     return drafts
 
 
@@ -376,8 +538,7 @@ def fol_inference(inputs: Inputs) -> list[Draft]:
     requires = ontology.requires_closure()
     excludes = ontology.excludes_closure()
     names = list(ontology.PREDICATES)
-    witnesses = {(a, b) for s in inputs.core for a in names for b in names
-                 if s.truth[a] and s.truth[b]}
+    witnesses = {(a, b) for s in inputs.core for a in names for b in names if s.truth[a] and s.truth[b]}
     drafts = []
     for a in names:
         for b in names:
@@ -385,34 +546,94 @@ def fol_inference(inputs: Inputs) -> list[Draft]:
                 continue
             ab = [pred(a), pred(b)]
             if b in requires[a]:
-                drafts.append(Draft(f"If a system {claim(a)}, does it necessarily follow that it {claim(b)}?",
-                                    True, "fol_inference", "generic", "fol.implication.v1", ab))
-                drafts.append(Draft(f"If a system {claim(a)}, does it necessarily follow that it {claim(b, False)}?",
-                                    False, "fol_inference", "generic", "fol.implication.v1",
-                                    [pred(a), pred(b, "negative")]))
-                drafts.append(Draft(f"If a system {claim(b, False)}, does it follow that it {claim(a)}?",
-                                    False, "fol_inference", "generic", "fol.contrapositive.v1",
-                                    [pred(b, "negative"), pred(a)]))
-                drafts.append(Draft(f"If a system {claim(b, False)}, does it follow that it {claim(a, False)}?",
-                                    True, "fol_inference", "generic", "fol.contrapositive.v1",
-                                    [pred(b, "negative"), pred(a, "negative")]))
+                drafts.append(
+                    Draft(
+                        f"If a system {claim(a)}, does it necessarily follow that it {claim(b)}?",
+                        True,
+                        "fol_inference",
+                        "generic",
+                        "fol.implication.v1",
+                        ab,
+                    )
+                )
+                drafts.append(
+                    Draft(
+                        f"If a system {claim(a)}, does it necessarily follow that it {claim(b, False)}?",
+                        False,
+                        "fol_inference",
+                        "generic",
+                        "fol.implication.v1",
+                        [pred(a), pred(b, "negative")],
+                    )
+                )
+                drafts.append(
+                    Draft(
+                        f"If a system {claim(b, False)}, does it follow that it {claim(a)}?",
+                        False,
+                        "fol_inference",
+                        "generic",
+                        "fol.contrapositive.v1",
+                        [pred(b, "negative"), pred(a)],
+                    )
+                )
+                drafts.append(
+                    Draft(
+                        f"If a system {claim(b, False)}, does it follow that it {claim(a, False)}?",
+                        True,
+                        "fol_inference",
+                        "generic",
+                        "fol.contrapositive.v1",
+                        [pred(b, "negative"), pred(a, "negative")],
+                    )
+                )
             if b in excludes[a]:
-                drafts.append(Draft(f"If a system {claim(a)}, does it necessarily follow that it {claim(b)}?",
-                                    False, "fol_inference", "generic", "fol.implication.v1", ab))
-                drafts.append(Draft(f"Can one and the same system satisfy both of these: it {claim(a)}, and it {claim(b)}?",
-                                    False, "fol_inference", "generic", "fol.exclusion.v1", ab))
-                drafts.append(Draft(f"If a system {claim(b)}, does it follow that it {claim(a, False)}?",
-                                    True, "fol_inference", "generic", "fol.contrapositive.v1",
-                                    [pred(b), pred(a, "negative")]))
+                drafts.append(
+                    Draft(
+                        f"If a system {claim(a)}, does it necessarily follow that it {claim(b)}?",
+                        False,
+                        "fol_inference",
+                        "generic",
+                        "fol.implication.v1",
+                        ab,
+                    )
+                )
+                drafts.append(
+                    Draft(
+                        f"Can one and the same system satisfy both of these: it {claim(a)}, and it {claim(b)}?",
+                        False,
+                        "fol_inference",
+                        "generic",
+                        "fol.exclusion.v1",
+                        ab,
+                    )
+                )
+                drafts.append(
+                    Draft(
+                        f"If a system {claim(b)}, does it follow that it {claim(a, False)}?",
+                        True,
+                        "fol_inference",
+                        "generic",
+                        "fol.contrapositive.v1",
+                        [pred(b), pred(a, "negative")],
+                    )
+                )
             elif (a, b) in witnesses and a < b:
-                drafts.append(Draft(f"Can one and the same system satisfy both of these: it {claim(a)}, and it {claim(b)}?",
-                                    True, "fol_inference", "generic", "fol.exclusion.v1", ab))
+                drafts.append(
+                    Draft(
+                        f"Can one and the same system satisfy both of these: it {claim(a)}, and it {claim(b)}?",
+                        True,
+                        "fol_inference",
+                        "generic",
+                        "fol.exclusion.v1",
+                        ab,
+                    )
+                )
     drafts.extend(_assignment_consistency(inputs))
     return drafts
 
 
 def _assignment_consistency(inputs: Inputs) -> list[Draft]:
-    """"Is this description consistent?": three properties that a real catalog system has
+    """ "Is this description consistent?": three properties that a real catalog system has
     together (consistent), or a premise, a compatible property and the negation of something
     the premise requires (breaks one direct axiom)."""
     question = "A system is described as follows: {}. Is this description logically consistent?"
@@ -422,8 +643,16 @@ def _assignment_consistency(inputs: Inputs) -> list[Draft]:
         true_preds = sorted(p for p in ontology.PREDICATES if s.truth[p])
         for a, b, c in itertools.combinations(true_preds, 3):
             text = f"it {claim(a)}, it {claim(b)}, and it {claim(c)}"
-            drafts.append(Draft(question.format(text), True, "fol_inference", "generic", "fol.consistency.v1",
-                                [pred(a), pred(b), pred(c)]))
+            drafts.append(
+                Draft(
+                    question.format(text),
+                    True,
+                    "fol_inference",
+                    "generic",
+                    "fol.consistency.v1",
+                    [pred(a), pred(b), pred(c)],
+                )
+            )
         for first, required in sorted(ontology.REQUIRES.items()):
             if not s.truth[first]:
                 continue
@@ -431,13 +660,28 @@ def _assignment_consistency(inputs: Inputs) -> list[Draft]:
             for needed in required:
                 for third in others:
                     text = f"it {claim(first)}, it {claim(third)}, and it {claim(needed, False)}"
-                    drafts.append(Draft(question.format(text), False, "fol_inference", "generic",
-                                        "fol.consistency.v1", [pred(first), pred(third), pred(needed, "negative")]))
+                    drafts.append(
+                        Draft(
+                            question.format(text),
+                            False,
+                            "fol_inference",
+                            "generic",
+                            "fol.consistency.v1",
+                            [pred(first), pred(third), pred(needed, "negative")],
+                        )
+                    )
                 for third, fourth in itertools.combinations(others, 2):
                     text = f"it {claim(first)}, it {claim(third)}, it {claim(fourth)}, and it {claim(needed, False)}"
-                    drafts.append(Draft(question.format(text), False, "fol_inference", "generic",
-                                        "fol.consistency.v1",
-                                        [pred(first), pred(third), pred(fourth), pred(needed, "negative")]))
+                    drafts.append(
+                        Draft(
+                            question.format(text),
+                            False,
+                            "fol_inference",
+                            "generic",
+                            "fol.consistency.v1",
+                            [pred(first), pred(third), pred(fourth), pred(needed, "negative")],
+                        )
+                    )
     return drafts
 
 
@@ -458,8 +702,17 @@ def consistency_paraphrase(inputs: Inputs) -> list[Draft]:
             if s.truth[p] is None:
                 continue
             for template, text in PARAPHRASES:
-                drafts.append(Draft(text.format(s=s.name, claim=claim(p)), s.truth[p], "consistency_paraphrase",
-                                    s.id, template, [pred(p)], {"group": f"{s.id}.{p}"}))
+                drafts.append(
+                    Draft(
+                        text.format(s=s.name, claim=claim(p)),
+                        s.truth[p],
+                        "consistency_paraphrase",
+                        s.id,
+                        template,
+                        [pred(p)],
+                        {"group": f"{s.id}.{p}"},
+                    )
+                )
     return drafts
 
 
@@ -467,28 +720,78 @@ def consistency_paraphrase(inputs: Inputs) -> list[Draft]:
 # (never on the template): each applies to systems on both sides of the property it asks about.
 # (bias, text, applies to, the predicate asked, its polarity in the question)
 BIAS_TEMPLATES = (
-    ("chaos_is_randomness", "Because the time series of {s} look random, is it a stochastic system?",
-     lambda t: t["Chaotic"] or t["Stochastic"], "Stochastic", "positive"),
-    ("chaos_is_randomness", "Although the output of {s} looks irregular, is every future state fully determined by its present state?",
-     lambda t: t["Chaotic"] or t["Stochastic"], "Deterministic", "positive"),
-    ("chaos_is_unbounded", "It is sometimes said that exponential separation of nearby trajectories sends them off to infinity. "
-     "Do the trajectories of {s} stay within a bounded region?",
-     lambda t: t["Chaotic"] or not t["Bounded"], "Bounded", "positive"),
-    ("chaos_is_unbounded", "Must the trajectories of {s} eventually leave every bounded region, as is sometimes claimed of "
-     "systems with sensitive dependence on initial conditions?",
-     lambda t: t["Chaotic"] or not t["Bounded"], "Bounded", "negative"),
-    ("complexity_means_chaos", "{S} is governed by nonlinear equations; is its long-term behaviour chaotic?",
-     lambda t: t["Nonlinear"] and t["Deterministic"], "Chaotic", "positive"),
-    ("complexity_means_chaos", "Low-dimensional systems are often thought too simple for chaos. Is {s} chaotic?",
-     lambda t: t["FiniteDimensional"] and t["Deterministic"], "Chaotic", "positive"),
-    ("sensitivity_means_noise", "Irregular output is often blamed on noise. Do the equations of {s} contain noise terms?",
-     lambda t: t["Sensitive"] or t["Stochastic"], "Stochastic", "positive"),
-    ("sensitivity_means_noise", "Would two noise-free simulations of {s}, started from states 10^-10 apart, eventually give completely different trajectories?",
-     lambda t: t["Deterministic"], "Sensitive", "positive"),
-    ("periodic_means_simple", "Simple-looking equations are often assumed to produce simple motion. Is the long-term behaviour of {s} periodic?",
-     lambda t: t["Deterministic"] and t["FiniteDimensional"], "Periodic", "positive"),
-    ("periodic_means_simple", "Can the long-term behaviour of {s} be predicted accurately far into the future from a precisely known initial state?",
-     lambda t: t["Deterministic"], "PointUnpredictable", "negative"),
+    (
+        "chaos_is_randomness",
+        "Because the time series of {s} look random, is it a stochastic system?",
+        lambda t: t["Chaotic"] or t["Stochastic"],
+        "Stochastic",
+        "positive",
+    ),
+    (
+        "chaos_is_randomness",
+        "Although the output of {s} looks irregular, is every future state fully determined by its present state?",
+        lambda t: t["Chaotic"] or t["Stochastic"],
+        "Deterministic",
+        "positive",
+    ),
+    (
+        "chaos_is_unbounded",
+        "It is sometimes said that exponential separation of nearby trajectories sends them off to infinity. "
+        "Do the trajectories of {s} stay within a bounded region?",
+        lambda t: t["Chaotic"] or not t["Bounded"],
+        "Bounded",
+        "positive",
+    ),
+    (
+        "chaos_is_unbounded",
+        "Must the trajectories of {s} eventually leave every bounded region, as is sometimes claimed of "
+        "systems with sensitive dependence on initial conditions?",
+        lambda t: t["Chaotic"] or not t["Bounded"],
+        "Bounded",
+        "negative",
+    ),
+    (
+        "complexity_means_chaos",
+        "{S} is governed by nonlinear equations; is its long-term behaviour chaotic?",
+        lambda t: t["Nonlinear"] and t["Deterministic"],
+        "Chaotic",
+        "positive",
+    ),
+    (
+        "complexity_means_chaos",
+        "Low-dimensional systems are often thought too simple for chaos. Is {s} chaotic?",
+        lambda t: t["FiniteDimensional"] and t["Deterministic"],
+        "Chaotic",
+        "positive",
+    ),
+    (
+        "sensitivity_means_noise",
+        "Irregular output is often blamed on noise. Do the equations of {s} contain noise terms?",
+        lambda t: t["Sensitive"] or t["Stochastic"],
+        "Stochastic",
+        "positive",
+    ),
+    (
+        "sensitivity_means_noise",
+        "Would two noise-free simulations of {s}, started from states 10^-10 apart, eventually give completely different trajectories?",
+        lambda t: t["Deterministic"],
+        "Sensitive",
+        "positive",
+    ),
+    (
+        "periodic_means_simple",
+        "Simple-looking equations are often assumed to produce simple motion. Is the long-term behaviour of {s} periodic?",
+        lambda t: t["Deterministic"] and t["FiniteDimensional"],
+        "Periodic",
+        "positive",
+    ),
+    (
+        "periodic_means_simple",
+        "Can the long-term behaviour of {s} be predicted accurately far into the future from a precisely known initial state?",
+        lambda t: t["Deterministic"],
+        "PointUnpredictable",
+        "negative",
+    ),
 )
 
 
@@ -499,9 +802,17 @@ def adversarial(inputs: Inputs) -> list[Draft]:
             value = s.truth[asked]
             if value is None or not applies(s.truth):
                 continue
-            drafts.append(Draft(text.format(s=s.name, S=cap(s.name)), value if polarity == "positive" else not value,
-                                "adversarial", s.id, f"adversarial.{bias}.{index}.v2", [pred(asked, polarity)],
-                                {"bias": bias}))
+            drafts.append(
+                Draft(
+                    text.format(s=s.name, S=cap(s.name)),
+                    value if polarity == "positive" else not value,
+                    "adversarial",
+                    s.id,
+                    f"adversarial.{bias}.{index}.v2",
+                    [pred(asked, polarity)],
+                    {"bias": bias},
+                )
+            )
     return drafts
 
 
@@ -513,21 +824,54 @@ def perturbation_robustness(inputs: Inputs) -> list[Draft]:
             value = s.truth[p]
             if value is None:
                 continue
-            drafts.append(Draft(f"Is it false that {s.name} {claim(p)}?", not value, "perturbation_robustness", s.id,
-                                "perturb.negation.v1", [pred(p, "negative")], {"perturbation": "negation"}))
+            drafts.append(
+                Draft(
+                    f"Is it false that {s.name} {claim(p)}?",
+                    not value,
+                    "perturbation_robustness",
+                    s.id,
+                    "perturb.negation.v1",
+                    [pred(p, "negative")],
+                    {"perturbation": "negation"},
+                )
+            )
             for distractor in DISTRACTORS:
-                drafts.append(Draft(f"{distractor} {ask(p, s.name)}", value, "perturbation_robustness", s.id,
-                                    "perturb.distractor.v1", [pred(p)], {"perturbation": "distractor"}))
-            drafts.append(Draft(f"Consider {s.name}. Is it correct to say that it {claim(p)}?", value,
-                                "perturbation_robustness", s.id, "perturb.paraphrase.v1", [pred(p)],
-                                {"perturbation": "paraphrase"}))
+                drafts.append(
+                    Draft(
+                        f"{distractor} {ask(p, s.name)}",
+                        value,
+                        "perturbation_robustness",
+                        s.id,
+                        "perturb.distractor.v1",
+                        [pred(p)],
+                        {"perturbation": "distractor"},
+                    )
+                )
+            drafts.append(
+                Draft(
+                    f"Consider {s.name}. Is it correct to say that it {claim(p)}?",
+                    value,
+                    "perturbation_robustness",
+                    s.id,
+                    "perturb.paraphrase.v1",
+                    [pred(p)],
+                    {"perturbation": "paraphrase"},
+                )
+            )
             # entity swap: the same question about another system whose answer differs
-            swaps = [other for other in core[i + 1:] + core[:i] if other.truth[p] is (not value)][:3]
+            swaps = [other for other in core[i + 1 :] + core[:i] if other.truth[p] is (not value)][:3]
             for other in swaps:
-                drafts.append(Draft(f"Consider {other.name} instead of {s.name}: {ask(p, other.name)[:1].lower()}{ask(p, other.name)[1:]}",
-                                    other.truth[p], "perturbation_robustness", other.id,
-                                    "perturb.entity_swap.v1", [pred(p)],
-                                    {"perturbation": "entity_swap", "swapped_from": s.id}))
+                drafts.append(
+                    Draft(
+                        f"Consider {other.name} instead of {s.name}: {ask(p, other.name)[:1].lower()}{ask(p, other.name)[1:]}",
+                        other.truth[p],
+                        "perturbation_robustness",
+                        other.id,
+                        "perturb.entity_swap.v1",
+                        [pred(p)],
+                        {"perturbation": "entity_swap", "swapped_from": s.id},
+                    )
+                )
     return drafts
 
 
@@ -546,18 +890,45 @@ def _more_phrasings(family: str, systems) -> list[Draft]:
             value = s.truth[p]
             if value is None:
                 continue
-            drafts.append(Draft(f"Is it correct that {s.name} {claim(p)}?", value, family, s.id,
-                                f"{family}.is_it_correct.v1", [pred(p)]))
-            drafts.append(Draft(f"Can one say that {s.name} {claim(p, False)}?", not value, family, s.id,
-                                f"{family}.can_one_say_not.v1", [pred(p, "negative")]))
+            drafts.append(
+                Draft(
+                    f"Is it correct that {s.name} {claim(p)}?",
+                    value,
+                    family,
+                    s.id,
+                    f"{family}.is_it_correct.v1",
+                    [pred(p)],
+                )
+            )
+            drafts.append(
+                Draft(
+                    f"Can one say that {s.name} {claim(p, False)}?",
+                    not value,
+                    family,
+                    s.id,
+                    f"{family}.can_one_say_not.v1",
+                    [pred(p, "negative")],
+                )
+            )
     return drafts
 
 
 def _more_distractors(inputs: Inputs) -> list[Draft]:
-    return [Draft(f"{distractor} {ask(p, s.name)}", s.truth[p], "perturbation_robustness", s.id,
-                  "perturb.distractor.v1", [pred(p)], {"perturbation": "distractor"})
-            for s in inputs.core for p in ontology.PREDICATES for distractor in FULL_DISTRACTORS
-            if s.truth[p] is not None]
+    return [
+        Draft(
+            f"{distractor} {ask(p, s.name)}",
+            s.truth[p],
+            "perturbation_robustness",
+            s.id,
+            "perturb.distractor.v1",
+            [pred(p)],
+            {"perturbation": "distractor"},
+        )
+        for s in inputs.core
+        for p in ontology.PREDICATES
+        for distractor in FULL_DISTRACTORS
+        if s.truth[p] is not None
+    ]
 
 
 # Extra shapes used only at full scale, so that the committed default suite stays as it is.
@@ -609,7 +980,9 @@ def dedupe(drafts: list[Draft]) -> list[Draft]:
 def unasked(drafts: list[Draft], asked: set[str]) -> list[Draft]:
     """Drafts whose text no earlier family asks (paraphrase groups stay whole or go)."""
     spoiled = {d.extra.get("group") for d in drafts if d.key() in asked}
-    return [d for d in drafts if d.key() not in asked and (d.extra.get("group") is None or d.extra["group"] not in spoiled)]
+    return [
+        d for d in drafts if d.key() not in asked and (d.extra.get("group") is None or d.extra["group"] not in spoiled)
+    ]
 
 
 def sample_family(drafts: list[Draft], per_family: int | None, rng: random.Random) -> list[Draft]:
@@ -631,7 +1004,7 @@ def sample_family(drafts: list[Draft], per_family: int | None, rng: random.Rando
             if budget and taken[t] < pairs[t]:
                 taken[t] += 1
                 budget -= 1
-    return [d for t, (true, false) in shuffled.items() for d in true[:taken[t]] + false[:taken[t]]]
+    return [d for t, (true, false) in shuffled.items() for d in true[: taken[t]] + false[: taken[t]]]
 
 
 def _sample_groups(drafts: list[Draft], per_family: int | None, rng: random.Random) -> list[Draft]:
@@ -676,16 +1049,20 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random) -> list[dict]:
         holds = balance.wanted(1)
         # what an answer about `start` settles: if it holds, everything it requires holds; if it
         # fails, everything that requires it fails
-        settles = {p: [q for q in sorted(requires[p] - {p}) if s.truth[q] is True] if holds else
-                      [q for q in known_preds(s, False) if p in requires[q]]
-                   for p in known_preds(s, holds)}
+        settles = {
+            p: [q for q in sorted(requires[p] - {p}) if s.truth[q] is True]
+            if holds
+            else [q for q in known_preds(s, False) if p in requires[q]]
+            for p in known_preds(s, holds)
+        }
         start = rng.choice([p for p, qs in settles.items() if qs] or sorted(settles))
         turns = [(ask(start, s.name), holds, pred(start), "dialogue.open.v1")]
         for q in rng.sample(settles[start], min(len(settles[start]), rng.randint(1, 2))):
             positive = balance.wanted(len(turns) + 1) == holds
             text = f"Given your previous answer, does that mean it {claim(q, positive)}?"
-            turns.append((text, holds == positive, pred(q, "positive" if positive else "negative"),
-                          "dialogue.implication.v1"))
+            turns.append(
+                (text, holds == positive, pred(q, "positive" if positive else "negative"), "dialogue.implication.v1")
+            )
             balance.seen(len(turns), turns[-1][1])
         asked = {start, *(t[2]["name"] for t in turns)}
         others = [p for p in ontology.PREDICATES if s.truth[p] is not None and p not in asked]
@@ -693,17 +1070,27 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random) -> list[dict]:
             value = s.truth[other]
             positive = balance.wanted(len(turns) + 1) == value
             text = f"And is it true that the same system {claim(other, positive)}?"
-            turns.append((text, value == positive, pred(other, "positive" if positive else "negative"),
-                          "dialogue.other.v1"))
+            turns.append(
+                (text, value == positive, pred(other, "positive" if positive else "negative"), "dialogue.other.v1")
+            )
             balance.seen(len(turns), turns[-1][1])
         balance.seen(1, holds)
         dialogue_id = f"dlg-{n + 1:04d}"
         for turn, (text, truth, predicate, template) in enumerate(turns, start=1):
-            records.append({
-                "id": f"{dialogue_id}-t{turn}", "question": text, "ground_truth": "TRUE" if truth else "FALSE",
-                "family": "multi_hop", "split": "core", "system_id": s.id, "predicates": [predicate],
-                "template": template, "dialogue_id": dialogue_id, "turn": turn,
-            })
+            records.append(
+                {
+                    "id": f"{dialogue_id}-t{turn}",
+                    "question": text,
+                    "ground_truth": "TRUE" if truth else "FALSE",
+                    "family": "multi_hop",
+                    "split": "core",
+                    "system_id": s.id,
+                    "predicates": [predicate],
+                    "template": template,
+                    "dialogue_id": dialogue_id,
+                    "turn": turn,
+                }
+            )
     return records
 
 
@@ -732,7 +1119,9 @@ def label_problems(inputs: Inputs) -> list[str]:
     return problems
 
 
-def build(seed: int = 42, scale: str = "default", inputs: Inputs | None = None) -> tuple[dict[str, list[dict]], list[dict]]:
+def build(
+    seed: int = 42, scale: str = "default", inputs: Inputs | None = None
+) -> tuple[dict[str, list[dict]], list[dict]]:
     """-> (records per family, dialogue records). Raises BankError when a computed indicator
     contradicts a catalog label: truth must not depend on which of the two one believes."""
     inputs = inputs or load_inputs()
@@ -773,11 +1162,14 @@ def jsonl(records: list[dict]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)
 
 
-def manifest(files: dict[str, str], families: dict[str, list[dict]], dialogue_records: list[dict],
-             seed: int, scale: str) -> dict:
+def manifest(
+    files: dict[str, str], families: dict[str, list[dict]], dialogue_records: list[dict], seed: int, scale: str
+) -> dict:
     counts = {f: dict(sorted(Counter(r["split"] for r in rs).items())) for f, rs in families.items()}
-    balance = {f: round(sum(r["ground_truth"] == "TRUE" for r in rs) / len(rs), 4) if rs else None
-               for f, rs in families.items()}
+    balance = {
+        f: round(sum(r["ground_truth"] == "TRUE" for r in rs) / len(rs), 4) if rs else None
+        for f, rs in families.items()
+    }
     return {
         "version": BUILD_VERSION,
         "command": f"python -m bankgen build-bank --seed {seed} --scale {scale}",
@@ -833,7 +1225,9 @@ def counts_table(data: dict) -> str:
     for family in FAMILIES:
         counts = data["counts"].get(family, {})
         cells = [str(counts.get(split, 0)) for split in SPLITS]
-        rows.append(f"| {family} | " + " | ".join(cells) + f" | {sum(counts.values())} | {data['true_share'][family]:.1%} |")
+        rows.append(
+            f"| {family} | " + " | ".join(cells) + f" | {sum(counts.values())} | {data['true_share'][family]:.1%} |"
+        )
     totals = [str(data["split_totals"][split]) for split in SPLITS]
     rows.append("| **all** | " + " | ".join(totals) + f" | {data['total_questions']} | |")
     return "\n".join(rows)

@@ -53,11 +53,12 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,7 @@ COMMAND = "python -m bankgen compute-indicators"
 VERSION = 1
 SEED = 0
 K_CHAOTIC = 0.8
-HYPER_FRACTION = 0.1   # a second exponent below 10 % of the first may be a slowly converging zero exponent
+HYPER_FRACTION = 0.1  # a second exponent below 10 % of the first may be a slowly converging zero exponent
 TOL_REL, TOL_EPS, TOL_K, TOL_PE = 0.05, 0.5, 0.1, 0.02
 
 CONVENTIONS = {
@@ -87,16 +88,16 @@ CONVENTIONS = {
     "sampling": "flows sampled every P/2 (forced systems with explicit time: every forcing period), maps every iteration",
     "seed": SEED,
     "k01_fine": "systems (own continuous-time deterministic models: flows, forced flows, delay, PDE): the same 0-1 test "
-                "on the same orbit sampled at every integration step (the first 5000 steps of the measured horizon) "
-                "-- deliberately oversampled, the test's known failure mode (K near 0 even for chaotic flows)",
+    "on the same orbit sampled at every integration step (the first 5000 steps of the measured horizon) "
+    "-- deliberately oversampled, the test's known failure mode (K near 0 even for chaotic flows)",
     "k01_fine_dt": "sampling interval of k01_fine: the integration step, in the system's time units",
     "runs": "sweep points: one letter per simulated initial condition, in run order (c chaotic, p periodic, "
-            "f fixed_point, a ambiguous); the point's regime is the common one, ambiguous when they disagree",
+    "f fixed_point, a ambiguous); the point's regime is the common one, ambiguous when they disagree",
     "near_bifurcation": "sweep points: the literature bifurcation value (sweep 'bifurcations') within the sweep's "
-                        "'margin' of the point, which makes the point ambiguous whatever its runs say",
+    "'margin' of the point, which makes the point ambiguous whatever its runs say",
     "sweep_point_indicators": "sweep points: lle, lle2 of run 0 (the model's own initial condition); k01 and "
-                              "perm_entropy of run 0's series after the transient, sampled as for systems, at most "
-                              "the last 5000 samples; null when run 0 is unbounded",
+    "perm_entropy of run 0's series after the transient, sampled as for systems, at most "
+    "the last 5000 samples; null when run 0 is unbounded",
 }
 
 
@@ -109,7 +110,7 @@ def sig6(x: float) -> float | None:
     x = float(x)
     if not math.isfinite(x):
         return None
-    return float(f"{x:.6g}") + 0.0     # + 0.0 turns -0.0 into 0.0
+    return float(f"{x:.6g}") + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def rounded(obj: Any) -> Any:
@@ -155,8 +156,10 @@ def load_entries(catalog_dir: Path | None = None) -> list[Entry]:
     except ImportError:
         return _raw_entries(directory)
     try:
-        return [Entry(s.id, s.name, s.simulate, dict(s.parameters), dict(s.truth), s.origin) for s in load_all(directory)]
-    except Exception as exc:   # CatalogError: still compute what can be computed
+        return [
+            Entry(s.id, s.name, s.simulate, dict(s.parameters), dict(s.truth), s.origin) for s in load_all(directory)
+        ]
+    except Exception as exc:  # CatalogError: still compute what can be computed
         progress(f"warning: catalog does not load cleanly ({exc}); reading the YAML files directly")
         return _raw_entries(directory)
 
@@ -172,15 +175,23 @@ def _raw_entries(directory: Path) -> list[Entry]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         for item in data.get("systems") or []:
             if isinstance(item, dict) and item.get("id"):
-                out.append(Entry(str(item["id"]), str(item.get("name", item["id"])), item.get("simulate") or None,
-                                 dict(item.get("parameters") or {}), dict(item.get("truth") or {}), origin))
+                out.append(
+                    Entry(
+                        str(item["id"]),
+                        str(item.get("name", item["id"])),
+                        item.get("simulate") or None,
+                        dict(item.get("parameters") or {}),
+                        dict(item.get("truth") or {}),
+                        origin,
+                    )
+                )
     return out
 
 
 # ---------------------------------------------------------------------- computation (worker side)
 
 
-FINE_SAMPLES = 5000     # k01_fine: the first 5000 integration steps of the measured horizon
+FINE_SAMPLES = 5000  # k01_fine: the first 5000 integration steps of the measured horizon
 
 
 def fine_applies(simulate: dict) -> bool:
@@ -203,8 +214,14 @@ def compute_system(simulate: dict, parameters: dict, seed: int = SEED) -> dict:
     series = np.asarray(analysis.series)[:, 0]
     ex = analysis.exponents[0]
     settings = dict(analysis.settings)
-    settings.update({"model": simulate.get("model") or f"dysts:{simulate.get('dysts')}",
-                     "series_length": int(series.size), "kind": model.kind, "stochastic": bool(model.stochastic)})
+    settings.update(
+        {
+            "model": simulate.get("model") or f"dysts:{simulate.get('dysts')}",
+            "series_length": int(series.size),
+            "kind": model.kind,
+            "stochastic": bool(model.stochastic),
+        }
+    )
     volume = None if analysis.volume_rate is None else float(np.asarray(analysis.volume_rate).reshape(-1)[0])
     out = {
         "lle": float(ex[0]),
@@ -240,8 +257,9 @@ def _sweep_job(name):
         return name, None, f"{type(exc).__name__}: {exc}", time.time() - start
 
 
-def run_parallel(jobs: list[tuple[Callable, Any, str]], workers: int,
-                 report: Callable[[int, int, str, Any, str | None, float], None]) -> list:
+def run_parallel(
+    jobs: list[tuple[Callable, Any, str]], workers: int, report: Callable[[int, int, str, Any, str | None, float], None]
+) -> list:
     """Run (function, argument, label) jobs; report(i, n, label, result, error, seconds) as each ends."""
     results = []
     n = len(jobs)
@@ -290,8 +308,10 @@ def label_problems(entry: Entry, values: dict) -> list[str]:
         hyper_true_bad = truth["Hyperchaotic"] and not lle2 > eps
         hyper_false_bad = not truth["Hyperchaotic"] and lle2 > max(eps, HYPER_FRACTION * lle)
         if hyper_true_bad or hyper_false_bad:
-            out.append(f"system {entry.id}: curated Hyperchaotic={truth['Hyperchaotic']} but computed "
-                       f"second exponent={_fmt(lle2)} (lle={_fmt(lle)}, eps={_fmt(eps)})")
+            out.append(
+                f"system {entry.id}: curated Hyperchaotic={truth['Hyperchaotic']} but computed "
+                f"second exponent={_fmt(lle2)} (lle={_fmt(lle)}, eps={_fmt(eps)})"
+            )
     if truth.get("FixedPointAttr") is True and not lle < -eps:
         out.append(msg.format("FixedPointAttr=True"))
     return out
@@ -314,8 +334,10 @@ def cache_problems(sid: str, new: dict, old: dict | None) -> list[str]:
     if not _close(sig6(new.get("k01")), old.get("k01"), 0.0, TOL_K):
         out.append(f"system {sid}: cached k01={_fmt(old.get('k01'))} but recomputed {_fmt(new.get('k01'))}")
     if not _close(sig6(new.get("perm_entropy")), old.get("perm_entropy"), 0.0, TOL_PE):
-        out.append(f"system {sid}: cached perm_entropy={_fmt(old.get('perm_entropy'))} but recomputed "
-                   f"{_fmt(new.get('perm_entropy'))}")
+        out.append(
+            f"system {sid}: cached perm_entropy={_fmt(old.get('perm_entropy'))} but recomputed "
+            f"{_fmt(new.get('perm_entropy'))}"
+        )
     if new.get("regime") != old.get("regime"):
         out.append(f"system {sid}: cached regime={old.get('regime')} but recomputed {new.get('regime')}")
     return out
@@ -334,16 +356,22 @@ def sweep_problems(name: str, new: dict, old: dict | None) -> list[str]:
             out.append(f"sweep {name}: point {value:g} missing from the cache")
             continue
         if cached.get("regime") != point["regime"]:
-            out.append(f"sweep {name}: at {new['parameter']}={value:g} cached regime={cached.get('regime')} "
-                       f"but recomputed {point['regime']} (lle={_fmt(point['lle'])})")
+            out.append(
+                f"sweep {name}: at {new['parameter']}={value:g} cached regime={cached.get('regime')} "
+                f"but recomputed {point['regime']} (lle={_fmt(point['lle'])})"
+            )
         elif not _close(sig6(point["lle"]), cached.get("lle"), TOL_REL, TOL_EPS * eps):
-            out.append(f"sweep {name}: at {new['parameter']}={value:g} cached lle={_fmt(cached.get('lle'))} "
-                       f"but recomputed {_fmt(point['lle'])}")
+            out.append(
+                f"sweep {name}: at {new['parameter']}={value:g} cached lle={_fmt(cached.get('lle'))} "
+                f"but recomputed {_fmt(point['lle'])}"
+            )
         elif point["regime"] != "ambiguous":
             for key, tol in (("k01", TOL_K), ("perm_entropy", TOL_PE)):
                 if not _close(sig6(point.get(key)), cached.get(key), 0.0, tol):
-                    out.append(f"sweep {name}: at {new['parameter']}={value:g} cached {key}={_fmt(cached.get(key))} "
-                               f"but recomputed {_fmt(point.get(key))}")
+                    out.append(
+                        f"sweep {name}: at {new['parameter']}={value:g} cached {key}={_fmt(cached.get(key))} "
+                        f"but recomputed {_fmt(point.get(key))}"
+                    )
     if len(old.get("points", [])) != len(new["points"]):
         out.append(f"sweep {name}: cache has {len(old.get('points', []))} points, recomputed {len(new['points'])}")
     return out
@@ -361,17 +389,28 @@ def _load_json(path: Path, key: str) -> dict:
         return {}
 
 
-def main(argv: list[str] | None = None, catalog_dir: Path | None = None, indicators_file: Path | None = None,
-         sweeps_file: Path | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    catalog_dir: Path | None = None,
+    indicators_file: Path | None = None,
+    sweeps_file: Path | None = None,
+) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description="compute (or --verify) the cached chaos indicators")
     parser.add_argument("--verify", action="store_true", help="recompute and compare; write nothing")
     parser.add_argument("--only", nargs="+", metavar="ID", help="system ids and/or sweep names")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)")
     parser.add_argument("--no-sweeps", action="store_true", help="skip the parameter sweeps")
-    parser.add_argument("--write-dysts-catalog", action="store_true",
-                        help="regenerate cases/chaosbench/systems/dysts.yaml (needs dysts; slow)")
-    parser.add_argument("--dysts-facts", type=Path, metavar="FILE",
-                        help="with --write-dysts-catalog: scratch JSON caching the simulations (outside the project)")
+    parser.add_argument(
+        "--write-dysts-catalog",
+        action="store_true",
+        help="regenerate cases/chaosbench/systems/dysts.yaml (needs dysts; slow)",
+    )
+    parser.add_argument(
+        "--dysts-facts",
+        type=Path,
+        metavar="FILE",
+        help="with --write-dysts-catalog: scratch JSON caching the simulations (outside the project)",
+    )
     args = parser.parse_args(argv)
     ind_path = INDICATORS_FILE if indicators_file is None else Path(indicators_file)
     sw_path = SWEEPS_FILE if sweeps_file is None else Path(sweeps_file)
@@ -404,8 +443,10 @@ def main(argv: list[str] | None = None, catalog_dir: Path | None = None, indicat
         elif label.startswith("sweep "):
             progress(f"[{i}/{n}] {label}: {sweeps.regime_counts(value)} ({seconds:.1f} s)")
         else:
-            progress(f"[{i}/{n}] {label}: lle={_fmt(value['lle'])} lle2={_fmt(value['lle2'])} "
-                     f"K={_fmt(value['k01'])} PE={_fmt(value['perm_entropy'])} {value['regime']} ({seconds:.1f} s)")
+            progress(
+                f"[{i}/{n}] {label}: lle={_fmt(value['lle'])} lle2={_fmt(value['lle2'])} "
+                f"K={_fmt(value['k01'])} PE={_fmt(value['perm_entropy'])} {value['regime']} ({seconds:.1f} s)"
+            )
 
     jobs = [(_sweep_job, name, f"sweep {name}") for name in sweep_names]
     jobs += [(_system_job, (e.id, dict(e.simulate), dict(e.parameters)), f"system {e.id}") for e in runnable]
@@ -413,7 +454,7 @@ def main(argv: list[str] | None = None, catalog_dir: Path | None = None, indicat
     results = run_parallel(jobs, args.jobs, report)
     new_systems = {k: v for (k, v, err) in results if v is not None and k in by_id}
     new_sweeps = {k: v for (k, v, err) in results if v is not None and k in sweeps.SWEEPS}
-    for key, value, error in results:
+    for key, _value, error in results:
         if error:
             problems.append(f"{'sweep' if key in sweeps.SWEEPS else 'system'} {key}: computation failed: {error}")
     progress(f"{len(new_systems)} systems, {len(new_sweeps)} sweeps in {time.time() - start:.0f} s")
@@ -435,8 +476,10 @@ def main(argv: list[str] | None = None, catalog_dir: Path | None = None, indicat
         if problems:
             print(f"{COMMAND} --verify: {len(problems)} problem(s)", file=sys.stderr)
             return 1
-        print(f"{COMMAND} --verify: {len(new_systems)} systems and {len(new_sweeps)} sweeps agree with the cache "
-              f"and the curated labels")
+        print(
+            f"{COMMAND} --verify: {len(new_systems)} systems and {len(new_sweeps)} sweeps agree with the cache "
+            f"and the curated labels"
+        )
         return 0
 
     systems_out = _load_json(ind_path, "systems") if args.only else {}
@@ -567,30 +610,65 @@ DYSTS_NAMES = {
 }
 DYSTS_CANDIDATES = tuple(sorted(DYSTS_NAMES))
 # substrings (lower case) that must not occur in a dysts system name
-LEAKING_WORDS = ("dimension", "hyper", "chao", "strange", "attractor", "scroll", "wing", "forced", "forcing",
-                 "driven", "vibrat", "seasonal", "oscillat", "damp", "thermostat", "random", "stochastic",
-                 "noise", "noisy", "periodic", "regime", "conservative", "dissipat", "hamilton", "integrab",
-                 "ergodic", "mixing", "torus", "turbulen", "delay", "equilibri", "fixed point", "limit cycle",
-                 "quasi", "area-preserving", "high energy")
+LEAKING_WORDS = (
+    "dimension",
+    "hyper",
+    "chao",
+    "strange",
+    "attractor",
+    "scroll",
+    "wing",
+    "forced",
+    "forcing",
+    "driven",
+    "vibrat",
+    "seasonal",
+    "oscillat",
+    "damp",
+    "thermostat",
+    "random",
+    "stochastic",
+    "noise",
+    "noisy",
+    "periodic",
+    "regime",
+    "conservative",
+    "dissipat",
+    "hamilton",
+    "integrab",
+    "ergodic",
+    "mixing",
+    "torus",
+    "turbulen",
+    "delay",
+    "equilibri",
+    "fixed point",
+    "limit cycle",
+    "quasi",
+    "area-preserving",
+    "high energy",
+)
 
 
 def leaking_name_words(name: str) -> list[str]:
     """The LEAKING_WORDS found in a system name (case-insensitive)."""
     low = name.lower()
     return [w for w in LEAKING_WORDS if w in low]
+
+
 # Equations written by hand where dysts' right-hand side is not a plain list of assignments.
 DYSTS_EQUATIONS = {
     "AnishchenkoAstakhov": "dx/dt = mu*x + y - x*z, dy/dt = -x, dz/dt = -eta*z + eta*H(x)*x^2 (H: Heaviside step)",
     "Colpitts": "dx/dt = y - a*F(z), dy/dt = c - x - b*y - z, dz/dt = y - d*z, "
-                "with F(z) = -u*(1 - H(u)), u = z - (e - 1) (H: Heaviside step)",
+    "with F(z) = -u*(1 - H(u)), u = z - (e - 1) (H: Heaviside step)",
     "FluidTrampoline": "dx/dt = y, dy/dt = -1 - H(-x)*(x + psi*y*|y|) + gamma*cos(th), dth/dt = w "
-                       "(H: Heaviside step; th: forcing phase)",
+    "(H: Heaviside step; th: forcing phase)",
     # dysts writes b2 * p ** 1 / 2, i.e. b2*p/2
     "WindmiReduced": "di/dt = a1*(vsw - v), dv/dt = b1*i - b2*p/2 - b3*v, "
-                     "dp/dt = vsw^2 - p^(5/4)*vsw^(1/2)*(1 + tanh(d1*(i - 1)))/2",
+    "dp/dt = vsw^2 - p^(5/4)*vsw^(1/2)*(1 + tanh(d1*(i - 1)))/2",
 }
-LONG_TRANSIENT = 600.0       # characteristic times, generator check for late settling
-DYSTS_MARGIN = 2.0           # accept a chaotic / regular label only beyond 2 eps
+LONG_TRANSIENT = 600.0  # characteristic times, generator check for late settling
+DYSTS_MARGIN = 2.0  # accept a chaotic / regular label only beyond 2 eps
 K_ACCEPT_CHAOTIC, K_ACCEPT_REGULAR = 0.85, 0.5
 
 
@@ -648,12 +726,16 @@ def _dysts_facts(class_name: str) -> dict:
         dt = dynamics.choose_rk4_step(model, p, states)
         stepped = replace(model, dt=dt)
         stepped.rhs = stepped._call
-        long = indicators.analyse(stepped, p, k=2, transient=LONG_TRANSIENT, horizon=dynamics.DYSTS_HORIZON,
-                                  x0=model.system.ic)
+        long = indicators.analyse(
+            stepped, p, k=2, transient=LONG_TRANSIENT, horizon=dynamics.DYSTS_HORIZON, x0=model.system.ic
+        )
         ex = long.exponents[0]
-        facts["long"] = {"lle": float(ex[0]), "lle2": float(ex[1]),
-                         "k01": indicators.zero_one_k(long.series[:, 0]),
-                         "regime": indicators.regime(stepped, p, ex, float(long.spread[0]), bool(long.bounded[0]))}
+        facts["long"] = {
+            "lle": float(ex[0]),
+            "lle2": float(ex[1]),
+            "k01": indicators.zero_one_k(long.series[:, 0]),
+            "regime": indicators.regime(stepped, p, ex, float(long.spread[0]), bool(long.bounded[0])),
+        }
     except Exception as exc:
         facts["error"] = f"{type(exc).__name__}: {exc}"
     return facts
@@ -684,8 +766,9 @@ def _needs_settling(facts: dict) -> bool:
     if facts["long"]["regime"] != standard["regime"]:
         return True
     k = standard["k01"]
-    return (standard["regime"] == "chaotic" and k < K_ACCEPT_CHAOTIC) or \
-        (standard["regime"] in ("periodic", "fixed_point") and k > K_ACCEPT_REGULAR)
+    return (standard["regime"] == "chaotic" and k < K_ACCEPT_CHAOTIC) or (
+        standard["regime"] in ("periodic", "fixed_point") and k > K_ACCEPT_REGULAR
+    )
 
 
 def _zero_removed(spectrum: list[float], zeros: int) -> list[float]:
@@ -709,8 +792,10 @@ def derive_dysts_entry(class_name: str, facts: dict) -> tuple[dict | None, str]:
         values = facts["settled"]
         simulate["transient"] = LONG_TRANSIENT
         if values["regime"] != facts["long"]["regime"]:
-            return None, (f"long-transient runs disagree ({facts['long']['regime']} by RK4, {values['regime']} "
-                          f"with dysts' integrator after {LONG_TRANSIENT:g} periods)")
+            return None, (
+                f"long-transient runs disagree ({facts['long']['regime']} by RK4, {values['regime']} "
+                f"with dysts' integrator after {LONG_TRANSIENT:g} periods)"
+            )
     system = dynamics.dysts_system(class_name)
     lle, lle2, k = values["lle"], values["lle2"], values["k01"]
     eps = values["settings"]["eps"]
@@ -745,8 +830,11 @@ def derive_dysts_entry(class_name: str, facts: dict) -> tuple[dict | None, str]:
     elif abs(divergence) <= 0.1 * eps and hamiltonian_flag:
         dissipative, conservative = False, True
     else:
-        return None, f"volume contraction undetermined (mean divergence {_fmt(divergence)}, dysts spectrum sum " \
-                     f"{_fmt(sum(spectrum) if spectrum else None)})"
+        return (
+            None,
+            f"volume contraction undetermined (mean divergence {_fmt(divergence)}, dysts spectrum sum "
+            f"{_fmt(sum(spectrum) if spectrum else None)})",
+        )
     # Hyperchaos needs two positive exponents besides the zero exponent(s) of a flow (one along the
     # orbit; two for Hamiltonian systems), hence at least 4 dimensions.
     dimension = len(system.ic)
@@ -758,19 +846,41 @@ def derive_dysts_entry(class_name: str, facts: dict) -> tuple[dict | None, str]:
         if dysts_two_positive and lle2 > DYSTS_MARGIN * eps:
             hyper = True
         elif dysts_two_positive or lle2 > eps:
-            return None, (f"second exponent disagrees with dysts' spectrum ({summary}; dysts spectrum "
-                          f"{[round(v, 3) for v in spectrum]})")
+            return None, (
+                f"second exponent disagrees with dysts' spectrum ({summary}; dysts spectrum "
+                f"{[round(v, 3) for v in spectrum]})"
+            )
     elif chaotic and lle2 > eps:
         return None, f"second exponent positive in a 3-dimensional flow ({summary})"
     forced = bool(getattr(system, "nonautonomous", False))
     truth = {
-        "Chaotic": chaotic, "Deterministic": True, "Stochastic": False, "PosLyap": chaotic, "Sensitive": chaotic,
-        "StrangeAttr": chaotic and dissipative, "Periodic": regime == "periodic", "QuasiPeriodic": False,
-        "FixedPointAttr": regime == "fixed_point", "Dissipative": dissipative, "Conservative": conservative,
-        "Bounded": True, "Mixing": None, "Ergodic": None, "ContinuousTime": True, "DiscreteTime": False,
-        "Autonomous": not forced, "Invertible": True, "DelaySystem": False, "PDE": False, "Nonlinear": True,
-        "Hyperchaotic": hyper, "PointUnpredictable": chaotic, "StatPredictable": True,
-        "Hamiltonian": conservative and hamiltonian_flag, "Integrable": False, "FiniteDimensional": True,
+        "Chaotic": chaotic,
+        "Deterministic": True,
+        "Stochastic": False,
+        "PosLyap": chaotic,
+        "Sensitive": chaotic,
+        "StrangeAttr": chaotic and dissipative,
+        "Periodic": regime == "periodic",
+        "QuasiPeriodic": False,
+        "FixedPointAttr": regime == "fixed_point",
+        "Dissipative": dissipative,
+        "Conservative": conservative,
+        "Bounded": True,
+        "Mixing": None,
+        "Ergodic": None,
+        "ContinuousTime": True,
+        "DiscreteTime": False,
+        "Autonomous": not forced,
+        "Invertible": True,
+        "DelaySystem": False,
+        "PDE": False,
+        "Nonlinear": True,
+        "Hyperchaotic": hyper,
+        "PointUnpredictable": chaotic,
+        "StatPredictable": True,
+        "Hamiltonian": conservative and hamiltonian_flag,
+        "Integrable": False,
+        "FiniteDimensional": True,
     }
     truth = {name: truth[name] for name in ontology.PREDICATES}
     # an unknown the known values settle through the axioms is stated (e.g. Periodic excludes Mixing)
@@ -796,8 +906,10 @@ def derive_dysts_entry(class_name: str, facts: dict) -> tuple[dict | None, str]:
         "simulate": simulate,
         "truth": truth,
     }
-    note = (f"computed {summary}, regime {regime}, mean divergence {_fmt(divergence)}; dysts spectrum "
-            f"{[round(v, 3) for v in spectrum]}")
+    note = (
+        f"computed {summary}, regime {regime}, mean divergence {_fmt(divergence)}; dysts spectrum "
+        f"{[round(v, 3) for v in spectrum]}"
+    )
     return entry, note
 
 
@@ -865,8 +977,9 @@ DYSTS_HEADER = """\
 """
 
 
-def write_dysts_catalog(workers: int = 2, candidates: Iterable[str] | None = None, path: Path | None = None,
-                        facts_file: Path | None = None) -> int:
+def write_dysts_catalog(
+    workers: int = 2, candidates: Iterable[str] | None = None, path: Path | None = None, facts_file: Path | None = None
+) -> int:
     """Simulate the candidates (facts optionally cached in `facts_file`, a scratch JSON outside the
     project, so that changing the derivation rules does not need a rerun) and write dysts.yaml."""
     if not dynamics.dysts_available():
@@ -900,7 +1013,7 @@ def write_dysts_catalog(workers: int = 2, candidates: Iterable[str] | None = Non
     for key, value, _ in run_parallel([(_settle_job, name, f"settle {name}") for name in settle], workers, report):
         facts[key]["settled"] = value
     save()
-    facts = json.loads(json.dumps(rounded(facts)))   # derive from the same 6-digit values as a cached run
+    facts = json.loads(json.dumps(rounded(facts)))  # derive from the same 6-digit values as a cached run
     accepted, notes, rejected = [], {}, []
     for name in sorted(names):
         entry, note = derive_dysts_entry(name, facts[name])

@@ -42,23 +42,24 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from functools import lru_cache
-from typing import Any, Callable, Mapping
+from functools import cache, lru_cache
+from typing import Any
 
 import numpy as np
 
-SAMPLES_PER_PERIOD = 2       # flows: the observed series is sampled every timescale / 2
-BLOCKS_PER_SAMPLE = 5        # flows: Lyapunov renormalisation every timescale / 10
-MAP_TRANSIENT = 1000         # iterations
-MAP_HORIZON = 20000          # iterations
-FLOW_TRANSIENT = 30.0        # characteristic times
-FLOW_HORIZON = 300.0         # characteristic times
-DYSTS_HORIZON = 150.0        # characteristic times (dysts flows), fewer when the RK4 step is small:
-DYSTS_MAX_STEPS = 25000      # at most this many RK4 steps, but never under 60 characteristic times
-DYSTS_SERIES = 400           # samples of the dysts-integrated series (P/2 apart)
-DYSTS_TRANSIENT = 10.0       # characteristic times; a catalog `simulate: {transient: ...}` overrides
+SAMPLES_PER_PERIOD = 2  # flows: the observed series is sampled every timescale / 2
+BLOCKS_PER_SAMPLE = 5  # flows: Lyapunov renormalisation every timescale / 10
+MAP_TRANSIENT = 1000  # iterations
+MAP_HORIZON = 20000  # iterations
+FLOW_TRANSIENT = 30.0  # characteristic times
+FLOW_HORIZON = 300.0  # characteristic times
+DYSTS_HORIZON = 150.0  # characteristic times (dysts flows), fewer when the RK4 step is small:
+DYSTS_MAX_STEPS = 25000  # at most this many RK4 steps, but never under 60 characteristic times
+DYSTS_SERIES = 400  # samples of the dysts-integrated series (P/2 apart)
+DYSTS_TRANSIENT = 10.0  # characteristic times; a catalog `simulate: {transient: ...}` overrides
 
 
 def _number(value: Any) -> Any:
@@ -80,19 +81,19 @@ class Model:
     """One simulated system.  Subclasses implement `init` and `step` (or `orbit`)."""
 
     id: str
-    kind: str                      # map | flow | forced | delay | pde | sde
+    kind: str  # map | flow | forced | delay | pde | sde
     description: str
     defaults: dict[str, float]
-    timescale: float = 1.0         # characteristic time P (1 iteration for maps)
-    dt: float = 1.0                # integration step (1 for maps)
-    transient: float = 0.0         # in units of P (flows) / iterations (maps)
-    horizon: float = 0.0           # in units of P (flows) / iterations (maps)
-    periodic: tuple = ()           # (coordinate, period) pairs of angle-like coordinates
+    timescale: float = 1.0  # characteristic time P (1 iteration for maps)
+    dt: float = 1.0  # integration step (1 for maps)
+    transient: float = 0.0  # in units of P (flows) / iterations (maps)
+    horizon: float = 0.0  # in units of P (flows) / iterations (maps)
+    periodic: tuple = ()  # (coordinate, period) pairs of angle-like coordinates
     autonomous: bool = True
     stochastic: bool = False
-    aliases: dict[str, str] = field(default_factory=dict)   # alternative parameter names
-    samples_per_period: int = SAMPLES_PER_PERIOD             # 1 for forced systems (stroboscopic)
-    extras: tuple[str, ...] = ()   # optional parameters (initial conditions) with no default
+    aliases: dict[str, str] = field(default_factory=dict)  # alternative parameter names
+    samples_per_period: int = SAMPLES_PER_PERIOD  # 1 for forced systems (stroboscopic)
+    extras: tuple[str, ...] = ()  # optional parameters (initial conditions) with no default
 
     # ------------------------------------------------------------------ parameters
     def params(self, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -156,12 +157,12 @@ class Model:
     def step(self, x: np.ndarray, t: float, p: dict, noise: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
 
-    noise_dim: int = 0             # number of Wiener increments per step (sde)
+    noise_dim: int = 0  # number of Wiener increments per step (sde)
 
     def observe(self, x: np.ndarray) -> np.ndarray:
         return x[0]
 
-    jac: Callable | None = None    # maps: jac(x, p) -> (d, d, *batch) for tangent dynamics
+    jac: Callable | None = None  # maps: jac(x, p) -> (d, d, *batch) for tangent dynamics
 
     def wrap(self, x: np.ndarray) -> np.ndarray:
         for i, period in self.periodic:
@@ -208,8 +209,8 @@ def _fd_divergence(f: Callable, x: np.ndarray, t: float, p: dict) -> np.ndarray:
 class FlowModel(Model):
     """dx/dt = rhs(x, t, p), fixed-step RK4."""
 
-    rhs: Callable = None           # rhs(x, t, p) -> dx/dt, same shape as x
-    initial: Callable = None       # initial(p, rng) -> list of d floats (before broadcasting)
+    rhs: Callable = None  # rhs(x, t, p) -> dx/dt, same shape as x
+    initial: Callable = None  # initial(p, rng) -> list of d floats (before broadcasting)
     observable: Callable | None = None
     timescale_fn: Callable | None = None
     dt_fn: Callable | None = None
@@ -242,7 +243,7 @@ class MapModel(Model):
     initial: Callable = None
     observable: Callable | None = None
     jacobian: Callable | None = None
-    orbit_fn: Callable | None = None   # orbit_fn(p, n, rng) -> (n, d): exact symbolic orbits
+    orbit_fn: Callable | None = None  # orbit_fn(p, n, rng) -> (n, d): exact symbolic orbits
 
     def __post_init__(self):
         self.jac = self.jacobian
@@ -278,9 +279,9 @@ class SDEModel(Model):
     so every copy of one batch element sees the same increment."""
 
     drift: Callable = None
-    diffusion: Callable = None     # diffusion(x, p) -> coefficient multiplying dW (same shape as x)
+    diffusion: Callable = None  # diffusion(x, p) -> coefficient multiplying dW (same shape as x)
     initial: Callable = None
-    discrete: bool = False         # True: x(n+1) = x(n) + drift + diffusion * xi (dt = 1)
+    discrete: bool = False  # True: x(n+1) = x(n) + drift + diffusion * xi (dt = 1)
 
     def __post_init__(self):
         self.stochastic = True
@@ -301,8 +302,8 @@ class DelayModel(Model):
     step grid (m + 1 values, m = tau / dt), so the perturbation norm of the Lyapunov method is the
     norm of the whole history segment (Farmer 1982)."""
 
-    g: Callable = None             # g(x, x_delayed, p)
-    history: Callable = None       # history(p, rng) -> constant initial value
+    g: Callable = None  # g(x, x_delayed, p)
+    history: Callable = None  # history(p, rng) -> constant initial value
 
     def _m(self, p):
         return max(2, int(round(float(p["tau"]) / self.step_size(p))))
@@ -472,8 +473,8 @@ def _ikeda_jac(x, p):
     c, s = np.cos(t), np.sin(t)
     tx, ty = 12.0 * x[0] / r2**2, 12.0 * x[1] / r2**2
     u = p["u"]
-    a = -x[0] * s - x[1] * c          # d(x cos t - y sin t)/dt
-    b = x[0] * c - x[1] * s           # d(x sin t + y cos t)/dt
+    a = -x[0] * s - x[1] * c  # d(x cos t - y sin t)/dt
+    b = x[0] * c - x[1] * s  # d(x sin t + y cos t)/dt
     return u * np.array([[c + a * tx, -s + a * ty], [s + b * tx, c + b * ty]])
 
 
@@ -545,7 +546,9 @@ def _chua(x, t, p):
 
 
 def _duffing(x, t, p):
-    return np.stack([x[1], -p["delta"] * x[1] - p["alpha"] * x[0] - p["beta"] * x[0] ** 3 + p["gamma"] * np.cos(p["omega"] * t)])
+    return np.stack(
+        [x[1], -p["delta"] * x[1] - p["alpha"] * x[0] - p["beta"] * x[0] ** 3 + p["gamma"] * np.cos(p["omega"] * t)]
+    )
 
 
 def _vdp(x, t, p):
@@ -569,8 +572,11 @@ def _double_pendulum(x, t, p):
     d = th1 - th2
     sd, cd = np.sin(d), np.cos(d)
     den = 2 * m1 + m2 - m2 * np.cos(2 * d)
-    a1 = (-g * (2 * m1 + m2) * np.sin(th1) - m2 * g * np.sin(th1 - 2 * th2)
-          - 2 * sd * m2 * (w2 * w2 * l2 + w1 * w1 * l1 * cd)) / (l1 * den)
+    a1 = (
+        -g * (2 * m1 + m2) * np.sin(th1)
+        - m2 * g * np.sin(th1 - 2 * th2)
+        - 2 * sd * m2 * (w2 * w2 * l2 + w1 * w1 * l1 * cd)
+    ) / (l1 * den)
     a2 = (2 * sd * (w1 * w1 * l1 * (m1 + m2) + g * (m1 + m2) * np.cos(th1) + w2 * w2 * l2 * m2 * cd)) / (l2 * den)
     return np.stack([w1, w2, a1, a2])
 
@@ -702,147 +708,479 @@ def _build_models() -> dict[str, Model]:
 
     # ------------------------------------------------------------- maps (per iteration)
     common_map = dict(kind="map", timescale=1.0, dt=1.0, transient=MAP_TRANSIENT, horizon=MAP_HORIZON)
-    add(MapModel(id="logistic", description="x -> r x (1 - x)", defaults={"r": 4.0},
-                 f=lambda x, p: p["r"] * x * (1 - x), jacobian=lambda x, p: (p["r"] * (1 - 2 * x[0]))[None, None],
-                 initial=lambda p, rng: [rng.uniform(0.1, 0.9) if p.get("x0") is None else p["x0"]],
-                 extras=("x0",), **common_map))
-    add(MapModel(id="tent", description="x -> mu min(x, 1 - x); mu = 2 exactly uses exact symbolic orbits",
-                 defaults={"mu": 2.0}, f=_tent_f, jacobian=_tent_jac,
-                 initial=lambda p, rng: [rng.uniform(0.05, 0.95)], **common_map))
-    add(MapModel(id="bernoulli", description="doubling map x -> 2x mod 1 (exact symbolic orbits)", defaults={},
-                 f=lambda x, p: np.mod(2 * x, 1.0), jacobian=lambda x, p: np.full((1, 1) + x.shape[1:], 2.0),
-                 initial=lambda p, rng: [rng.random()], orbit_fn=_bernoulli_orbit, **common_map))
-    add(MapModel(id="henon", description="(x, y) -> (1 - a x^2 + y, b x)", defaults={"a": 1.4, "b": 0.3},
-                 f=_henon_f, jacobian=_henon_jac, initial=_jitter(0.1, 0.1, scale=0.01), **common_map))
-    add(MapModel(id="lozi", description="(x, y) -> (1 - a |x| + y, b x)", defaults={"a": 1.7, "b": 0.5},
-                 f=_lozi_f, jacobian=_lozi_jac, initial=_jitter(0.1, 0.1, scale=0.01), **common_map))
-    add(MapModel(id="ikeda", description="z -> 1 + u z exp(i (0.4 - 6 / (1 + |z|^2)))", defaults={"u": 0.9},
-                 f=_ikeda_f, jacobian=_ikeda_jac, initial=_jitter(0.1, 0.1, scale=0.01), **common_map))
-    add(MapModel(id="standard_map", description="p -> p + K sin(theta), theta -> theta + p (both mod 2 pi)",
-                 defaults={"K": 6.0}, f=_standard_f, jacobian=_standard_jac, initial=_standard_init,
-                 periodic=((0, tau), (1, tau)), extras=("theta0", "p0"), aliases={"k": "K"},
-                 observable=lambda x: np.sin(x[0]), **common_map))
-    add(MapModel(id="cat_map", description="(x, y) -> (a11 x + a12 y, a21 x + a22 y) mod 1 (Arnold: 2 1 / 1 1)",
-                 defaults={"a11": 2.0, "a12": 1.0, "a21": 1.0, "a22": 1.0},
-                 f=_cat_f, jacobian=_cat_jac, initial=lambda p, rng: list(rng.random(2)),
-                 periodic=((0, 1.0), (1, 1.0)), **common_map))
-    add(MapModel(id="baker_map", description="(x, y) -> (2x mod 1, (y + floor(2x)) / 2) (exact symbolic orbits)",
-                 defaults={}, f=lambda x, p: np.stack([np.mod(2 * x[0], 1.0), 0.5 * (x[1] + np.floor(2 * x[0]))]),
-                 jacobian=lambda x, p: np.array([[np.full_like(x[0], 2.0), np.zeros_like(x[0])],
-                                                 [np.zeros_like(x[0]), np.full_like(x[0], 0.5)]]),
-                 initial=lambda p, rng: list(rng.random(2)), orbit_fn=_baker_orbit, **common_map))
-    add(MapModel(id="circle_map", description="theta -> theta + Omega - K/(2 pi) sin(2 pi theta) mod 1",
-                 defaults={"Omega": 0.5 * (math.sqrt(5) - 1), "K": 0.5}, f=_circle_f, jacobian=_circle_jac,
-                 initial=lambda p, rng: [rng.random()], periodic=((0, 1.0),),
-                 observable=lambda x: np.cos(2 * np.pi * x[0]), **common_map))
+    add(
+        MapModel(
+            id="logistic",
+            description="x -> r x (1 - x)",
+            defaults={"r": 4.0},
+            f=lambda x, p: p["r"] * x * (1 - x),
+            jacobian=lambda x, p: (p["r"] * (1 - 2 * x[0]))[None, None],
+            initial=lambda p, rng: [rng.uniform(0.1, 0.9) if p.get("x0") is None else p["x0"]],
+            extras=("x0",),
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="tent",
+            description="x -> mu min(x, 1 - x); mu = 2 exactly uses exact symbolic orbits",
+            defaults={"mu": 2.0},
+            f=_tent_f,
+            jacobian=_tent_jac,
+            initial=lambda p, rng: [rng.uniform(0.05, 0.95)],
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="bernoulli",
+            description="doubling map x -> 2x mod 1 (exact symbolic orbits)",
+            defaults={},
+            f=lambda x, p: np.mod(2 * x, 1.0),
+            jacobian=lambda x, p: np.full((1, 1) + x.shape[1:], 2.0),
+            initial=lambda p, rng: [rng.random()],
+            orbit_fn=_bernoulli_orbit,
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="henon",
+            description="(x, y) -> (1 - a x^2 + y, b x)",
+            defaults={"a": 1.4, "b": 0.3},
+            f=_henon_f,
+            jacobian=_henon_jac,
+            initial=_jitter(0.1, 0.1, scale=0.01),
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="lozi",
+            description="(x, y) -> (1 - a |x| + y, b x)",
+            defaults={"a": 1.7, "b": 0.5},
+            f=_lozi_f,
+            jacobian=_lozi_jac,
+            initial=_jitter(0.1, 0.1, scale=0.01),
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="ikeda",
+            description="z -> 1 + u z exp(i (0.4 - 6 / (1 + |z|^2)))",
+            defaults={"u": 0.9},
+            f=_ikeda_f,
+            jacobian=_ikeda_jac,
+            initial=_jitter(0.1, 0.1, scale=0.01),
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="standard_map",
+            description="p -> p + K sin(theta), theta -> theta + p (both mod 2 pi)",
+            defaults={"K": 6.0},
+            f=_standard_f,
+            jacobian=_standard_jac,
+            initial=_standard_init,
+            periodic=((0, tau), (1, tau)),
+            extras=("theta0", "p0"),
+            aliases={"k": "K"},
+            observable=lambda x: np.sin(x[0]),
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="cat_map",
+            description="(x, y) -> (a11 x + a12 y, a21 x + a22 y) mod 1 (Arnold: 2 1 / 1 1)",
+            defaults={"a11": 2.0, "a12": 1.0, "a21": 1.0, "a22": 1.0},
+            f=_cat_f,
+            jacobian=_cat_jac,
+            initial=lambda p, rng: list(rng.random(2)),
+            periodic=((0, 1.0), (1, 1.0)),
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="baker_map",
+            description="(x, y) -> (2x mod 1, (y + floor(2x)) / 2) (exact symbolic orbits)",
+            defaults={},
+            f=lambda x, p: np.stack([np.mod(2 * x[0], 1.0), 0.5 * (x[1] + np.floor(2 * x[0]))]),
+            jacobian=lambda x, p: np.array(
+                [[np.full_like(x[0], 2.0), np.zeros_like(x[0])], [np.zeros_like(x[0]), np.full_like(x[0], 0.5)]]
+            ),
+            initial=lambda p, rng: list(rng.random(2)),
+            orbit_fn=_baker_orbit,
+            **common_map,
+        )
+    )
+    add(
+        MapModel(
+            id="circle_map",
+            description="theta -> theta + Omega - K/(2 pi) sin(2 pi theta) mod 1",
+            defaults={"Omega": 0.5 * (math.sqrt(5) - 1), "K": 0.5},
+            f=_circle_f,
+            jacobian=_circle_jac,
+            initial=lambda p, rng: [rng.random()],
+            periodic=((0, 1.0),),
+            observable=lambda x: np.cos(2 * np.pi * x[0]),
+            **common_map,
+        )
+    )
 
     # ------------------------------------------------------------- flows (RK4)
     def flow(id, description, defaults, rhs, initial, P, dt, **kw):
         kw.setdefault("transient", FLOW_TRANSIENT)
         kw.setdefault("horizon", FLOW_HORIZON)
         kind = kw.pop("kind", "flow")
-        add(FlowModel(id=id, kind=kind, description=description, defaults=defaults, rhs=rhs, initial=initial,
-                      timescale=P, dt=dt, **kw))
+        add(
+            FlowModel(
+                id=id,
+                kind=kind,
+                description=description,
+                defaults=defaults,
+                rhs=rhs,
+                initial=initial,
+                timescale=P,
+                dt=dt,
+                **kw,
+            )
+        )
 
-    flow("lorenz63", "Lorenz (1963)", {"sigma": 10.0, "rho": 28.0, "beta": 8.0 / 3.0}, _lorenz63,
-         _jitter(1.0, 1.0, 20.0), P=0.75, dt=0.01)
-    flow("rossler", "Rossler (1976)", {"a": 0.2, "b": 0.2, "c": 5.7}, _rossler, _jitter(1.0, 1.0, 0.0),
-         P=6.0, dt=0.06)
-    flow("rossler_hyperchaos", "Rossler (1979) hyperchaos", {"a": 0.25, "b": 3.0, "c": 0.5, "d": 0.05},
-         _rossler_hyper, _jitter(-10.0, -6.0, 0.0, 10.0), P=6.0, dt=0.02, horizon=200.0)
-    flow("chen", "Chen & Ueta (1999)", {"a": 35.0, "b": 3.0, "c": 28.0}, _chen, _jitter(-10.0, 0.0, 37.0),
-         P=0.5, dt=0.005)
-    flow("chua", "Chua circuit (double scroll)", {"alpha": 15.6, "beta": 28.0, "m0": -8.0 / 7.0, "m1": -5.0 / 7.0},
-         _chua, _jitter(0.7, 0.0, 0.0), P=1.6, dt=0.016, aliases={"a": "alpha", "b": "beta"})
-    add(FlowModel(id="duffing_forced", kind="forced", description="x'' + delta x' + alpha x + beta x^3 = gamma cos(omega t)",
-                  defaults={"delta": 0.3, "alpha": -1.0, "beta": 1.0, "gamma": 0.5, "omega": 1.2}, rhs=_duffing,
-                  initial=_jitter(1.0, 0.0), timescale=2 * np.pi / 1.2, dt=2 * np.pi / 1.2 / 100,
-                  timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega"])),
-                  dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega"])) / 80,
-                  transient=FLOW_TRANSIENT, horizon=FLOW_HORIZON, autonomous=False, samples_per_period=1))
-    flow("van_der_pol", "x'' - mu (1 - x^2) x' + x = 0", {"mu": 1.0}, _vdp, _jitter(0.5, 0.0), P=2 * np.pi,
-         dt=0.02, timescale_fn=_vdp_period, dt_fn=lambda p: min(_vdp_period(p) / 100, 0.2 / max(1.0, float(np.max(p["mu"])))))
-    flow("damped_oscillator", "x'' + 2 zeta omega0 x' + omega0^2 x = 0", {"omega0": 1.0, "zeta": 0.1}, _damped,
-         _const(1.0, 0.0), P=2 * np.pi, dt=2 * np.pi / 100,
-         timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])),
-         dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])) / 100, horizon=100.0, transient=0.0)
-    flow("simple_pendulum", "theta'' = -(g/L) sin(theta)", {"g": 9.81, "L": 1.0}, _pendulum,
-         lambda p, rng: [1.0 if p.get("theta0") is None else p["theta0"], p.get("omega0") or 0.0],
-         P=2.0, dt=0.02, timescale_fn=lambda p: 2 * np.pi * math.sqrt(float(np.max(p["L"])) / float(np.max(p["g"]))),
-         dt_fn=lambda p: 2 * np.pi * math.sqrt(float(np.max(p["L"])) / float(np.max(p["g"]))) / 100,
-         extras=("theta0", "omega0"), aliases={"l": "L"})
-    flow("double_pendulum", "planar double pendulum (point masses, rigid massless rods)",
-         {"m1": 1.0, "m2": 1.0, "l1": 1.0, "l2": 1.0, "g": 9.81}, _double_pendulum, _double_pendulum_init,
-         P=2.5, dt=0.025, horizon=200.0, observable=lambda x: np.sin(x[0]),
-         extras=("theta1", "theta2", "omega1", "omega2", "energy"),
-         aliases={"theta1_0": "theta1", "theta2_0": "theta2", "th1": "theta1", "th2": "theta2",
-                  "initial_energy": "energy", "E": "energy"})
-    flow("henon_heiles", "H = (px^2 + py^2)/2 + (x^2 + y^2)/2 + x^2 y - y^3/3", {"energy": 1.0 / 6.0},
-         _henon_heiles, _henon_heiles_init, P=2 * np.pi, dt=0.06, extras=("x0", "y0", "py0"),
-         aliases={"E": "energy", "H": "energy"})
-    flow("lotka_volterra", "x' = alpha x - beta x y, y' = delta x y - gamma y",
-         {"alpha": 2.0 / 3.0, "beta": 4.0 / 3.0, "gamma": 1.0, "delta": 1.0}, _lotka,
-         lambda p, rng: [p.get("x0") or 1.5, p.get("y0") or 1.0], P=6.0, dt=0.02,
-         timescale_fn=lambda p: 2 * np.pi / math.sqrt(float(np.max(p["alpha"])) * float(np.max(p["gamma"]))),
-         dt_fn=lambda p: 2 * np.pi / math.sqrt(float(np.max(p["alpha"])) * float(np.max(p["gamma"]))) / 100,
-         extras=("x0", "y0"))
-    flow("brusselator", "x' = a + x^2 y - (b + 1) x, y' = b x - x^2 y", {"a": 1.0, "b": 3.0}, _brusselator,
-         _jitter(1.0, 1.0), P=7.0, dt=0.07)
-    flow("lorenz96", "dx_i/dt = (x_{i+1} - x_{i-2}) x_{i-1} - x_i + F (cyclic)", {"N": 40.0, "F": 8.0},
-         _lorenz96_rhs, _lorenz96_init, P=1.5, dt=0.02, horizon=200.0,
-         aliases={"n": "N", "f": "F"})
-    flow("quasiperiodic_torus", "theta1' = omega1, theta2' = omega2 on the 2-torus",
-         {"omega1": 1.0, "omega2": math.sqrt(2.0)}, _torus, lambda p, rng: [0.0, 0.0],
-         P=2 * np.pi, dt=2 * np.pi / 50, periodic=((0, tau), (1, tau)),
-         timescale_fn=lambda p: 2 * np.pi / max(abs(float(np.max(p["omega1"]))), abs(float(np.max(p["omega2"])))),
-         observable=lambda x: np.cos(x[0]) + np.cos(x[1]), transient=0.0)
+    flow(
+        "lorenz63",
+        "Lorenz (1963)",
+        {"sigma": 10.0, "rho": 28.0, "beta": 8.0 / 3.0},
+        _lorenz63,
+        _jitter(1.0, 1.0, 20.0),
+        P=0.75,
+        dt=0.01,
+    )
+    flow("rossler", "Rossler (1976)", {"a": 0.2, "b": 0.2, "c": 5.7}, _rossler, _jitter(1.0, 1.0, 0.0), P=6.0, dt=0.06)
+    flow(
+        "rossler_hyperchaos",
+        "Rossler (1979) hyperchaos",
+        {"a": 0.25, "b": 3.0, "c": 0.5, "d": 0.05},
+        _rossler_hyper,
+        _jitter(-10.0, -6.0, 0.0, 10.0),
+        P=6.0,
+        dt=0.02,
+        horizon=200.0,
+    )
+    flow(
+        "chen",
+        "Chen & Ueta (1999)",
+        {"a": 35.0, "b": 3.0, "c": 28.0},
+        _chen,
+        _jitter(-10.0, 0.0, 37.0),
+        P=0.5,
+        dt=0.005,
+    )
+    flow(
+        "chua",
+        "Chua circuit (double scroll)",
+        {"alpha": 15.6, "beta": 28.0, "m0": -8.0 / 7.0, "m1": -5.0 / 7.0},
+        _chua,
+        _jitter(0.7, 0.0, 0.0),
+        P=1.6,
+        dt=0.016,
+        aliases={"a": "alpha", "b": "beta"},
+    )
+    add(
+        FlowModel(
+            id="duffing_forced",
+            kind="forced",
+            description="x'' + delta x' + alpha x + beta x^3 = gamma cos(omega t)",
+            defaults={"delta": 0.3, "alpha": -1.0, "beta": 1.0, "gamma": 0.5, "omega": 1.2},
+            rhs=_duffing,
+            initial=_jitter(1.0, 0.0),
+            timescale=2 * np.pi / 1.2,
+            dt=2 * np.pi / 1.2 / 100,
+            timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega"])),
+            dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega"])) / 80,
+            transient=FLOW_TRANSIENT,
+            horizon=FLOW_HORIZON,
+            autonomous=False,
+            samples_per_period=1,
+        )
+    )
+    flow(
+        "van_der_pol",
+        "x'' - mu (1 - x^2) x' + x = 0",
+        {"mu": 1.0},
+        _vdp,
+        _jitter(0.5, 0.0),
+        P=2 * np.pi,
+        dt=0.02,
+        timescale_fn=_vdp_period,
+        dt_fn=lambda p: min(_vdp_period(p) / 100, 0.2 / max(1.0, float(np.max(p["mu"])))),
+    )
+    flow(
+        "damped_oscillator",
+        "x'' + 2 zeta omega0 x' + omega0^2 x = 0",
+        {"omega0": 1.0, "zeta": 0.1},
+        _damped,
+        _const(1.0, 0.0),
+        P=2 * np.pi,
+        dt=2 * np.pi / 100,
+        timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])),
+        dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])) / 100,
+        horizon=100.0,
+        transient=0.0,
+    )
+    flow(
+        "simple_pendulum",
+        "theta'' = -(g/L) sin(theta)",
+        {"g": 9.81, "L": 1.0},
+        _pendulum,
+        lambda p, rng: [1.0 if p.get("theta0") is None else p["theta0"], p.get("omega0") or 0.0],
+        P=2.0,
+        dt=0.02,
+        timescale_fn=lambda p: 2 * np.pi * math.sqrt(float(np.max(p["L"])) / float(np.max(p["g"]))),
+        dt_fn=lambda p: 2 * np.pi * math.sqrt(float(np.max(p["L"])) / float(np.max(p["g"]))) / 100,
+        extras=("theta0", "omega0"),
+        aliases={"l": "L"},
+    )
+    flow(
+        "double_pendulum",
+        "planar double pendulum (point masses, rigid massless rods)",
+        {"m1": 1.0, "m2": 1.0, "l1": 1.0, "l2": 1.0, "g": 9.81},
+        _double_pendulum,
+        _double_pendulum_init,
+        P=2.5,
+        dt=0.025,
+        horizon=200.0,
+        observable=lambda x: np.sin(x[0]),
+        extras=("theta1", "theta2", "omega1", "omega2", "energy"),
+        aliases={
+            "theta1_0": "theta1",
+            "theta2_0": "theta2",
+            "th1": "theta1",
+            "th2": "theta2",
+            "initial_energy": "energy",
+            "E": "energy",
+        },
+    )
+    flow(
+        "henon_heiles",
+        "H = (px^2 + py^2)/2 + (x^2 + y^2)/2 + x^2 y - y^3/3",
+        {"energy": 1.0 / 6.0},
+        _henon_heiles,
+        _henon_heiles_init,
+        P=2 * np.pi,
+        dt=0.06,
+        extras=("x0", "y0", "py0"),
+        aliases={"E": "energy", "H": "energy"},
+    )
+    flow(
+        "lotka_volterra",
+        "x' = alpha x - beta x y, y' = delta x y - gamma y",
+        {"alpha": 2.0 / 3.0, "beta": 4.0 / 3.0, "gamma": 1.0, "delta": 1.0},
+        _lotka,
+        lambda p, rng: [p.get("x0") or 1.5, p.get("y0") or 1.0],
+        P=6.0,
+        dt=0.02,
+        timescale_fn=lambda p: 2 * np.pi / math.sqrt(float(np.max(p["alpha"])) * float(np.max(p["gamma"]))),
+        dt_fn=lambda p: 2 * np.pi / math.sqrt(float(np.max(p["alpha"])) * float(np.max(p["gamma"]))) / 100,
+        extras=("x0", "y0"),
+    )
+    flow(
+        "brusselator",
+        "x' = a + x^2 y - (b + 1) x, y' = b x - x^2 y",
+        {"a": 1.0, "b": 3.0},
+        _brusselator,
+        _jitter(1.0, 1.0),
+        P=7.0,
+        dt=0.07,
+    )
+    flow(
+        "lorenz96",
+        "dx_i/dt = (x_{i+1} - x_{i-2}) x_{i-1} - x_i + F (cyclic)",
+        {"N": 40.0, "F": 8.0},
+        _lorenz96_rhs,
+        _lorenz96_init,
+        P=1.5,
+        dt=0.02,
+        horizon=200.0,
+        aliases={"n": "N", "f": "F"},
+    )
+    flow(
+        "quasiperiodic_torus",
+        "theta1' = omega1, theta2' = omega2 on the 2-torus",
+        {"omega1": 1.0, "omega2": math.sqrt(2.0)},
+        _torus,
+        lambda p, rng: [0.0, 0.0],
+        P=2 * np.pi,
+        dt=2 * np.pi / 50,
+        periodic=((0, tau), (1, tau)),
+        timescale_fn=lambda p: 2 * np.pi / max(abs(float(np.max(p["omega1"]))), abs(float(np.max(p["omega2"])))),
+        observable=lambda x: np.cos(x[0]) + np.cos(x[1]),
+        transient=0.0,
+    )
 
-    add(FlowModel(id="driven_pendulum", kind="forced",
-                  description="theta'' + theta'/q + sin(theta) = A cos(omega_d t) (Baker & Gollub)",
-                  defaults={"q": 2.0, "A": 1.5, "omega_d": 2.0 / 3.0}, rhs=_driven_pendulum, initial=_jitter(0.2, 0.0),
-                  timescale=3 * np.pi, dt=3 * np.pi / 80, periodic=((0, tau),), observable=lambda x: x[1],
-                  timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega_d"])),
-                  dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega_d"])) / 80,
-                  transient=FLOW_TRANSIENT, horizon=FLOW_HORIZON, autonomous=False, samples_per_period=1))
-    add(FlowModel(id="ueda", kind="forced", description="x'' + k x' + x^3 = B cos(t) (Ueda 1979)",
-                  defaults={"k": 0.05, "B": 7.5}, rhs=_ueda, initial=_jitter(2.5, 0.0), timescale=2 * np.pi,
-                  dt=2 * np.pi / 160, transient=FLOW_TRANSIENT, horizon=FLOW_HORIZON, autonomous=False,
-                  samples_per_period=1))
-    flow("harmonic_oscillator", "x'' + omega0^2 x = 0", {"omega0": 1.0}, _harmonic, _const(1.0, 0.0),
-         P=2 * np.pi, dt=2 * np.pi / 100, timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])),
-         dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])) / 100)
-    flow("uncoupled_oscillators", "x'' + omega1^2 x = 0, y'' + omega2^2 y = 0",
-         {"omega1": 1.0, "omega2": math.sqrt(2.0)}, _uncoupled, _const(1.0, 1.0, 0.0, 0.0), P=2 * np.pi,
-         dt=2 * np.pi / 100, observable=lambda x: x[0] + x[1],
-         timescale_fn=lambda p: 2 * np.pi / max(float(np.max(p["omega1"])), float(np.max(p["omega2"]))),
-         dt_fn=lambda p: 2 * np.pi / max(float(np.max(p["omega1"])), float(np.max(p["omega2"]))) / 100)
-    flow("hodgkin_huxley", "Hodgkin & Huxley (1952) squid axon, V in mV, t in ms",
-         {"I": 20.0, "C": 1.0, "gNa": 120.0, "gK": 36.0, "gL": 0.3, "ENa": 50.0, "EK": -77.0, "EL": -54.387},
-         _hodgkin_huxley, _jitter(-65.0, 0.05, 0.6, 0.32, scale=1e-4), P=11.6, dt=0.05, horizon=60.0)
+    add(
+        FlowModel(
+            id="driven_pendulum",
+            kind="forced",
+            description="theta'' + theta'/q + sin(theta) = A cos(omega_d t) (Baker & Gollub)",
+            defaults={"q": 2.0, "A": 1.5, "omega_d": 2.0 / 3.0},
+            rhs=_driven_pendulum,
+            initial=_jitter(0.2, 0.0),
+            timescale=3 * np.pi,
+            dt=3 * np.pi / 80,
+            periodic=((0, tau),),
+            observable=lambda x: x[1],
+            timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega_d"])),
+            dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega_d"])) / 80,
+            transient=FLOW_TRANSIENT,
+            horizon=FLOW_HORIZON,
+            autonomous=False,
+            samples_per_period=1,
+        )
+    )
+    add(
+        FlowModel(
+            id="ueda",
+            kind="forced",
+            description="x'' + k x' + x^3 = B cos(t) (Ueda 1979)",
+            defaults={"k": 0.05, "B": 7.5},
+            rhs=_ueda,
+            initial=_jitter(2.5, 0.0),
+            timescale=2 * np.pi,
+            dt=2 * np.pi / 160,
+            transient=FLOW_TRANSIENT,
+            horizon=FLOW_HORIZON,
+            autonomous=False,
+            samples_per_period=1,
+        )
+    )
+    flow(
+        "harmonic_oscillator",
+        "x'' + omega0^2 x = 0",
+        {"omega0": 1.0},
+        _harmonic,
+        _const(1.0, 0.0),
+        P=2 * np.pi,
+        dt=2 * np.pi / 100,
+        timescale_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])),
+        dt_fn=lambda p: 2 * np.pi / float(np.max(p["omega0"])) / 100,
+    )
+    flow(
+        "uncoupled_oscillators",
+        "x'' + omega1^2 x = 0, y'' + omega2^2 y = 0",
+        {"omega1": 1.0, "omega2": math.sqrt(2.0)},
+        _uncoupled,
+        _const(1.0, 1.0, 0.0, 0.0),
+        P=2 * np.pi,
+        dt=2 * np.pi / 100,
+        observable=lambda x: x[0] + x[1],
+        timescale_fn=lambda p: 2 * np.pi / max(float(np.max(p["omega1"])), float(np.max(p["omega2"]))),
+        dt_fn=lambda p: 2 * np.pi / max(float(np.max(p["omega1"])), float(np.max(p["omega2"]))) / 100,
+    )
+    flow(
+        "hodgkin_huxley",
+        "Hodgkin & Huxley (1952) squid axon, V in mV, t in ms",
+        {"I": 20.0, "C": 1.0, "gNa": 120.0, "gK": 36.0, "gL": 0.3, "ENa": 50.0, "EK": -77.0, "EL": -54.387},
+        _hodgkin_huxley,
+        _jitter(-65.0, 0.05, 0.6, 0.32, scale=1e-4),
+        P=11.6,
+        dt=0.05,
+        horizon=60.0,
+    )
     # ------------------------------------------------------------- delay, PDE
-    add(DelayModel(id="mackey_glass", kind="delay", description="x' = beta x(t-tau) / (1 + x(t-tau)^n) - gamma x",
-                   defaults={"beta": 0.2, "gamma": 0.1, "n": 10.0, "tau": 17.0},
-                   g=lambda x, xd, p: p["beta"] * xd / (1 + xd ** p["n"]) - p["gamma"] * x,
-                   history=lambda p, rng: 0.9, timescale=50.0, dt=0.34, transient=10.0, horizon=200.0))
-    add(KSModel(id="kuramoto_sivashinsky", kind="pde", description="u_t = -u u_x - u_xx - u_xxxx, periodic on [0, L)",
-                defaults={"L": 22.0}, extras=("N",), timescale=10.0, dt=0.25, transient=30.0, horizon=FLOW_HORIZON))
+    add(
+        DelayModel(
+            id="mackey_glass",
+            kind="delay",
+            description="x' = beta x(t-tau) / (1 + x(t-tau)^n) - gamma x",
+            defaults={"beta": 0.2, "gamma": 0.1, "n": 10.0, "tau": 17.0},
+            g=lambda x, xd, p: p["beta"] * xd / (1 + xd ** p["n"]) - p["gamma"] * x,
+            history=lambda p, rng: 0.9,
+            timescale=50.0,
+            dt=0.34,
+            transient=10.0,
+            horizon=200.0,
+        )
+    )
+    add(
+        KSModel(
+            id="kuramoto_sivashinsky",
+            kind="pde",
+            description="u_t = -u u_x - u_xx - u_xxxx, periodic on [0, L)",
+            defaults={"L": 22.0},
+            extras=("N",),
+            timescale=10.0,
+            dt=0.25,
+            transient=30.0,
+            horizon=FLOW_HORIZON,
+        )
+    )
 
     # ------------------------------------------------------------- stochastic (Euler-Maruyama)
-    add(SDEModel(id="ornstein_uhlenbeck", kind="sde", description="dX = theta (mu - X) dt + sigma dW",
-                 defaults={"theta": 1.0, "mu": 0.0, "sigma": 0.5}, drift=lambda x, p: p["theta"] * (p["mu"] - x),
-                 diffusion=lambda x, p: p["sigma"] + 0 * x, initial=lambda p, rng: [float(p["mu"])],
-                 timescale=1.0, dt=0.01, transient=10.0, horizon=300.0))
-    add(SDEModel(id="double_well_langevin", kind="sde", description="dX = (X - X^3) dt + sigma dW (overdamped)",
-                 defaults={"sigma": 0.5}, drift=lambda x, p: x - x**3, diffusion=lambda x, p: p["sigma"] + 0 * x,
-                 initial=_const(1.0), timescale=1.0, dt=0.01, transient=10.0, horizon=300.0))
-    add(SDEModel(id="random_walk", kind="sde", description="X(n+1) = X(n) + mu + sigma xi(n), xi standard normal",
-                 defaults={"mu": 0.0, "sigma": 1.0}, drift=lambda x, p: p["mu"] + 0 * x,
-                 diffusion=lambda x, p: p["sigma"] + 0 * x, initial=_const(0.0), discrete=True,
-                 timescale=1.0, dt=1.0, transient=0.0, horizon=5000.0))
-    add(SDEModel(id="geometric_brownian_motion", kind="sde", description="dX = mu X dt + sigma X dW (Ito)",
-                 defaults={"mu": 0.05, "sigma": 0.2}, drift=lambda x, p: p["mu"] * x,
-                 diffusion=lambda x, p: p["sigma"] * x, initial=_const(1.0),
-                 timescale=1.0, dt=0.01, transient=0.0, horizon=300.0))
+    add(
+        SDEModel(
+            id="ornstein_uhlenbeck",
+            kind="sde",
+            description="dX = theta (mu - X) dt + sigma dW",
+            defaults={"theta": 1.0, "mu": 0.0, "sigma": 0.5},
+            drift=lambda x, p: p["theta"] * (p["mu"] - x),
+            diffusion=lambda x, p: p["sigma"] + 0 * x,
+            initial=lambda p, rng: [float(p["mu"])],
+            timescale=1.0,
+            dt=0.01,
+            transient=10.0,
+            horizon=300.0,
+        )
+    )
+    add(
+        SDEModel(
+            id="double_well_langevin",
+            kind="sde",
+            description="dX = (X - X^3) dt + sigma dW (overdamped)",
+            defaults={"sigma": 0.5},
+            drift=lambda x, p: x - x**3,
+            diffusion=lambda x, p: p["sigma"] + 0 * x,
+            initial=_const(1.0),
+            timescale=1.0,
+            dt=0.01,
+            transient=10.0,
+            horizon=300.0,
+        )
+    )
+    add(
+        SDEModel(
+            id="random_walk",
+            kind="sde",
+            description="X(n+1) = X(n) + mu + sigma xi(n), xi standard normal",
+            defaults={"mu": 0.0, "sigma": 1.0},
+            drift=lambda x, p: p["mu"] + 0 * x,
+            diffusion=lambda x, p: p["sigma"] + 0 * x,
+            initial=_const(0.0),
+            discrete=True,
+            timescale=1.0,
+            dt=1.0,
+            transient=0.0,
+            horizon=5000.0,
+        )
+    )
+    add(
+        SDEModel(
+            id="geometric_brownian_motion",
+            kind="sde",
+            description="dX = mu X dt + sigma X dW (Ito)",
+            defaults={"mu": 0.05, "sigma": 0.2},
+            drift=lambda x, p: p["mu"] * x,
+            diffusion=lambda x, p: p["sigma"] * x,
+            initial=_const(1.0),
+            timescale=1.0,
+            dt=0.01,
+            transient=0.0,
+            horizon=300.0,
+        )
+    )
     return m
 
 
@@ -870,7 +1208,7 @@ def _import_dysts():
     return dysts
 
 
-@lru_cache(maxsize=None)
+@cache
 def dysts_system(class_name: str):
     """A fresh dysts instance (its own parameters and initial condition)."""
     dysts = _import_dysts()
@@ -923,7 +1261,7 @@ def _has_own(cls, name):
     return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def dysts_model(class_name: str) -> Model:
     s = dysts_system(class_name)
     params = {k: np.asarray(v, dtype=float) for k, v in s.params.items()}
@@ -935,19 +1273,31 @@ def dysts_model(class_name: str) -> Model:
     ic = np.asarray(s.ic, dtype=float)
     unbounded = set(getattr(s, "unbounded_indices", []) or [])
     obs_index = next((i for i in range(len(ic)) if i not in unbounded), 0)
-    model = DystsFlow(id=f"dysts:{class_name}", kind="forced" if getattr(s, "nonautonomous", False) else "flow",
-                      description=f"dysts.flows.{class_name}", defaults=scalar_defaults, rhs=None,
-                      initial=lambda p, rng, ic=ic: list(ic), timescale=period, dt=dt,
-                      transient=10.0, horizon=DYSTS_HORIZON, system=s, names=tuple(sorted(s.params)),
-                      own_rhs=_has_own(type(s), "_rhs"), obs_index=obs_index,
-                      observable=lambda x, i=obs_index: x[i],
-                      autonomous=not getattr(s, "nonautonomous", False))
+    model = DystsFlow(
+        id=f"dysts:{class_name}",
+        kind="forced" if getattr(s, "nonautonomous", False) else "flow",
+        description=f"dysts.flows.{class_name}",
+        defaults=scalar_defaults,
+        rhs=None,
+        initial=lambda p, rng, ic=ic: list(ic),
+        timescale=period,
+        dt=dt,
+        transient=10.0,
+        horizon=DYSTS_HORIZON,
+        system=s,
+        names=tuple(sorted(s.params)),
+        own_rhs=_has_own(type(s), "_rhs"),
+        obs_index=obs_index,
+        observable=lambda x, i=obs_index: x[i],
+        autonomous=not getattr(s, "nonautonomous", False),
+    )
     model.rhs = model._call
     return model
 
 
-def dysts_states(class_name: str, parameters: Mapping | None, n: int, seed: int = 0,
-                 transient_periods: float = DYSTS_TRANSIENT) -> np.ndarray:
+def dysts_states(
+    class_name: str, parameters: Mapping | None, n: int, seed: int = 0, transient_periods: float = DYSTS_TRANSIENT
+) -> np.ndarray:
     """Full states (n, d) from dysts' own integrator: `make_trajectory` (scipy solve_ivp, here
     method LSODA with rtol = atol = 1e-8 -- its default Radau at 1e-12 takes minutes per system
     without numba), resampled at SAMPLES_PER_PERIOD points per dysts `period`, starting from
@@ -961,8 +1311,15 @@ def dysts_states(class_name: str, parameters: Mapping | None, n: int, seed: int 
         _set_dysts_params(s, p)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sol = s.make_trajectory(n + skip, pts_per_period=SAMPLES_PER_PERIOD, method="LSODA",
-                                    rtol=1e-8, atol=1e-8, postprocess=False, random_seed=seed)
+            sol = s.make_trajectory(
+                n + skip,
+                pts_per_period=SAMPLES_PER_PERIOD,
+                method="LSODA",
+                rtol=1e-8,
+                atol=1e-8,
+                postprocess=False,
+                random_seed=seed,
+            )
     finally:
         _set_dysts_params(s, saved)
     if sol is None or np.ndim(sol) != 2 or len(sol) < n + skip or not np.isfinite(sol).all():
@@ -975,7 +1332,7 @@ def dysts_trajectory(class_name: str, parameters: Mapping | None, n: int, seed: 
     return dysts_states(class_name, parameters, n, seed)[:, dysts_model(class_name).obs_index]
 
 
-RK4_TOLERANCE = 1e-4     # max relative local error of one RK4 step over the probe states
+RK4_TOLERANCE = 1e-4  # max relative local error of one RK4 step over the probe states
 
 
 def choose_rk4_step(model: Model, p: dict, states: np.ndarray, tol: float = RK4_TOLERANCE) -> float:
@@ -1039,8 +1396,16 @@ def merged_parameters(simulate: Mapping[str, Any], parameters: Mapping[str, Any]
     return out
 
 
-def run_model(model: Model, p: dict, nsteps: int, x: np.ndarray, t: float, rng: np.random.Generator,
-              record_every: int = 0, record: list | None = None) -> tuple[np.ndarray, float]:
+def run_model(
+    model: Model,
+    p: dict,
+    nsteps: int,
+    x: np.ndarray,
+    t: float,
+    rng: np.random.Generator,
+    record_every: int = 0,
+    record: list | None = None,
+) -> tuple[np.ndarray, float]:
     """Advance `nsteps` steps; every `record_every` steps append model.observe(x) to `record`."""
     h = model.step_size(p) if model.kind != "map" else 1.0
     if isinstance(model, KSModel) and not record_every:
@@ -1060,8 +1425,13 @@ def trajectory(simulate: Mapping[str, Any], parameters: Mapping[str, Any] | None
     """Observable series of length n after the model's transient: maps every iteration, flows
     every P/10 (see the module docstring), dysts flows through dysts' own integrator."""
     if "dysts" in (simulate or {}):
-        states = dysts_states(str(simulate["dysts"]), merged_parameters(simulate, parameters), n, seed,
-                              transient_periods=float(simulate.get("transient", DYSTS_TRANSIENT)))
+        states = dysts_states(
+            str(simulate["dysts"]),
+            merged_parameters(simulate, parameters),
+            n,
+            seed,
+            transient_periods=float(simulate.get("transient", DYSTS_TRANSIENT)),
+        )
         return states[:, dysts_model(str(simulate["dysts"])).obs_index]
     model = resolve(simulate)
     if "transient" in simulate:
@@ -1069,10 +1439,10 @@ def trajectory(simulate: Mapping[str, Any], parameters: Mapping[str, Any] | None
     p = model.params(merged_parameters(simulate, parameters))
     rng = np.random.default_rng(seed)
     if isinstance(model, MapModel) and model.orbit_fn is not None and _symbolic(model, p):
-        orbit = model.orbit_fn(p, n + int(model.transient), rng)[int(model.transient):]
+        orbit = model.orbit_fn(p, n + int(model.transient), rng)[int(model.transient) :]
         return np.asarray(model.observe(orbit.T), dtype=float)[:n]
     if model.id == "tent" and _symbolic(model, p):
-        return _tent2_orbit(p, n + int(model.transient), rng)[int(model.transient):, 0]
+        return _tent2_orbit(p, n + int(model.transient), rng)[int(model.transient) :, 0]
     x = model.init(p, (1, 1), rng)
     x, t = run_model(model, p, model.steps(p, model.transient), x, 0.0, rng)
     every = model.sample_every(p)

@@ -44,20 +44,21 @@ consecutive values (ties by position), divided by log(order!).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from bankgen import dynamics
 from bankgen.dynamics import KSModel, MapModel, Model
 
-EPS_MAP = 0.01               # per iteration
-EPS_PER_PERIOD = 0.05        # flows: eps = EPS_PER_PERIOD / P (per unit time)
-D0 = 1e-8                    # relative size of the Benettin perturbation
-FIXED_POINT_SPREAD = 1e-5    # relative spread of the final states below which the orbit is a point
-N_C = 100                    # number of random frequencies c in the 0-1 test
-CONSTANT_RTOL = 1e-4         # series flatter than this (relative) count as constant
+EPS_MAP = 0.01  # per iteration
+EPS_PER_PERIOD = 0.05  # flows: eps = EPS_PER_PERIOD / P (per unit time)
+D0 = 1e-8  # relative size of the Benettin perturbation
+FIXED_POINT_SPREAD = 1e-5  # relative spread of the final states below which the orbit is a point
+N_C = 100  # number of random frequencies c in the 0-1 test
+CONSTANT_RTOL = 1e-4  # series flatter than this (relative) count as constant
 
 
 # ---------------------------------------------------------------------- 0-1 test, permutation entropy
@@ -81,15 +82,15 @@ def zero_one_k(series: np.ndarray, seed: int = 0, n_c: int = N_C) -> float:
     rng = np.random.default_rng(seed)
     c = rng.uniform(np.pi / 5, 4 * np.pi / 5, n_c)
     j = np.arange(1, N + 1)
-    z = np.cumsum(phi[None, :] * np.exp(1j * np.outer(c, j)), axis=1)          # p + i q
+    z = np.cumsum(phi[None, :] * np.exp(1j * np.outer(c, j)), axis=1)  # p + i q
     a2 = np.abs(z) ** 2
     csum = np.concatenate([np.zeros((n_c, 1)), np.cumsum(a2, axis=1)], axis=1)  # csum[:, m] = sum_{j<m}
     nfft = 1 << int(math.ceil(math.log2(2 * N)))
     F = np.fft.fft(z, nfft, axis=1)
-    corr = np.fft.ifft(F * np.conj(F), axis=1)[:, : ncut + 1]                   # sum_j z[j+n] conj(z[j])
+    corr = np.fft.ifft(F * np.conj(F), axis=1)[:, : ncut + 1]  # sum_j z[j+n] conj(z[j])
     n = np.arange(1, ncut + 1)
-    head = csum[:, N][:, None] - csum[:, n]            # sum_{j=n}^{N-1} |z_j|^2
-    tail = csum[:, (N - n)]                            # sum_{j=0}^{N-n-1} |z_j|^2
+    head = csum[:, N][:, None] - csum[:, n]  # sum_{j=n}^{N-1} |z_j|^2
+    tail = csum[:, (N - n)]  # sum_{j=0}^{N-n-1} |z_j|^2
     M = (head + tail - 2 * corr[:, 1:].real) / (N - n)[None, :]
     mean = phi.mean()
     vosc = mean**2 * (1 - np.cos(np.outer(c, n))) / (1 - np.cos(c))[:, None]
@@ -132,7 +133,7 @@ class Analysis:
     bounded: np.ndarray
     volume_rate: np.ndarray | None
     settings: dict = field(default_factory=dict)
-    fine_series: np.ndarray | None = None    # (nfine, npar): observable at every integration step (`fine`)
+    fine_series: np.ndarray | None = None  # (nfine, npar): observable at every integration step (`fine`)
 
 
 def lyapunov_eps(model: Model, p: Mapping[str, Any] | None = None) -> float:
@@ -156,9 +157,17 @@ def _spread(states: list[np.ndarray], model: Model) -> np.ndarray:
     return worst / (1.0 + np.sqrt((last**2).sum(axis=0)))
 
 
-def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
-            transient: float | None = None, horizon: float | None = None,
-            x0: np.ndarray | None = None, fine: int = 0) -> Analysis:
+def analyse(
+    model: Model,
+    p: dict,
+    npar: int = 1,
+    k: int = 1,
+    seed: int = 0,
+    transient: float | None = None,
+    horizon: float | None = None,
+    x0: np.ndarray | None = None,
+    fine: int = 0,
+) -> Analysis:
     """Simulate, estimate the k largest exponents and record the observed series.  `x0` replaces
     the model's initial condition: a state vector (d,) shared by all `npar` batch elements, or one
     state per batch element (d, npar) -- several initial conditions integrated together.
@@ -188,9 +197,9 @@ def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
     per_sample = model.blocks_per_sample()
     nblocks = max(10, model.steps(p, horizon) // block)
     nblocks -= nblocks % per_sample
-    scale = 1.0 + np.sqrt(np.mean(np.where(np.isfinite(x), x, 0.0) ** 2, axis=0))   # (npar, 1)
-    d0 = D0 * scale[..., 0]                                                        # (npar,)
-    Q = _orthonormal(rng, d, k)                                                    # (d, k)
+    scale = 1.0 + np.sqrt(np.mean(np.where(np.isfinite(x), x, 0.0) ** 2, axis=0))  # (npar, 1)
+    d0 = D0 * scale[..., 0]  # (npar,)
+    Q = _orthonormal(rng, d, k)  # (d, k)
     X = model.wrap(np.concatenate([x, x + d0[None, :, None] * Q[:, None, :]], axis=-1))
     sums = np.zeros((npar, k))
     cumulative = np.empty((nblocks, npar, k))
@@ -209,8 +218,8 @@ def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
         else:
             X, t = dynamics.run_model(model, p, block, X, t, rng)
         ref = X[..., :1]
-        D = model.delta(X[..., 1:].copy(), np.broadcast_to(ref, X[..., 1:].shape).copy())   # (d, npar, k)
-        A = np.moveaxis(D, 0, 1)                                                   # (npar, d, k)
+        D = model.delta(X[..., 1:].copy(), np.broadcast_to(ref, X[..., 1:].shape).copy())  # (d, npar, k)
+        A = np.moveaxis(D, 0, 1)  # (npar, d, k)
         finite = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(ref).all(axis=(0, 2))
         if not finite.all():
             A = np.where(finite[:, None, None], A, 1.0)
@@ -239,15 +248,26 @@ def analyse(model: Model, p: dict, npar: int = 1, k: int = 1, seed: int = 0,
     exps[~bounded] = np.nan
     volume = np.mean(div, axis=0) if div else None
     P = model.P(p)
-    settings = {"method": "benettin", "dt": h, "timescale": P if model.kind != "map" else 1.0,
-                "sample_dt": block * per_sample * h, "renorm_dt": block * h, "transient": transient,
-                "horizon": horizon, "d0": D0, "k": k, "seed": seed, "eps": lyapunov_eps(model, p)}
+    settings = {
+        "method": "benettin",
+        "dt": h,
+        "timescale": P if model.kind != "map" else 1.0,
+        "sample_dt": block * per_sample * h,
+        "renorm_dt": block * h,
+        "transient": transient,
+        "horizon": horizon,
+        "d0": D0,
+        "k": k,
+        "seed": seed,
+        "eps": lyapunov_eps(model, p),
+    }
     fine_series = np.asarray(fine_rec) if fine_rec else None
     return Analysis(exps, np.asarray(series), _spread(tail_states, model), bounded, volume, settings, fine_series)
 
 
-def _advance_recording(model: Model, p: dict, nsteps: int, X: np.ndarray, t: float, rng,
-                       record: list) -> tuple[np.ndarray, float]:
+def _advance_recording(
+    model: Model, p: dict, nsteps: int, X: np.ndarray, t: float, rng, record: list
+) -> tuple[np.ndarray, float]:
     """`dynamics.run_model` for `nsteps` steps, appending the observable after every step to
     `record`; the integration is the same as without recording (Kuramoto-Sivashinsky: the ETDRK4
     steps stay in Fourier space, the grid value is only read off)."""
@@ -289,15 +309,23 @@ def _analyse_tangent(model: MapModel, p: dict, x: np.ndarray, k: int, rng, n: in
     bounded &= np.isfinite(sums).all(axis=1)
     exps = sums / n
     exps[~bounded] = np.nan
-    settings = {"method": "tangent", "dt": 1.0, "timescale": 1.0, "sample_dt": 1.0, "transient": transient,
-                "horizon": n, "k": k, "eps": EPS_MAP}
+    settings = {
+        "method": "tangent",
+        "dt": 1.0,
+        "timescale": 1.0,
+        "sample_dt": 1.0,
+        "transient": transient,
+        "horizon": n,
+        "k": k,
+        "eps": EPS_MAP,
+    }
     return Analysis(exps, series, _spread(tail_states, model), bounded, logdet / n if d <= 2 else None, settings)
 
 
 def _analyse_symbolic(model: MapModel, p: dict, k: int, rng, transient: int, horizon: int, orbit_fn=None) -> Analysis:
     """Maps with slope 2 (doubling, baker, tent mu = 2): exact orbits from random binary digits,
     tangent dynamics along them."""
-    orbit = (orbit_fn or model.orbit_fn)(p, transient + horizon, rng)[transient:]      # (n, d)
+    orbit = (orbit_fn or model.orbit_fn)(p, transient + horizon, rng)[transient:]  # (n, d)
     d = orbit.shape[1]
     k = min(k, d)
     V = _orthonormal(rng, d, k)
@@ -314,13 +342,22 @@ def _analyse_symbolic(model: MapModel, p: dict, k: int, rng, transient: int, hor
             V = Qm
     exps = (sums / orbit.shape[0])[None, :]
     series = np.asarray(model.observe(orbit.T), dtype=float).reshape(-1, 1)
-    settings = {"method": "tangent (exact symbolic orbit)", "dt": 1.0, "timescale": 1.0, "sample_dt": 1.0,
-                "transient": transient, "horizon": horizon, "k": k, "eps": EPS_MAP}
+    settings = {
+        "method": "tangent (exact symbolic orbit)",
+        "dt": 1.0,
+        "timescale": 1.0,
+        "sample_dt": 1.0,
+        "transient": transient,
+        "horizon": horizon,
+        "k": k,
+        "eps": EPS_MAP,
+    }
     return Analysis(exps, series, np.array([1.0]), np.array([True]), np.array([logdet / orbit.shape[0]]), settings)
 
 
-def analyse_system(simulate: Mapping[str, Any], parameters: Mapping[str, Any] | None, seed: int = 0,
-                   k: int = 2, fine: int = 0) -> Analysis:
+def analyse_system(
+    simulate: Mapping[str, Any], parameters: Mapping[str, Any] | None, seed: int = 0, k: int = 2, fine: int = 0
+) -> Analysis:
     """Exponents and observed series of one catalog system.  dysts flows: the series comes from
     dysts' own integrator (`dynamics.dysts_states`, DYSTS_SERIES samples P/2 apart after 10 P), the
     RK4 step for the exponents is chosen on those states (`dynamics.choose_rk4_step`) and the
@@ -340,8 +377,14 @@ def analyse_system(simulate: Mapping[str, Any], parameters: Mapping[str, Any] | 
     horizon = float(np.clip(dynamics.DYSTS_MAX_STEPS * dt / model.P(p), 60.0, dynamics.DYSTS_HORIZON))
     result = analyse(stepped, p, npar=1, k=k, seed=seed, transient=0.0, horizon=horizon, x0=states[-1], fine=fine)
     result.series = states[:, model.obs_index][:, None]
-    result.settings.update({"series": "dysts make_trajectory (LSODA, rtol=atol=1e-8)", "transient": transient,
-                            "series_samples": len(states), "rk4_tolerance": dynamics.RK4_TOLERANCE})
+    result.settings.update(
+        {
+            "series": "dysts make_trajectory (LSODA, rtol=atol=1e-8)",
+            "transient": transient,
+            "series_samples": len(states),
+            "rk4_tolerance": dynamics.RK4_TOLERANCE,
+        }
+    )
     return result
 
 

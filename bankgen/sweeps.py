@@ -37,34 +37,34 @@ near_bifurcation (the bifurcation value).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 
 from bankgen import dynamics, indicators
 
-N_RANDOM = 4            # random initial conditions per point (plus run 0 and the special states)
-SERIES_SAMPLES = 5000   # 0-1 test / permutation entropy of a sweep point: at most the last 5000 samples
+N_RANDOM = 4  # random initial conditions per point (plus run 0 and the special states)
+SERIES_SAMPLES = 5000  # 0-1 test / permutation entropy of a sweep point: at most the last 5000 samples
 RUN_CODES = {"chaotic": "c", "periodic": "p", "fixed_point": "f", "ambiguous": "a", "stochastic": "s"}
 
 
 @dataclass(frozen=True)
 class SweepSpec:
-    system: str                 # dynamics.MODELS key
+    system: str  # dynamics.MODELS key
     parameter: str
     values: tuple[float, ...]
     fixed: dict = field(default_factory=dict)
     label: str = ""
-    k: int = 1                  # exponents computed (2 for autonomous flows: limit cycles)
-    transient: float | None = None      # units of P (flows) or iterations (maps)
+    k: int = 1  # exponents computed (2 for autonomous flows: limit cycles)
+    transient: float | None = None  # units of P (flows) or iterations (maps)
     horizon: float | None = None
-    box: tuple[tuple[float, float], ...] = ()    # random initial states: uniform in this box
+    box: tuple[tuple[float, float], ...] = ()  # random initial states: uniform in this box
     n_random: int = N_RANDOM
-    special: Callable | None = None     # special(p) -> list of (d, nvalues) initial states
+    special: Callable | None = None  # special(p) -> list of (d, nvalues) initial states
     special_note: str = ""
-    bifurcations: tuple[float, ...] = ()    # literature values of the swept parameter
-    margin: float = 0.0                     # |value - bifurcation| <= margin -> ambiguous
+    bifurcations: tuple[float, ...] = ()  # literature values of the swept parameter
+    margin: float = 0.0  # |value - bifurcation| <= margin -> ambiguous
     ic_note: str = ""
 
 
@@ -94,34 +94,71 @@ SWEEPS: dict[str, SweepSpec] = {
     # r4 = 3.564407, accumulation (onset of chaos) r_inf = 3.569946 (Feigenbaum 1978; Strogatz,
     # Nonlinear Dynamics and Chaos, 2nd ed., sec. 10.2), period-3 window opens at
     # 1 + sqrt(8) = 3.828427 (tangent bifurcation; Strogatz sec. 10.4).
-    "logistic_r": SweepSpec("logistic", "r", _grid(2.5, 4.0, 301), {},
-                            "the logistic map x(n+1) = r x(n) (1 - x(n))",
-                            transient=20000, box=((0.02, 0.98),),
-                            bifurcations=(3.0, 3.449490, 3.544090, 3.564407, 3.569946, 3.828427), margin=0.001),
+    "logistic_r": SweepSpec(
+        "logistic",
+        "r",
+        _grid(2.5, 4.0, 301),
+        {},
+        "the logistic map x(n+1) = r x(n) (1 - x(n))",
+        transient=20000,
+        box=((0.02, 0.98),),
+        bifurcations=(3.0, 3.449490, 3.544090, 3.564407, 3.569946, 3.828427),
+        margin=0.001,
+    ),
     # Bifurcation: the period-doubling cascade of the b = 0.3 Henon map accumulates at
     # a = 1.058 (onset of chaos, quoted as ~1.06 in the literature; measured here on a 0.0005
     # grid: the largest exponent changes sign between a = 1.0580 (-0.009) and 1.0585 (+0.006),
     # after period doublings near 1.051 and 1.0565).  Coexisting attractors (a period-6 orbit
     # next to the chaotic one) make a = 1.066 ... 1.076 ambiguous through the runs, not the guard.
-    "henon_a": SweepSpec("henon", "a", _grid(1.0, 1.4, 201), {"b": 0.3}, "the Hénon map with b = 0.3",
-                         transient=20000, box=((-0.5, 0.5), (-0.15, 0.15)),
-                         bifurcations=(1.0580,), margin=0.001),
-    "rossler_c": SweepSpec("rossler", "c", _grid(2.0, 7.0, 101), {"a": 0.2, "b": 0.2},
-                           "the Rössler system with a = b = 0.2", k=2, transient=500.0,
-                           box=((-4.0, 4.0), (-4.0, 4.0), (0.0, 0.5))),
-    "duffing_gamma": SweepSpec("duffing_forced", "gamma", _grid(0.1, 0.6, 101),
-                               {"delta": 0.3, "alpha": -1.0, "beta": 1.0, "omega": 1.2},
-                               "the forced Duffing oscillator x'' + 0.3x' - x + x^3 = gamma cos(1.2t)",
-                               k=1, transient=500.0, box=((-1.5, 1.5), (-1.0, 1.0))),
+    "henon_a": SweepSpec(
+        "henon",
+        "a",
+        _grid(1.0, 1.4, 201),
+        {"b": 0.3},
+        "the Hénon map with b = 0.3",
+        transient=20000,
+        box=((-0.5, 0.5), (-0.15, 0.15)),
+        bifurcations=(1.0580,),
+        margin=0.001,
+    ),
+    "rossler_c": SweepSpec(
+        "rossler",
+        "c",
+        _grid(2.0, 7.0, 101),
+        {"a": 0.2, "b": 0.2},
+        "the Rössler system with a = b = 0.2",
+        k=2,
+        transient=500.0,
+        box=((-4.0, 4.0), (-4.0, 4.0), (0.0, 0.5)),
+    ),
+    "duffing_gamma": SweepSpec(
+        "duffing_forced",
+        "gamma",
+        _grid(0.1, 0.6, 101),
+        {"delta": 0.3, "alpha": -1.0, "beta": 1.0, "omega": 1.2},
+        "the forced Duffing oscillator x'' + 0.3x' - x + x^3 = gamma cos(1.2t)",
+        k=1,
+        transient=500.0,
+        box=((-1.5, 1.5), (-1.0, 1.0)),
+    ),
     # Bifurcations (sigma = 10, beta = 8/3): homoclinic explosion at rho = 13.926 (chaotic
     # transients begin), onset of the strange attractor at rho = 24.06 (Kaplan & Yorke 1979,
     # Commun. Math. Phys. 67:93; Sparrow 1982, The Lorenz Equations), subcritical Hopf
     # bifurcation of C+- at rho = sigma (sigma + beta + 3) / (sigma - beta - 1) = 24.7368.
-    "lorenz_rho": SweepSpec("lorenz63", "rho", _grid(10.0, 250.0, 121), {"sigma": 10.0, "beta": 8.0 / 3.0},
-                            "the Lorenz-63 system with sigma = 10 and beta = 8/3", k=2, transient=2000.0,
-                            box=((-20.0, 20.0), (-25.0, 25.0), (0.0, 50.0)),
-                            special=_lorenz_near_equilibria, special_note="0.5 from C+ and from C- in each coordinate",
-                            bifurcations=(13.926, 24.06, 24.7368), margin=0.5),
+    "lorenz_rho": SweepSpec(
+        "lorenz63",
+        "rho",
+        _grid(10.0, 250.0, 121),
+        {"sigma": 10.0, "beta": 8.0 / 3.0},
+        "the Lorenz-63 system with sigma = 10 and beta = 8/3",
+        k=2,
+        transient=2000.0,
+        box=((-20.0, 20.0), (-25.0, 25.0), (0.0, 50.0)),
+        special=_lorenz_near_equilibria,
+        special_note="0.5 from C+ and from C- in each coordinate",
+        bifurcations=(13.926, 24.06, 24.7368),
+        margin=0.5,
+    ),
 }
 
 
@@ -133,8 +170,9 @@ def initial_states(spec: SweepSpec, model, p: dict, nvalues: int, seed: int = 0)
     d = own.shape[0]
     states = [own]
     if spec.special is not None:
-        states += [np.broadcast_to(np.asarray(s, dtype=float).reshape(d, -1), (d, nvalues)).copy()
-                   for s in spec.special(p)]
+        states += [
+            np.broadcast_to(np.asarray(s, dtype=float).reshape(d, -1), (d, nvalues)).copy() for s in spec.special(p)
+        ]
     if spec.box:
         if len(spec.box) != d:
             raise ValueError(f"sweep box has {len(spec.box)} coordinates, model {spec.system} has {d}")
@@ -168,15 +206,31 @@ def run_points(spec: SweepSpec, values=None, seed: int = 0, guard: bool = True) 
     per_value = dict(base, **{spec.parameter: values[:, None]})
     starts = initial_states(spec, model, per_value, nv, seed)
     nrun = len(starts)
-    batch = dict(base, **{spec.parameter: np.tile(values, nrun)[:, None]})    # run-major: j * nv + i
-    analysis = indicators.analyse(model, batch, npar=nv * nrun, k=spec.k, seed=seed, transient=spec.transient,
-                                  horizon=spec.horizon, x0=np.concatenate(starts, axis=1))
+    batch = dict(base, **{spec.parameter: np.tile(values, nrun)[:, None]})  # run-major: j * nv + i
+    analysis = indicators.analyse(
+        model,
+        batch,
+        npar=nv * nrun,
+        k=spec.k,
+        seed=seed,
+        transient=spec.transient,
+        horizon=spec.horizon,
+        x0=np.concatenate(starts, axis=1),
+    )
     series = np.asarray(analysis.series)
     points = []
     for i, value in enumerate(values):
         single = dict(base, **{spec.parameter: float(value)})
-        regimes = [indicators.regime(model, single, analysis.exponents[j * nv + i], float(analysis.spread[j * nv + i]),
-                                     bool(analysis.bounded[j * nv + i])) for j in range(nrun)]
+        regimes = [
+            indicators.regime(
+                model,
+                single,
+                analysis.exponents[j * nv + i],
+                float(analysis.spread[j * nv + i]),
+                bool(analysis.bounded[j * nv + i]),
+            )
+            for j in range(nrun)
+        ]
         ex = analysis.exponents[i]
         obs = series[-SERIES_SAMPLES:, i]
         finite = bool(analysis.bounded[i]) and bool(np.isfinite(obs).all())
@@ -197,8 +251,9 @@ def run_points(spec: SweepSpec, values=None, seed: int = 0, guard: bool = True) 
     return points
 
 
-def point(system: str, parameter: str, value: float, fixed: dict | None = None, k: int | None = None,
-          seed: int = 0) -> dict:
+def point(
+    system: str, parameter: str, value: float, fixed: dict | None = None, k: int | None = None, seed: int = 0
+) -> dict:
     """One sweep point with the settings (initial conditions, transient, literature guard) of the
     sweep over the same system and parameter; other parameters: model defaults plus `fixed`."""
     spec = next((s for s in SWEEPS.values() if s.system == system and s.parameter == parameter), None)

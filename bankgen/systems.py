@@ -32,7 +32,9 @@ ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 LEAKY_NAME = re.compile(
     r"\b(damped|undamped|overdamped|chaotic|chaos|hyperchaotic|hyper\w*|four-dimensional|random|regime|"
     r"periodic(?! domain| boundar)|quasi-periodic|double-scroll|dissipative|conservative|area-preserving|stochastic|noisy|"
-    r"forced|driven|high energy|strange|attractor|integrable|hamiltonian)\b", re.IGNORECASE)
+    r"forced|driven|high energy|strange|attractor|integrable|hamiltonian)\b",
+    re.IGNORECASE,
+)
 # catalog file name -> origin recorded on its systems
 ORIGINS = {"core.yaml": "core", "dysts.yaml": "dysts"}
 
@@ -164,10 +166,7 @@ def load_all(catalog_dir: Path | None = None) -> list[System]:
             continue
         for system in load_catalog(path, origin=origin):
             if system.id in where:
-                raise CatalogError(
-                    f"{path}: system {system.id}: duplicate id (already defined in "
-                    f"{where[system.id]})"
-                )
+                raise CatalogError(f"{path}: system {system.id}: duplicate id (already defined in {where[system.id]})")
             where[system.id] = path
             systems.append(system)
     return systems

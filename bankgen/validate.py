@@ -20,22 +20,34 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.casefiles import CaseFileError, numbered_lines
+from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
-from pytest_reasoning_evals.chaosbench.questions import OPTIONAL_NAMES, Question, case_files, default_family, parse_record
+from pytest_reasoning_evals.chaosbench.questions import (
+    OPTIONAL_NAMES,
+    Question,
+    case_files,
+    default_family,
+    parse_record,
+)
 
-BALANCE = (0.45, 0.55)      # TRUE share of each family
-TEMPLATE_MINORITY = 0.35    # each template: the rarer label is at least this share
-POSITION_MAJORITY = 0.65    # each dialogue turn position: no label above this share
+BALANCE = (0.45, 0.55)  # TRUE share of each family
+TEMPLATE_MINORITY = 0.35  # each template: the rarer label is at least this share
+POSITION_MAJORITY = 0.65  # each dialogue turn position: no label above this share
 # Families whose single predicate is a direct claim about the system at fixed parameters:
 # their golds (with polarity) imply a truth assignment that must satisfy the axioms.
 DIRECT_CLAIM_FAMILIES = ("atomic", "extended_systems", "consistency_paraphrase", "perturbation_robustness")
 # Raw predicate names that are not English words ("PosLyap", "strangeattr", "weakmixing").
 RAW_TOKEN = re.compile(
-    r"\b(" + "|".join(sorted({n for n in ontology.PREDICATES if sum(c.isupper() for c in n) > 1}
-                               | {n.lower() for n in ontology.PREDICATES if sum(c.isupper() for c in n) > 1}
-                               | {"weakmixing"})) + r")\b"
+    r"\b("
+    + "|".join(
+        sorted(
+            {n for n in ontology.PREDICATES if sum(c.isupper() for c in n) > 1}
+            | {n.lower() for n in ontology.PREDICATES if sum(c.isupper() for c in n) > 1}
+            | {"weakmixing"}
+        )
+    )
+    + r")\b"
 )
 DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
 NEGATIVE_ZERO = re.compile(r"-0\.0+(?![0-9])")  # "K = -0.00": a printed value that reads as a sign
@@ -71,8 +83,9 @@ def is_built_bank(path: Path) -> bool:
     return path.is_dir() and (path / "manifest.json").is_file()
 
 
-def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = None,
-             bank: bool | None = None) -> list[Problem]:
+def validate(
+    path: Path, catalog: dict[str, dict[str, bool | None]] | None = None, bank: bool | None = None
+) -> list[Problem]:
     """Problems of the question files at `path`; `bank` (default: the folder is a built bank)
     adds the bank-building rules."""
     bank = is_built_bank(Path(path)) if bank is None else bank
@@ -114,7 +127,9 @@ def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = Non
                     for p in q.predicates:
                         first = dialogue_predicates[q.dialogue_id].setdefault(p["name"], where)
                         if first != where:
-                            problems.append(Problem(where, f"dialogue {q.dialogue_id} asks {p['name']} again (first at {first})"))
+                            problems.append(
+                                Problem(where, f"dialogue {q.dialogue_id} asks {p['name']} again (first at {first})")
+                            )
             key = _normalized(q.question)
             if key in seen_text and q.dialogue_id is None:
                 first_where, first_raw = seen_text[key]
@@ -125,7 +140,9 @@ def validate(path: Path, catalog: dict[str, dict[str, bool | None]] | None = Non
             if q.dialogue_id is None and q.ground_truth:
                 golds[str(file)][q.family].append(q.ground_truth == "TRUE")
             direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
-            if direct and len(q.predicates) == 1 and q.ground_truth and q.system_id not in ("", "generic"):  # no particular system: no claims to hold together
+            if (
+                direct and len(q.predicates) == 1 and q.ground_truth and q.system_id not in ("", "generic")
+            ):  # no particular system: no claims to hold together
                 p = q.predicates[0]
                 value = (q.ground_truth == "TRUE") == (p["polarity"] == "positive")
                 claims[q.system_id][p["name"]].append((value, where))
@@ -150,8 +167,11 @@ def _bank_schema_problems(q: Question, record: dict) -> list[str]:
 
 def _unknown_truth(q, catalog: dict | None) -> list[str]:
     truth = (catalog or {}).get(q.system_id, {})
-    return [f"{q.system_id}: asks about {p['name']}, which the systems catalog leaves unknown"
-            for p in q.predicates if p["name"] in truth and truth[p["name"]] is None]
+    return [
+        f"{q.system_id}: asks about {p['name']}, which the systems catalog leaves unknown"
+        for p in q.predicates
+        if p["name"] in truth and truth[p["name"]] is None
+    ]
 
 
 def _share_problems(path: Path, templates: dict[str, list[bool]], positions: dict[int, list[bool]]) -> list[Problem]:
@@ -160,13 +180,23 @@ def _share_problems(path: Path, templates: dict[str, list[bool]], positions: dic
     for template, values in sorted(templates.items()):
         minority = min(sum(values), len(values) - sum(values)) / len(values)
         if minority < TEMPLATE_MINORITY:
-            problems.append(Problem(str(path), f"template {template}: {sum(values)} TRUE / {len(values) - sum(values)} "
-                                               f"FALSE (each label must be at least {TEMPLATE_MINORITY:.0%})"))
+            problems.append(
+                Problem(
+                    str(path),
+                    f"template {template}: {sum(values)} TRUE / {len(values) - sum(values)} "
+                    f"FALSE (each label must be at least {TEMPLATE_MINORITY:.0%})",
+                )
+            )
     for turn, values in sorted(positions.items()):
         majority = max(sum(values), len(values) - sum(values)) / len(values)
         if majority > POSITION_MAJORITY:
-            problems.append(Problem(str(path), f"dialogue turn {turn}: {sum(values)} TRUE / {len(values) - sum(values)} "
-                                               f"FALSE (no label may exceed {POSITION_MAJORITY:.0%})"))
+            problems.append(
+                Problem(
+                    str(path),
+                    f"dialogue turn {turn}: {sum(values)} TRUE / {len(values) - sum(values)} "
+                    f"FALSE (no label may exceed {POSITION_MAJORITY:.0%})",
+                )
+            )
     return problems
 
 
@@ -176,8 +206,13 @@ def _balance_problems(golds: dict[str, dict[str, list[bool]]]) -> list[Problem]:
         for family, values in sorted(families.items()):
             share = sum(values) / len(values)
             if not BALANCE[0] <= share <= BALANCE[1]:
-                problems.append(Problem(file, f"family {family}: {share:.1%} TRUE of {len(values)} "
-                                              f"(allowed {BALANCE[0]:.0%}-{BALANCE[1]:.0%})"))
+                problems.append(
+                    Problem(
+                        file,
+                        f"family {family}: {share:.1%} TRUE of {len(values)} "
+                        f"(allowed {BALANCE[0]:.0%}-{BALANCE[1]:.0%})",
+                    )
+                )
     return problems
 
 
@@ -189,12 +224,18 @@ def _axiom_problems(claims: dict, catalog: dict[str, dict[str, bool]] | None) ->
             first_value, first_where = values[0]
             for value, where in values[1:]:
                 if value != first_value:
-                    problems.append(Problem(where, f"{system_id}: {name}={value} contradicts {first_where} ({name}={first_value})"))
+                    problems.append(
+                        Problem(where, f"{system_id}: {name}={value} contradicts {first_where} ({name}={first_value})")
+                    )
             assignment[name] = first_value
             truth = (catalog or {}).get(system_id, {})
             if truth.get(name) is not None and truth[name] != first_value:
-                problems.append(Problem(first_where, f"{system_id}: the gold implies {name}={first_value}, "
-                                                     f"the systems catalog says {truth[name]}"))
+                problems.append(
+                    Problem(
+                        first_where,
+                        f"{system_id}: the gold implies {name}={first_value}, the systems catalog says {truth[name]}",
+                    )
+                )
         for message in ontology.violations(assignment):
             where = min((w for vs in by_predicate.values() for _, w in vs), key=_line_order)
             problems.append(Problem(where, f"{system_id}: the golds break an axiom: {message}"))
@@ -210,8 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bankgen validate-cases")
     parser.add_argument("path", nargs="?", default=None, help="a .jsonl file or a folder (default cases/chaosbench)")
     args = parser.parse_args(argv)
-    from bankgen.systems import load_all
     from bankgen.bank import CASES_DIR as DEFAULT_CASES
+    from bankgen.systems import load_all
 
     path = Path(args.path) if args.path else DEFAULT_CASES
     catalog = {s.id: s.truth for s in load_all()}

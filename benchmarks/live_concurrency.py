@@ -38,8 +38,11 @@ MODELS = "models:\n  bench:\n    provider: openai_compatible\n    model_id: benc
 def write_bank(root: Path, n: int) -> None:
     with (root / "bank.jsonl").open("w") as bank:
         for i in range(n):
-            record = {k: v for k, v in question(i).to_dict().items() if k in
-                      ("id", "question", "ground_truth", "family", "split", "system_id", "template")}
+            record = {
+                k: v
+                for k, v in question(i).to_dict().items()
+                if k in ("id", "question", "ground_truth", "family", "split", "system_id", "template")
+            }
             bank.write(json.dumps(record) + "\n")
     (root / "test_chaosbench.py").write_text(EVAL_MODULE.read_text())
 
@@ -47,12 +50,31 @@ def write_bank(root: Path, n: int) -> None:
 def record(root: Path, server: FakeProvider, workers: str, concurrency: int) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds of the pytest processes, mean requests the server held while
     it held any) of one recording run of every item, from empty cassettes."""
-    run = Path(tempfile.mkdtemp(prefix=f"c{concurrency}-", dir=root))  # fresh cassettes, also for a repeated concurrency
+    run = Path(
+        tempfile.mkdtemp(prefix=f"c{concurrency}-", dir=root)
+    )  # fresh cassettes, also for a repeated concurrency
     (root / "models.yaml").write_text(MODELS.format(url=server.openai_base))
-    args = ["test_chaosbench.py", "--model", "bench", f"--eval-models-file={root / 'models.yaml'}",
-            f"--eval-cases={root / 'bank.jsonl'}", f"--eval-cassette-dir={run / 'cassettes'}", f"--eval-out-dir={run / 'results'}",
-            "--eval-record-mode", "once", "--eval-concurrency", str(concurrency), "-n", workers,
-            "-q", "--tb=no", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    args = [
+        "test_chaosbench.py",
+        "--model",
+        "bench",
+        f"--eval-models-file={root / 'models.yaml'}",
+        f"--eval-cases={root / 'bank.jsonl'}",
+        f"--eval-cassette-dir={run / 'cassettes'}",
+        f"--eval-out-dir={run / 'results'}",
+        "--eval-record-mode",
+        "once",
+        "--eval-concurrency",
+        str(concurrency),
+        "-n",
+        workers,
+        "-q",
+        "--tb=no",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+    ]
     held: list[int] = []
     running = threading.Event()
     running.set()
@@ -89,8 +111,10 @@ def main() -> None:
     options = parser.parse_args()
     processes = max(1, int(options.workers))
     print(f"{options.items} items, {options.latency * 1000:g} ms a call, -n {options.workers}")
-    print(f"{'concurrency':>11} {'s':>8} {'ideal s':>8} {'x ideal':>8} {'speed-up':>9} {'max in flight':>14} "
-          f"{'mean in flight':>15} {'pytest CPU s':>13}")
+    print(
+        f"{'concurrency':>11} {'s':>8} {'ideal s':>8} {'x ideal':>8} {'speed-up':>9} {'max in flight':>14} "
+        f"{'mean in flight':>15} {'pytest CPU s':>13}"
+    )
     with tempfile.TemporaryDirectory(prefix="live-bench-") as tmp:
         root = Path(tmp)
         write_bank(root, options.items)
@@ -103,7 +127,10 @@ def main() -> None:
             first = first or (concurrency, elapsed)
             ideal = options.items * options.latency / (processes * concurrency)
             speedup = f"{first[1] / elapsed:.2f}" if first[0] == 1 else "-"
-            print(f"{concurrency:>11} {elapsed:>8.2f} {ideal:>8.2f} {elapsed / ideal:>8.2f} {speedup:>9} {in_flight:>14} {mean_held:>15.1f} {cpu:>13.1f}", flush=True)
+            print(
+                f"{concurrency:>11} {elapsed:>8.2f} {ideal:>8.2f} {elapsed / ideal:>8.2f} {speedup:>9} {in_flight:>14} {mean_held:>15.1f} {cpu:>13.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

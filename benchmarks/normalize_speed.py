@@ -73,7 +73,10 @@ def main() -> None:
             per_mb = cpu / (size / 1e6)
             worst[size] = max(worst.get(size, (0.0, "")), (per_mb, shape))
             print(f"{shape:24} {size:>10,} {wall:>8.4f} {cpu:>8.4f} {per_mb:>9.3f}  {label}")
-    print("worst cpu s/MB per size: " + ", ".join(f"{size:,}: {per_mb:.3f} ({shape})" for size, (per_mb, shape) in worst.items()))
+    print(
+        "worst cpu s/MB per size: "
+        + ", ".join(f"{size:,}: {per_mb:.3f} ({shape})" for size, (per_mb, shape) in worst.items())
+    )
 
 
 if __name__ == "__main__":

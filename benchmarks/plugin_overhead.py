@@ -29,8 +29,10 @@ def main() -> None:
             runs["with"].append(timed(common, root)[0])  # (seconds, peak RSS)
             runs["without"].append(timed([*common, "-p", "no:pytest_reasoning_evals"], root)[0])
     with_ms, without_ms = (statistics.median(runs[k]) * 1000 for k in ("with", "without"))
-    print(f"pytest -q, one test, median of {options.repeat}: with the plugin {with_ms:.1f} ms, "
-          f"without {without_ms:.1f} ms, difference {with_ms - without_ms:+.1f} ms")
+    print(
+        f"pytest -q, one test, median of {options.repeat}: with the plugin {with_ms:.1f} ms, "
+        f"without {without_ms:.1f} ms, difference {with_ms - without_ms:+.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -47,23 +47,50 @@ BARE = "import pytest\n\n@pytest.mark.parametrize('i', range({n}))\ndef test_bar
 
 
 def question(i: int) -> Question:
-    return Question(id=f"syn-{i:06d}", question=f"Is synthetic system {i} chaotic?",
-                    ground_truth="TRUE" if i % 2 else "FALSE", family=FAMILIES[i % 10],
-                    split=SPLITS[i % 5], system_id=f"sys{i % 97}", template="synthetic.v1")
+    return Question(
+        id=f"syn-{i:06d}",
+        question=f"Is synthetic system {i} chaotic?",
+        ground_truth="TRUE" if i % 2 else "FALSE",
+        family=FAMILIES[i % 10],
+        split=SPLITS[i % 5],
+        system_id=f"sys{i % 97}",
+        template="synthetic.v1",
+    )
 
 
 def cassette(prompt: PromptTemplate, q: Question) -> dict:
-    body = {"model": "bench-model", "messages": [{"role": "user", "content": prompt.render(q.question)}],
-            "temperature": 0.0, "max_tokens": MAX_TOKENS["zeroshot"], "seed": 0}
-    reply = {"id": "x", "object": "chat.completion", "model": "bench-model",
-             "choices": [{"index": 0, "message": {"role": "assistant", "content": "TRUE"}, "finish_reason": "stop"}],
-             "usage": {"prompt_tokens": 40, "completion_tokens": 1, "total_tokens": 41}}
-    return {"version": 1, "interactions": [{
-        "request": {"method": "POST", "uri": f"{BASE_URL}/chat/completions", "body": json.dumps(body),
-                    "headers": {"Content-Type": ["application/json"]}},
-        "response": {"status": {"code": 200, "message": "OK"}, "body": {"string": json.dumps(reply)},
-                     "headers": {"content-type": ["application/json"], "x-eval-latency-ms": ["1.0"]}},
-    }]}
+    body = {
+        "model": "bench-model",
+        "messages": [{"role": "user", "content": prompt.render(q.question)}],
+        "temperature": 0.0,
+        "max_tokens": MAX_TOKENS["zeroshot"],
+        "seed": 0,
+    }
+    reply = {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "bench-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "TRUE"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 1, "total_tokens": 41},
+    }
+    return {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {
+                    "method": "POST",
+                    "uri": f"{BASE_URL}/chat/completions",
+                    "body": json.dumps(body),
+                    "headers": {"Content-Type": ["application/json"]},
+                },
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "body": {"string": json.dumps(reply)},
+                    "headers": {"content-type": ["application/json"], "x-eval-latency-ms": ["1.0"]},
+                },
+            }
+        ],
+    }
 
 
 def write_fixture(root: Path, n: int) -> None:
@@ -73,8 +100,11 @@ def write_fixture(root: Path, n: int) -> None:
     with (root / "bank.jsonl").open("w") as bank:
         for i in range(n):
             q = question(i)
-            record = {k: v for k, v in q.to_dict().items() if k in
-                      ("id", "question", "ground_truth", "family", "split", "system_id", "template")}
+            record = {
+                k: v
+                for k, v in q.to_dict().items()
+                if k in ("id", "question", "ground_truth", "family", "split", "system_id", "template")
+            }
             bank.write(json.dumps(record) + "\n")
             (folder / f"{q.id}.yaml").write_text(yaml.safe_dump(cassette(prompt, q), sort_keys=False))
     (root / "models.yaml").write_text(MODELS)
@@ -114,9 +144,17 @@ def touch_cassettes(root: Path) -> None:
 
 
 def eval_args(root: Path) -> list[str]:
-    return ["test_chaosbench.py", "--model", "bench", f"--eval-models-file={root / 'models.yaml'}",
-            f"--eval-cases={root / 'bank.jsonl'}", f"--eval-cassette-dir={root / 'cassettes'}",
-            "--eval-record-mode", "none", f"--eval-out-dir={root / 'results'}"]
+    return [
+        "test_chaosbench.py",
+        "--model",
+        "bench",
+        f"--eval-models-file={root / 'models.yaml'}",
+        f"--eval-cases={root / 'bank.jsonl'}",
+        f"--eval-cassette-dir={root / 'cassettes'}",
+        "--eval-record-mode",
+        "none",
+        f"--eval-out-dir={root / 'results'}",
+    ]
 
 
 def fastest(args: list[str], cwd: Path, repeat: int, before=lambda: None) -> tuple[float, float]:
@@ -136,31 +174,57 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
     common = ["-q", "--tb=no", "-p", "no:randomly"]
-    print(f"{'items':>7} {'-n':>3} {'bare cold s':>11} {'bare warm s':>11} {'cold s':>7} {'warm s':>7} {'restored s':>10}"
-          f" {'warm ms/it':>10} {'cold x':>6} {'warm x':>6} {'restored x':>10}"
-          f"  {'RSS MiB bare cold / warm, eval cold / warm / restored':>52}")
+    print(
+        f"{'items':>7} {'-n':>3} {'bare cold s':>11} {'bare warm s':>11} {'cold s':>7} {'warm s':>7} {'restored s':>10}"
+        f" {'warm ms/it':>10} {'cold x':>6} {'warm x':>6} {'restored x':>10}"
+        f"  {'RSS MiB bare cold / warm, eval cold / warm / restored':>52}"
+    )
     for index, n in enumerate(options.sizes):
         with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
             root = Path(tmp)
             write_fixture(root, n)
-            no_cache = lambda folder: lambda: shutil.rmtree(root / folder, ignore_errors=True)  # noqa: E731
+
+            def no_cache(folder: str, root: Path = root):
+                return lambda: shutil.rmtree(root / folder, ignore_errors=True)
+
             bare_args = ["test_bare.py", *common, "-o", f"cache_dir={BARE_CACHE}"]
             for workers in options.workers:
                 xdist = ["-n", workers]
                 bare_cold, bare_cold_rss = fastest([*bare_args, *xdist], root, options.repeat, no_cache(BARE_CACHE))
                 bare_warm, bare_warm_rss = fastest([*bare_args, *xdist], root, options.repeat)
-                cold, cold_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat, no_cache(".pytest_cache"))
+                cold, cold_rss = fastest(
+                    [*eval_args(root), *common, *xdist], root, options.repeat, no_cache(".pytest_cache")
+                )
                 warm, warm_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat)
-                restored, restored_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat,
-                                                 lambda: touch_cassettes(root))
+                restored, restored_rss = fastest(
+                    [*eval_args(root), *common, *xdist], root, options.repeat, lambda root=root: touch_cassettes(root)
+                )
                 rss = f"{bare_cold_rss:.0f} / {bare_warm_rss:.0f}, {cold_rss:.0f} / {warm_rss:.0f} / {restored_rss:.0f}"
-                print(f"{n:>7} {workers:>3} {bare_cold:>11.2f} {bare_warm:>11.2f} {cold:>7.2f} {warm:>7.2f} {restored:>10.2f}"
-                      f" {warm / n * 1000:>10.3f} {cold / bare_cold:>6.2f} {warm / bare_warm:>6.2f} {restored / bare_warm:>10.2f}"
-                      f"  {rss:>52}", flush=True)
+                print(
+                    f"{n:>7} {workers:>3} {bare_cold:>11.2f} {bare_warm:>11.2f} {cold:>7.2f} {warm:>7.2f} {restored:>10.2f}"
+                    f" {warm / n * 1000:>10.3f} {cold / bare_cold:>6.2f} {warm / bare_warm:>6.2f} {restored / bare_warm:>10.2f}"
+                    f"  {rss:>52}",
+                    flush=True,
+                )
             if options.profile and index == 0:
                 out = PROJECT_ROOT / "benchmarks" / f"replay_{n}.prof"
-                subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "pytest",
-                                *eval_args(root), *common, "-n", "0"], cwd=root, capture_output=True)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "cProfile",
+                        "-o",
+                        str(out),
+                        "-m",
+                        "pytest",
+                        *eval_args(root),
+                        *common,
+                        "-n",
+                        "0",
+                    ],
+                    cwd=root,
+                    capture_output=True,
+                )
                 print(f"profile of the serial warm replay: {out} (python -m pstats {out})")
 
 

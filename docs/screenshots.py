@@ -14,8 +14,14 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 HERE = Path(__file__).resolve().parent
 SHOTS = [  # (report, what to show, picture)
     (Path("results/smollm2-135m_zeroshot/report.html"), "body", HERE / "report-replay.png"),

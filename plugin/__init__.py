@@ -17,14 +17,23 @@ from pytest_reasoning_evals.session import EVAL_SESSION, EvalSession
 pytest_plugins = ["pytest_reasoning_evals.dialectic.fixtures"]  # ChaosBench's are per session (pytest_configure)
 
 PROTOCOLS = (
-    ProtocolInfo("chaosbench", "pytest_reasoning_evals.chaosbench.protocol", ("chaosbench_question", "chaosbench_dialogue"),
-                 "chaosbench(family, split): a ChaosBench-Logic question or dialogue of this family and split",
-                 eager_options=("resume", "max_cost", "baseline"),
-                 gate_options=("min_accuracy", "strict_items", "min_coverage", "max_fol_violation_rate", "fail_on_regression")),
-    ProtocolInfo("dialectic", "pytest_reasoning_evals.dialectic.protocol", ("dialectic_item", "dialectic_case"),
-                 "dialectic(case, variant): a dialectical-reasoning item of this case and prompt variant", grouped=True,
-                 eager_options=("dialectic_baseline",),
-                 gate_options=("max_hard_fails", "require_variant_pass", "dialectic_baseline")),
+    ProtocolInfo(
+        "chaosbench",
+        "pytest_reasoning_evals.chaosbench.protocol",
+        ("chaosbench_question", "chaosbench_dialogue"),
+        "chaosbench(family, split): a ChaosBench-Logic question or dialogue of this family and split",
+        eager_options=("resume", "max_cost", "baseline"),
+        gate_options=("min_accuracy", "strict_items", "min_coverage", "max_fol_violation_rate", "fail_on_regression"),
+    ),
+    ProtocolInfo(
+        "dialectic",
+        "pytest_reasoning_evals.dialectic.protocol",
+        ("dialectic_item", "dialectic_case"),
+        "dialectic(case, variant): a dialectical-reasoning item of this case and prompt variant",
+        grouped=True,
+        eager_options=("dialectic_baseline",),
+        gate_options=("max_hard_fails", "require_variant_pass", "dialectic_baseline"),
+    ),
 )
 
 

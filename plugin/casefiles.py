@@ -24,11 +24,15 @@ class CaseFileError(ValueError):
 def check_id(value: object, where: str, what: str = "id") -> str:
     """`value` as an id, or CaseFileError naming `where`."""
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value) or ".." in value:
-        raise CaseFileError(f"{where}: {what} {value!r} is not filesystem-safe "
-                            "(letters, digits, _ . -; starting with a letter or digit; no '..')")
+        raise CaseFileError(
+            f"{where}: {what} {value!r} is not filesystem-safe "
+            "(letters, digits, _ . -; starting with a letter or digit; no '..')"
+        )
     if len(value) > MAX_ID_LENGTH:
-        raise CaseFileError(f"{where}: {what} {value[:40]!r}... is {len(value)} characters long; "
-                            f"at most {MAX_ID_LENGTH} (ids become file names)")
+        raise CaseFileError(
+            f"{where}: {what} {value[:40]!r}... is {len(value)} characters long; "
+            f"at most {MAX_ID_LENGTH} (ids become file names)"
+        )
     return value
 
 
@@ -44,8 +48,9 @@ def decode(raw: bytes, where: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CaseFileError(f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                            "save the file as UTF-8") from None
+        raise CaseFileError(
+            f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); save the file as UTF-8"
+        ) from None
 
 
 def read_text(file: Path) -> str:
@@ -56,8 +61,9 @@ def read_text(file: Path) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise CaseFileError(f"{file}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); "
-                            "save the file as UTF-8") from None
+        raise CaseFileError(
+            f"{file}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); save the file as UTF-8"
+        ) from None
 
 
 def numbered_lines(file: Path) -> Iterator[tuple[str, str]]:

@@ -93,7 +93,7 @@ class CassetteIndex:
         self.parsed = 0  # read from the file (and kept)
 
     @classmethod
-    def for_config(cls, config) -> "CassetteIndex | None":
+    def for_config(cls, config) -> CassetteIndex | None:
         """The index in pytest's cache folder, or None without the cache plugin."""
         cache = getattr(config, "cache", None)
         if cache is None:

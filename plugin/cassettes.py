@@ -224,7 +224,9 @@ def _response_problem(response, parse: Callable[[dict], object]) -> str | None:
     return None
 
 
-def read_cassette(path: Path | str, serializer, parse: Callable[[dict], object], data: bytes | None = None) -> tuple[list, list]:
+def read_cassette(
+    path: Path | str, serializer, parse: Callable[[dict], object], data: bytes | None = None
+) -> tuple[list, list]:
     """(requests, responses) of a cassette file after checking everything the replay reads: the
     requests as vcrpy's own dicts (Request._to_dict: the body bytes, each header a list), the
     responses as vcrpy's loader returns them. `data`: the file's bytes when the caller has read
@@ -442,7 +444,9 @@ class CassetteClient:
         except UnreadableCassette as exc:
             self.unreadable[path] = str(exc)
             return [], False
-        pairs = [(q, r) for q, r in zip(requests_, responses) if 200 <= r["status"]["code"] < 300]  # never replay a failure
+        pairs = [
+            (q, r) for q, r in zip(requests_, responses) if 200 <= r["status"]["code"] < 300
+        ]  # never replay a failure
         if recording:  # what a save writes back is filtered as a recording would be
             pairs = [(_without_keys(_vcr(q))._to_dict(), _scrub_headers(_decoded(r))) for q, r in pairs]
         return pairs, True
@@ -484,7 +488,9 @@ class CassetteClient:
             self._swept.add(folder)
             remove_stale_temp_files(folder)
         try:
-            write_atomically(Path(opened.path), serialize({"requests": list(map(_vcr, requests_)), "responses": responses}, YAML))
+            write_atomically(
+                Path(opened.path), serialize({"requests": list(map(_vcr, requests_)), "responses": responses}, YAML)
+            )
         except OSError as exc:
             opened.unsaved = True
             self.unsaved = (

@@ -76,8 +76,10 @@ _QUESTION_FIELDS = {
     "bias": _str_or_none,
     "template": lambda v: isinstance(v, str),
     "finish_reason": _str_or_none,
-    "predicates": lambda v: isinstance(v, list) and all(
-        isinstance(p, dict) and isinstance(p.get("name"), str) and p.get("polarity") in POLARITIES for p in v),
+    "predicates": lambda v: (
+        isinstance(v, list)
+        and all(isinstance(p, dict) and isinstance(p.get("name"), str) and p.get("polarity") in POLARITIES for p in v)
+    ),
 }
 _TURN_FIELDS = {**_QUESTION_FIELDS, "turn": _is_int}
 _DIALOGUE_FIELDS = {**_CALL_FIELDS, "num_turns": _is_int, "num_correct_turns": _is_int}
@@ -97,8 +99,12 @@ def usable(record: object) -> bool:
         return _fields_ok(record, _QUESTION_FIELDS)
     if kind == "dialogue":
         turns = record.get("turns")
-        return (_fields_ok(record, _DIALOGUE_FIELDS) and isinstance(turns, list) and bool(turns)
-                and all(isinstance(t, dict) and _fields_ok(t, _TURN_FIELDS) for t in turns))
+        return (
+            _fields_ok(record, _DIALOGUE_FIELDS)
+            and isinstance(turns, list)
+            and bool(turns)
+            and all(isinstance(t, dict) and _fields_ok(t, _TURN_FIELDS) for t in turns)
+        )
     return False
 
 
@@ -115,8 +121,10 @@ class CompletionsFile(NamedTuple):
         if not self.unreadable:
             return None
         lines = "line" if self.unreadable == 1 else "lines"
-        return (f"{path}: {self.unreadable} unreadable {lines} skipped (first at line {self.first_unreadable}); "
-                f"{consequence}")
+        return (
+            f"{path}: {self.unreadable} unreadable {lines} skipped (first at line {self.first_unreadable}); "
+            f"{consequence}"
+        )
 
 
 def _parsed(lines: Iterable[bytes]) -> Iterator[tuple[int, dict | None]]:
@@ -241,4 +249,6 @@ class CompletionsLog:
 
 
 def _line(record: dict) -> bytes:
-    return (strict_json(record, sort_keys=True) + "\n").encode("utf-8")  # a NaN cost is null: every JSON reader reads the line
+    return (strict_json(record, sort_keys=True) + "\n").encode(
+        "utf-8"
+    )  # a NaN cost is null: every JSON reader reads the line

@@ -30,8 +30,9 @@ def gate_line(gate: GateResult) -> str:
 def write_gates(run_dir: Path, gates: list[GateResult]) -> None:
     from pytest_reasoning_evals.results import write_json
 
-    write_json(run_dir / GATES_FILE, {"gates": [dataclasses.asdict(g) for g in gates],
-                                      "passed": all(g.passed for g in gates)})
+    write_json(
+        run_dir / GATES_FILE, {"gates": [dataclasses.asdict(g) for g in gates], "passed": all(g.passed for g in gates)}
+    )
 
 
 class GatesFileError(ValueError):
@@ -50,7 +51,8 @@ def read_gates(run_dir: Path) -> list[GateResult]:
         raise GatesFileError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
     gates = data.get("gates") if isinstance(data, dict) else None
     if not isinstance(gates, list) or not all(
-            isinstance(g, dict) and isinstance(g.get("name"), str) and isinstance(g.get("passed"), bool) and "detail" in g
-            for g in gates):
+        isinstance(g, dict) and isinstance(g.get("name"), str) and isinstance(g.get("passed"), bool) and "detail" in g
+        for g in gates
+    ):
         raise GatesFileError(f"{path}: not the file a run writes (a list of gates with name, passed and detail)")
     return [GateResult(g["name"], g["passed"], str(g["detail"])) for g in gates]

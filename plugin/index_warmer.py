@@ -44,16 +44,20 @@ class IndexWarmer:
         self.paths_file = paths_file
 
     @classmethod
-    def start(cls, index_folder: Path, wire: str, paths: list[str]) -> "IndexWarmer | None":
+    def start(cls, index_folder: Path, wire: str, paths: list[str]) -> IndexWarmer | None:
         if len(paths) < WARM_FROM or spare_cores() < 1:
             return None
         try:
-            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=index_folder, prefix="warm-",
-                                             suffix=".txt", delete=False) as listing:
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=index_folder, prefix="warm-", suffix=".txt", delete=False
+            ) as listing:
                 listing.write("\n".join(paths))
             process = subprocess.Popen(
                 [sys.executable, "-m", "pytest_reasoning_evals.index_warmer", str(index_folder), wire, listing.name],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         except OSError:
             return None
         return cls(process, Path(listing.name))
@@ -74,10 +78,11 @@ def warm(index_folder: Path, wire: str, paths: list[str]) -> int:
     """Put each file of `paths` into the index (files already there are only looked up); files
     that are missing or cannot be read (a FIFO, a device or a file over MAX_BYTES is never
     read: cassette_index.read_bytes) are left to their items. -> files parsed."""
+    from vcr.serializers import yamlserializer
+
     from pytest_reasoning_evals.cassette_index import CassetteIndex
     from pytest_reasoning_evals.cassettes import UnreadableCassette, read_cassette
     from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
-    from vcr.serializers import yamlserializer
 
     parse = WIRE_FORMATS[wire][1]
     index = CassetteIndex(index_folder, batch=CHILD_BATCH)

@@ -39,8 +39,15 @@ def gguf_path() -> Path:
 class LocalServer:
     """Start/stop llama.cpp's server on 127.0.0.1; usable as a context manager."""
 
-    def __init__(self, port: int = DEFAULT_PORT, host: str = "127.0.0.1", n_ctx: int = 8192,
-                 ready_timeout: float = 120.0, log: Path | None = None, n_threads: int | None = None):
+    def __init__(
+        self,
+        port: int = DEFAULT_PORT,
+        host: str = "127.0.0.1",
+        n_ctx: int = 8192,
+        ready_timeout: float = 120.0,
+        log: Path | None = None,
+        n_threads: int | None = None,
+    ):
         self.host, self.port, self.n_ctx = host, port, n_ctx
         # llama.cpp's default (every core) slows ~15x when another process holds one; tests and
         # recordings that share the machine pass n_threads=1
@@ -54,12 +61,26 @@ class LocalServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()),
-                "--model_alias", MODEL_ALIAS, "--host", self.host, "--port", str(self.port),
-                "--n_ctx", str(self.n_ctx), "--seed", "0",
-                *(["--n_threads", str(self.n_threads)] if self.n_threads else [])]
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf_path()),
+            "--model_alias",
+            MODEL_ALIAS,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--seed",
+            "0",
+            *(["--n_threads", str(self.n_threads)] if self.n_threads else []),
+        ]
 
-    def start(self) -> "LocalServer":
+    def start(self) -> LocalServer:
         self._check_port_free()
         if importlib.util.find_spec("llama_cpp") is None:
             raise LocalServerError('llama-cpp-python is not installed: pip install -e ".[local]"')
@@ -93,7 +114,9 @@ class LocalServer:
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise LocalServerError(f"llama.cpp server exited with code {self.process.returncode} before it was ready")
+                raise LocalServerError(
+                    f"llama.cpp server exited with code {self.process.returncode} before it was ready"
+                )
             if self._serves_our_model():
                 return
             time.sleep(0.2)
@@ -110,7 +133,7 @@ class LocalServer:
             self.process.kill()
             self.process.wait()
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

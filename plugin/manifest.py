@@ -41,13 +41,28 @@ def git_revision(folder: Path) -> str | None:
 def harness() -> dict:
     """The harness's version, and its git revision when it runs from a checkout."""
     source = Path(__file__).resolve().parent
-    return {"version": versions()["pytest-reasoning-evals"],
-            "git_revision": git_revision(source) if (source.parent / ".git").exists() else None}
+    return {
+        "version": versions()["pytest-reasoning-evals"],
+        "git_revision": git_revision(source) if (source.parent / ".git").exists() else None,
+    }
 
 
-def run_meta(*, model: str, mode: str, started_at: str, num_workers: int, summary: dict, dataset_version: str,
-             config_hash: str, execution_time_seconds: float, api_success_rate: float | None, calls: dict,
-             resumed_items: int, max_cost_usd: float | None, spent_usd: float) -> dict:
+def run_meta(
+    *,
+    model: str,
+    mode: str,
+    started_at: str,
+    num_workers: int,
+    summary: dict,
+    dataset_version: str,
+    config_hash: str,
+    execution_time_seconds: float,
+    api_success_rate: float | None,
+    calls: dict,
+    resumed_items: int,
+    max_cost_usd: float | None,
+    spent_usd: float,
+) -> dict:
     return {
         "model": model,
         "mode": mode,
@@ -67,8 +82,18 @@ def run_meta(*, model: str, mode: str, started_at: str, num_workers: int, summar
     }
 
 
-def run_manifest(*, run_id: str, model_config: dict, dataset: dict, prompt: dict, selection: dict, seed: int,
-                 args: list[str], rootdir: Path, execution: dict) -> dict:
+def run_manifest(
+    *,
+    run_id: str,
+    model_config: dict,
+    dataset: dict,
+    prompt: dict,
+    selection: dict,
+    seed: int,
+    args: list[str],
+    rootdir: Path,
+    execution: dict,
+) -> dict:
     return {
         "run_id": run_id,
         "model_config": {k: mask_url(v) if isinstance(v, str) else v for k, v in model_config.items()},
@@ -88,8 +113,16 @@ def run_manifest(*, run_id: str, model_config: dict, dataset: dict, prompt: dict
     }
 
 
-def merged(first_meta: dict, first_manifest: dict, metas: list[dict], manifests: list[dict], summary: dict,
-           calls: dict, api_success_rate: float | None, shard_dirs: list[str]) -> tuple[dict, dict]:
+def merged(
+    first_meta: dict,
+    first_manifest: dict,
+    metas: list[dict],
+    manifests: list[dict],
+    summary: dict,
+    calls: dict,
+    api_success_rate: float | None,
+    shard_dirs: list[str],
+) -> tuple[dict, dict]:
     """(run_meta, run_manifest) of shards merged into one run."""
     meta = {
         **first_meta,
@@ -105,8 +138,11 @@ def merged(first_meta: dict, first_manifest: dict, metas: list[dict], manifests:
         "spent_usd": sum(m.get("spent_usd", 0.0) for m in metas),
     }
     manifest = dict(first_manifest)
-    manifest["dataset_config"] = {**first_manifest["dataset_config"], "total_questions": summary["total_questions"],
-                                  "total_dialogues": summary["dialogue_details"]["total_dialogues"]}
+    manifest["dataset_config"] = {
+        **first_manifest["dataset_config"],
+        "total_questions": summary["total_questions"],
+        "total_dialogues": summary["dialogue_details"]["total_dialogues"],
+    }
     manifest["execution"] = {
         **first_manifest["execution"],
         "num_workers": meta["num_workers"],

@@ -73,12 +73,16 @@ class StoppingModel:
             return
         self.failed_in_a_row += 1
         if error.startswith("connection failed") or self.failed_in_a_row >= OUTAGE_AFTER:
-            self._stop(f"provider outage: {self.failed_in_a_row} call(s) in a row failed after their retries "
-                       f"(last: {error}); the run stopped, incomplete")
+            self._stop(
+                f"provider outage: {self.failed_in_a_row} call(s) in a row failed after their retries "
+                f"(last: {error}); the run stopped, incomplete"
+            )
 
 
 class Models:
-    def __init__(self, settings: Settings, session: Callable[[], pytest.Session | None], config: pytest.Config | None = None):
+    def __init__(
+        self, settings: Settings, session: Callable[[], pytest.Session | None], config: pytest.Config | None = None
+    ):
         self.settings = settings
         self.session = session
         self.config = config  # its cache folder holds the cassette index
@@ -126,7 +130,9 @@ class Models:
 
             s = self.settings
             folders = (("--eval-out-dir", s.out_dir), ("--eval-cassette-dir", s.cassette_dir))  # the defaults too
-            problems = [f"{flag} {folder}: {problem}" for flag, folder in folders if (problem := directory_problem(folder))]
+            problems = [
+                f"{flag} {folder}: {problem}" for flag, folder in folders if (problem := directory_problem(folder))
+            ]
             try:
                 for alias in aliases:
                     spec = self.spec(alias)
@@ -156,9 +162,15 @@ class Models:
             s = self.settings
             spec = self.spec(alias)
             record_mode = self.record_mode_for(spec)
-            model = build_model(spec, seed=s.seed, cassette_dir=s.cassette_dir, record_mode=record_mode,
-                                base_url=self.base_url_for(alias), policy=RetryPolicy(max_total_wait=s.max_retry_wait),
-                                index=self.cassette_index if spec.provider != "baseline" else None)
+            model = build_model(
+                spec,
+                seed=s.seed,
+                cassette_dir=s.cassette_dir,
+                record_mode=record_mode,
+                base_url=self.base_url_for(alias),
+                policy=RetryPolicy(max_total_wait=s.max_retry_wait),
+                index=self.cassette_index if spec.provider != "baseline" else None,
+            )
             if run_ahead is not None and s.concurrency > 1 and record_mode != "none" and spec.provider != "baseline":
                 from pytest_reasoning_evals.prefetch import Prefetcher
 

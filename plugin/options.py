@@ -50,46 +50,154 @@ class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import
 OPTIONS = (
     Option("model", f"model alias from the registry (default {DEFAULT_MODEL}); also --model", metavar="ALIAS"),
     Option("mode", "ChaosBench prompt: zeroshot or cot (default zeroshot)", choices=MODES),
-    Option("cases", "ChaosBench question file or folder: the project's format or upstream v2 JSONL (default: the shipped bank)", "path", metavar="PATH"),
-    Option("prompts", "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones)", "path", metavar="DIR"),
+    Option(
+        "cases",
+        "ChaosBench question file or folder: the project's format or upstream v2 JSONL (default: the shipped bank)",
+        "path",
+        metavar="PATH",
+    ),
+    Option(
+        "prompts",
+        "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones)",
+        "path",
+        metavar="DIR",
+    ),
     Option("split", "only this split (repeatable; a name of the case files)", "list", metavar="SPLIT"),
     Option("family", "only this family (repeatable; a name of the case files)", "list", metavar="FAMILY"),
     Option("max-items", "only the first N selected items", "int", metavar="N"),
-    Option("out-dir", "results go to DIR/<model>_<mode>/ and DIR/<model>_dialectic/ (default <rootdir>/results)", "path", metavar="DIR"),
+    Option(
+        "out-dir",
+        "results go to DIR/<model>_<mode>/ and DIR/<model>_dialectic/ (default <rootdir>/results)",
+        "path",
+        metavar="DIR",
+    ),
     Option("models-file", "extra model registry YAML; its aliases win over the shipped ones", "path", metavar="FILE"),
-    Option("record-mode", "cassettes: none = replay only; once = record the items that have no cassette; "
-                          "refresh = also re-record the items whose cassette does not match (a prompt changed) or cannot be read, "
-                          "replaying the rest; new_episodes = add what does not match; rewrite = record everything anew "
-                          "(default: none when the model has cassettes, else once)", choices=RECORD_MODES),
+    Option(
+        "record-mode",
+        "cassettes: none = replay only; once = record the items that have no cassette; "
+        "refresh = also re-record the items whose cassette does not match (a prompt changed) or cannot be read, "
+        "replaying the rest; new_episodes = add what does not match; rewrite = record everything anew "
+        "(default: none when the model has cassettes, else once)",
+        choices=RECORD_MODES,
+    ),
     Option("cassette-dir", "cassette root (default <rootdir>/cassettes)", "path", metavar="DIR"),
-    Option("base-url", "override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)", metavar="URL"),
+    Option(
+        "base-url", "override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)", metavar="URL"
+    ),
     Option("seed", "seed for the random baseline and the spot-check sample (default 42)", "int", metavar="N"),
     Option("strict-items", "gate: any wrong or UNKNOWN answer fails the session", "bool"),
     Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
-    Option("min-coverage", "gate: fail when coverage (answers with a TRUE/FALSE) < X (0..1); without it, more than 5 percent of items ending in provider errors fails", "float", metavar="X"),
-    Option("max-fol-violation-rate", "gate: fail when the dialogues' FOL violation rate > X (or nothing was checked)", "float", metavar="X"),
-    Option("baseline", "compare with an earlier run directory or a baseline file (reasoning-evals baseline); writes comparison.json", "path", metavar="PATH"),
-    Option("fail-on-regression", "gate: fail when accuracy dropped against --eval-baseline and McNemar p < alpha (or the drop exceeds --eval-max-accuracy-drop)", "bool"),
+    Option(
+        "min-coverage",
+        "gate: fail when coverage (answers with a TRUE/FALSE) < X (0..1); without it, more than 5 percent of items ending in provider errors fails",
+        "float",
+        metavar="X",
+    ),
+    Option(
+        "max-fol-violation-rate",
+        "gate: fail when the dialogues' FOL violation rate > X (or nothing was checked)",
+        "float",
+        metavar="X",
+    ),
+    Option(
+        "baseline",
+        "compare with an earlier run directory or a baseline file (reasoning-evals baseline); writes comparison.json",
+        "path",
+        metavar="PATH",
+    ),
+    Option(
+        "fail-on-regression",
+        "gate: fail when accuracy dropped against --eval-baseline and McNemar p < alpha (or the drop exceeds --eval-max-accuracy-drop)",
+        "bool",
+    ),
     Option("regression-alpha", "significance level of the regression gate (default 0.05)", "float", metavar="ALPHA"),
-    Option("max-accuracy-drop", "gate: a paired accuracy drop above X is a regression whatever the p-value (0..1)", "float", metavar="X"),
+    Option(
+        "max-accuracy-drop",
+        "gate: a paired accuracy drop above X is a regression whatever the p-value (0..1)",
+        "float",
+        metavar="X",
+    ),
     Option("num-shards", "split the items into K disjoint shards by id (with --eval-shard-index)", "int", metavar="K"),
-    Option("shard-index", "run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/", "int", metavar="I"),
+    Option(
+        "shard-index", "run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/", "int", metavar="I"
+    ),
     Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
-    Option("max-cost", "stop asking once live calls of this run have cost USD; the rest is listed as not asked", "float", metavar="USD"),
-    Option("max-retry-wait", f"seconds one call may wait in all between its retries (Retry-After included); "
-                             f"a server asking for more is not waited for (default {DEFAULT_MAX_RETRY_WAIT:g})", "float", metavar="SECONDS"),
-    Option("concurrency", f"model calls in flight per process (each xdist worker) while recording: the next items' "
-                          f"calls run ahead in threads; 429s lower it, successes raise it back (default {DEFAULT_CONCURRENCY}; "
-                          "1 = one call at a time)", "int", metavar="N"),
-    Option("dialectic-cases", "dialectic case YAML file or folder (default: the shipped cases)", "path", metavar="PATH", group="dialectic"),
-    Option("variant-prompts", "folder of dialectic prompt variants, one system prompt per <name>.txt (default: the shipped ones)", "path", metavar="DIR", group="dialectic"),
-    Option("variant", "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)", "list", metavar="NAME", group="dialectic"),
-    Option("judge-model", "judge model alias(es), comma-separated, used in turn (default: the model under test)", metavar="ALIASES", group="dialectic"),
+    Option(
+        "max-cost",
+        "stop asking once live calls of this run have cost USD; the rest is listed as not asked",
+        "float",
+        metavar="USD",
+    ),
+    Option(
+        "max-retry-wait",
+        f"seconds one call may wait in all between its retries (Retry-After included); "
+        f"a server asking for more is not waited for (default {DEFAULT_MAX_RETRY_WAIT:g})",
+        "float",
+        metavar="SECONDS",
+    ),
+    Option(
+        "concurrency",
+        f"model calls in flight per process (each xdist worker) while recording: the next items' "
+        f"calls run ahead in threads; 429s lower it, successes raise it back (default {DEFAULT_CONCURRENCY}; "
+        "1 = one call at a time)",
+        "int",
+        metavar="N",
+    ),
+    Option(
+        "dialectic-cases",
+        "dialectic case YAML file or folder (default: the shipped cases)",
+        "path",
+        metavar="PATH",
+        group="dialectic",
+    ),
+    Option(
+        "variant-prompts",
+        "folder of dialectic prompt variants, one system prompt per <name>.txt (default: the shipped ones)",
+        "path",
+        metavar="DIR",
+        group="dialectic",
+    ),
+    Option(
+        "variant",
+        "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)",
+        "list",
+        metavar="NAME",
+        group="dialectic",
+    ),
+    Option(
+        "judge-model",
+        "judge model alias(es), comma-separated, used in turn (default: the model under test)",
+        metavar="ALIASES",
+        group="dialectic",
+    ),
     Option("n-judges", "judges per response (default 3)", "int", metavar="N", group="dialectic"),
-    Option("compare-models", "cross-provider comparison: comma-separated aliases (default: the model under test)", metavar="ALIASES", group="dialectic"),
-    Option("dialectic-baseline", "compare with an earlier <model>_dialectic run directory per variant; writes comparison.json (the regression gate: --eval-fail-on-regression)", "path", metavar="PATH", group="dialectic"),
-    Option("max-hard-fails", "gate: fail the session with more than N PCC hard fails", "int", metavar="N", group="dialectic"),
-    Option("require-variant-pass", "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)", "list", metavar="VARIANT", group="dialectic"),
+    Option(
+        "compare-models",
+        "cross-provider comparison: comma-separated aliases (default: the model under test)",
+        metavar="ALIASES",
+        group="dialectic",
+    ),
+    Option(
+        "dialectic-baseline",
+        "compare with an earlier <model>_dialectic run directory per variant; writes comparison.json (the regression gate: --eval-fail-on-regression)",
+        "path",
+        metavar="PATH",
+        group="dialectic",
+    ),
+    Option(
+        "max-hard-fails",
+        "gate: fail the session with more than N PCC hard fails",
+        "int",
+        metavar="N",
+        group="dialectic",
+    ),
+    Option(
+        "require-variant-pass",
+        "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)",
+        "list",
+        metavar="VARIANT",
+        group="dialectic",
+    ),
 )
 INI_TYPES = {"bool": "bool", "list": "linelist"}
 
@@ -106,8 +214,10 @@ def finite_float(text: str) -> float:
 
 
 def add_options(parser: pytest.Parser) -> None:
-    groups = {"evals": parser.getgroup("evals", "language-model evaluation (pytest-reasoning-evals)"),
-              "dialectic": parser.getgroup("dialectic", "dialectical-reasoning evaluation (pytest-reasoning-evals)")}
+    groups = {
+        "evals": parser.getgroup("evals", "language-model evaluation (pytest-reasoning-evals)"),
+        "dialectic": parser.getgroup("dialectic", "dialectical-reasoning evaluation (pytest-reasoning-evals)"),
+    }
     for option in OPTIONS:
         kwargs: dict = {"dest": option.dest, "help": option.help}
         if option.kind == "bool":
@@ -119,8 +229,12 @@ def add_options(parser: pytest.Parser) -> None:
             if option.choices:
                 kwargs["choices"] = option.choices
         groups[option.group].addoption(option.flag, **kwargs)
-        parser.addini(option.dest, f"{option.help} ({option.flag})", type=INI_TYPES.get(option.kind, "string"),
-                      default=[] if option.kind == "list" else None)
+        parser.addini(
+            option.dest,
+            f"{option.help} ({option.flag})",
+            type=INI_TYPES.get(option.kind, "string"),
+            default=[] if option.kind == "list" else None,
+        )
 
 
 def add_model_flag(parser: pytest.Parser) -> None:
@@ -128,7 +242,9 @@ def add_model_flag(parser: pytest.Parser) -> None:
     have added theirs: a project that owns a `--model` of its own keeps it (ours is then
     `--eval-model` only) instead of failing to start."""
     try:
-        parser.getgroup("evals").addoption("--model", dest="eval_model", default=None, metavar="ALIAS", help="the model under test (--eval-model)")
+        parser.getgroup("evals").addoption(
+            "--model", dest="eval_model", default=None, metavar="ALIAS", help="the model under test (--eval-model)"
+        )
     except (ValueError, argparse.ArgumentError):
         pass
 
@@ -222,7 +338,9 @@ class _Reader:
             kind = "finite number" if option.kind == "float" else option.kind
             raise pytest.UsageError(f"ini option {option.dest} must be a {kind}, got {text!r}") from None
         if option.choices and text not in option.choices:
-            raise pytest.UsageError(f"ini option {option.dest} must be one of {', '.join(option.choices)}, got {text!r}")
+            raise pytest.UsageError(
+                f"ini option {option.dest} must be one of {', '.join(option.choices)}, got {text!r}"
+            )
         if option.kind == "path":
             path = Path(text).expanduser()
             return path if path.is_absolute() else self.ini_dir / path
@@ -289,9 +407,16 @@ def _subset(config: pytest.Config, get: _Reader) -> str | None:
     or node ids on the command line. Such a run writes beside the full run, never over it."""
     reasons = [f"--eval-{n}" for n in ("family", "split", "max-items") if get(n) is not None]
     option = config.option
-    reasons += [flag for flag, value in (("-k", getattr(option, "keyword", "")), ("-m", getattr(option, "markexpr", "")),
-                                         ("--deselect", getattr(option, "deselect", None)),
-                                         ("--last-failed", getattr(option, "lf", False))) if value]
+    reasons += [
+        flag
+        for flag, value in (
+            ("-k", getattr(option, "keyword", "")),
+            ("-m", getattr(option, "markexpr", "")),
+            ("--deselect", getattr(option, "deselect", None)),
+            ("--last-failed", getattr(option, "lf", False)),
+        )
+        if value
+    ]
     if any("::" in str(arg) for arg in config.args):
         reasons.append("node ids")
     return ", ".join(reasons) or None
@@ -311,7 +436,9 @@ def settings_from(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"{_label('max-retry-wait')} must be a number of seconds >= 0, got {max_retry_wait:g}")
     concurrency = get("concurrency")
     if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
-        raise pytest.UsageError(f"{_label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}")
+        raise pytest.UsageError(
+            f"{_label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}"
+        )
     base_url = get("base-url")
     if base_url is not None:
         problem = url_problem(base_url)
@@ -335,14 +462,18 @@ def settings_from(config: pytest.Config) -> Settings:
     baseline = get.path("baseline", None)
     dialectic_baseline = get.path("dialectic-baseline", None)
     if get("fail-on-regression") and baseline is None and dialectic_baseline is None:
-        raise pytest.UsageError("--eval-fail-on-regression needs --eval-baseline PATH or --eval-dialectic-baseline PATH")
+        raise pytest.UsageError(
+            "--eval-fail-on-regression needs --eval-baseline PATH or --eval-dialectic-baseline PATH"
+        )
     if max_drop is not None and baseline is None:
         raise pytest.UsageError("--eval-max-accuracy-drop needs --eval-baseline PATH")
     count, index = get("num-shards"), get("shard-index")
     if (count is None) != (index is None):
         raise pytest.UsageError("--eval-num-shards and --eval-shard-index go together")
     if count is not None and (count < 1 or not 0 <= index < count):
-        raise pytest.UsageError(f"--eval-shard-index must be in 0..{count - 1} for --eval-num-shards {count}, got {index}")
+        raise pytest.UsageError(
+            f"--eval-shard-index must be in 0..{count - 1} for --eval-num-shards {count}, got {index}"
+        )
     n_judges = get("n-judges") or 3
     if n_judges < 1:
         raise pytest.UsageError(f"--eval-n-judges must be at least 1, got {n_judges}")

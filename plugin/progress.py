@@ -26,7 +26,7 @@ class Tally:
     errors: int = 0
     spent: float = 0.0
 
-    def __iadd__(self, other: "Tally") -> "Tally":
+    def __iadd__(self, other: Tally) -> Tally:
         self.live += other.live
         self.cassette += other.cassette
         self.errors += other.errors
@@ -87,6 +87,8 @@ class Progress:
         left = (self.total - self.done) / rate if rate > 0 else None
         t = self.tally
         budget = f" of ${self.max_cost:g}" if self.max_cost is not None else ""
-        return (f"eval progress: {self.done:,}/{self.total:,} items ({self.done / self.total:.0%}), {rate:.1f}/s, "
-                f"{'ETA ' + _duration(left) if left else 'done in ' + _duration(elapsed)}, "
-                f"calls {t.live:,} live / {t.cassette:,} cassette, {t.errors:,} failed, ${t.spent:.4f}{budget} spent")
+        return (
+            f"eval progress: {self.done:,}/{self.total:,} items ({self.done / self.total:.0%}), {rate:.1f}/s, "
+            f"{'ETA ' + _duration(left) if left else 'done in ' + _duration(elapsed)}, "
+            f"calls {t.live:,} live / {t.cassette:,} cassette, {t.errors:,} failed, ${t.spent:.4f}{budget} spent"
+        )

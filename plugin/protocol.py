@@ -34,7 +34,9 @@ UNKNOWN = "unknown"  # the category of an answer with no TRUE/FALSE (or a failed
 _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def send(item: pytest.Item, payload: dict, properties: list[tuple[str, object]] = (), failure: str | None = None) -> None:
+def send(
+    item: pytest.Item, payload: dict, properties: list[tuple[str, object]] = (), failure: str | None = None
+) -> None:
     """From inside an item: its result for the controller, a few scalars for junitxml, and when
     the answer is wrong, the one-line reason that fails the item (session.py sets it on the
     report: no exception, so pytest builds no traceback for an expected outcome)."""
@@ -96,7 +98,7 @@ def stop_reason(session: pytest.Session) -> str | None:
 class EvalProtocol:
     name: ClassVar[str]
 
-    def __init__(self, session: "EvalSession"):
+    def __init__(self, session: EvalSession):
         self.session = session
         self.settings = session.settings
         self.fixtures = session.infos[self.name].fixtures  # the parametrized fixtures of its items
@@ -153,7 +155,7 @@ class EvalProtocol:
         """Controller: what each xdist worker must know from it (workerinput entries)."""
         return {}
 
-    def tally(self, payload: dict) -> "Tally":
+    def tally(self, payload: dict) -> Tally:
         """What an item's payload adds to the live progress line (calls, failures, dollars)."""
         from pytest_reasoning_evals.progress import Tally
 
@@ -163,11 +165,11 @@ class EvalProtocol:
         """One item's payload, as it arrives."""
         raise NotImplementedError
 
-    def finish(self, session: pytest.Session) -> list["GateResult"]:
+    def finish(self, session: pytest.Session) -> list[GateResult]:
         """Write the outputs; -> the gates' verdicts."""
         raise NotImplementedError
 
-    def judge_unrun(self) -> list["GateResult"]:
+    def judge_unrun(self) -> list[GateResult]:
         """Gates of it are set but none of its items ran: -> their verdicts over nothing (a gate
         over zero items fails), writing nothing: the last run's directory stays as it was."""
         raise NotImplementedError

@@ -64,7 +64,9 @@ def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
     for field in ("price_in", "price_out"):
         value = entry.get(field, 0.0)
         if not finite_at_least_zero(value):
-            raise RegistryError(f"{where}: {field} must be a finite number >= 0 (US dollars per 1M tokens), got {value!r}")
+            raise RegistryError(
+                f"{where}: {field} must be a finite number >= 0 (US dollars per 1M tokens), got {value!r}"
+            )
     if entry.get("base_url") is not None:
         problem = url_problem(entry["base_url"])
         if problem:

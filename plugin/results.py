@@ -70,7 +70,7 @@ def replacing(path: Path, newline: str | None = None, binary: bool = False):
     on failure it is removed."""
     tmp = temp_path(path)
     try:
-        with (tmp.open("xb") if binary else tmp.open("x", encoding="utf-8", newline=newline)) as handle:
+        with tmp.open("xb") if binary else tmp.open("x", encoding="utf-8", newline=newline) as handle:
             yield handle
         os.replace(tmp, path)
     except BaseException:
@@ -152,7 +152,14 @@ class RunDirLock:
     the exclusive lock while any of them holds a shared one, reads who holds it, and is refused.
     """
 
-    def __init__(self, run_dir: Path, owner_pid: int, command: str, advice: str = RUN_ADVICE, new_folders: list[Path] | None = None):
+    def __init__(
+        self,
+        run_dir: Path,
+        owner_pid: int,
+        command: str,
+        advice: str = RUN_ADVICE,
+        new_folders: list[Path] | None = None,
+    ):
         self.run_dir = run_dir
         # the folders above the run directory that did not exist when the run started (removed if left empty)
         self.new_folders = missing_folders(run_dir.parent) if new_folders is None else new_folders
@@ -165,15 +172,19 @@ class RunDirLock:
         self._fd: int | None = None  # the descriptor of the run directory while this process holds the lock
 
     @classmethod
-    def for_session(cls, config, run_dir: Path) -> "RunDirLock":
+    def for_session(cls, config, run_dir: Path) -> RunDirLock:
         """The lock of a pytest run (released when the session's config is cleaned up; an xdist
         worker stands for its controller, whose command line it names)."""
         workerinput = getattr(config, "workerinput", None)
         if workerinput is None:
             lock = cls(run_dir, os.getpid(), command_line(["pytest", *config.invocation_params.args]))
         else:  # the folders that were new when the controller started, not when this worker did
-            lock = cls(run_dir, os.getppid(), command_line(list(workerinput.get("mainargv") or ["pytest"])),
-                       new_folders=[Path(p) for p in workerinput.get(NEW_FOLDERS_KEY, ())])
+            lock = cls(
+                run_dir,
+                os.getppid(),
+                command_line(list(workerinput.get("mainargv") or ["pytest"])),
+                new_folders=[Path(p) for p in workerinput.get(NEW_FOLDERS_KEY, ())],
+            )
         lock.inert = any(getattr(config.option, name, False) for name in NOTHING_RUNS)
         config.add_cleanup(lock.release)
         return lock
@@ -201,9 +212,17 @@ class RunDirLock:
             if _flock(fd, fcntl.LOCK_EX):  # free: this run's now
                 if not _same_folder(fd, self.run_dir):  # removed by the last process of another run since the mkdir
                     return False
-                self._name(json.dumps({"pid": self.owner_pid, "host": self.host,
-                                       "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                                       "command": self.command}) + "\n")
+                self._name(
+                    json.dumps(
+                        {
+                            "pid": self.owner_pid,
+                            "host": self.host,
+                            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                            "command": self.command,
+                        }
+                    )
+                    + "\n"
+                )
                 if _flock(fd, fcntl.LOCK_SH):  # (lost only if another run took it in between)
                     self._fd, fd = fd, None
                     return True
@@ -276,8 +295,10 @@ def _busy_message(run_dir: Path, holder: dict | None, advice: str = RUN_ADVICE) 
         who = f"a process that has not written its name into {run_dir / LOCK_NAME}"
     else:
         command = str(holder.get("command"))
-        who = (f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}: "
-               f"{command if len(command) <= 300 else command[:297] + '...'}")
+        who = (
+            f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}: "
+            f"{command if len(command) <= 300 else command[:297] + '...'}"
+        )
     return f"{run_dir} is in use by another run ({who}); {advice}"
 
 

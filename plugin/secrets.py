@@ -224,8 +224,8 @@ USAGE = f"""usage: scan-secrets [PATH ...]
 
 Fail on API-key shapes in files. Directories are walked for every file
 (binary ones read as Latin-1, UTF-16/32 ones decoded; YAML !!binary bodies decoded first).
-Default paths: {' '.join(DEFAULT_PATHS)} (each skipped when it does not exist).
-A line containing "{ALLOW_MARKER}" is not checked in {' '.join(sorted(ALLOW_SUFFIXES))} files.
+Default paths: {" ".join(DEFAULT_PATHS)} (each skipped when it does not exist).
+A line containing "{ALLOW_MARKER}" is not checked in {" ".join(sorted(ALLOW_SUFFIXES))} files.
 Exit status: 0 clean, 1 secret shapes found, 2 a given path does not exist."""
 
 

@@ -28,8 +28,18 @@ from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, settings_from
-from pytest_reasoning_evals.protocol import (FAILURE, HARNESS, PAYLOAD, SERIALIZED_KEY, UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, attach,
-                                             payload_of)
+from pytest_reasoning_evals.protocol import (
+    FAILURE,
+    HARNESS,
+    PAYLOAD,
+    SERIALIZED_KEY,
+    UNKNOWN,
+    WRONG,
+    EvalProtocol,
+    ProtocolInfo,
+    attach,
+    payload_of,
+)
 
 HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
 STOPPED = "stopped"  # ... while the session was stopping (a refused key): not a bug of the harness
@@ -61,15 +71,17 @@ class EvalSession:
         self.pytest_session: pytest.Session | None = None
         self.started = time.monotonic()
         self.harness_failures = 0
-        self.gates: list["GateResult"] = []
-        self.unrun: dict[str, list["GateResult"]] = {}  # the gates of protocols none of whose items ran
+        self.gates: list[GateResult] = []
+        self.unrun: dict[str, list[GateResult]] = {}  # the gates of protocols none of whose items ran
         self._reported: set[str] = set()  # collection errors already shown
-        self.progress: "Progress | None" = None  # controller: the live run's progress line
+        self.progress: Progress | None = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
         self.terminalreporter = None  # controller: pytest's, from the session's start
         self.from_workers = False  # controller: the reports arrive from xdist workers
         self._status_payloads: dict[tuple, dict] = {}
-        self.unclaimed: dict[str, float] = {}  # controller: per alias, what every process's calls made ahead paid for no item
+        self.unclaimed: dict[
+            str, float
+        ] = {}  # controller: per alias, what every process's calls made ahead paid for no item
         self.freezer = Freezer()  # keeps the run's live objects out of the garbage collector's walk (frozen.py)
 
     # --- protocols and shared services, on first use ---
@@ -101,9 +113,21 @@ class EvalSession:
                 skip = True
             elif not arg.startswith("--eval-record-mode="):
                 args.append(mask_url(arg))  # a base URL's credentials stay out of the printed command
-        keys = sorted({spec.api_key_env for spec in map(self.models.spec, {self.settings.model, *self.settings.judges})
-                       if spec.api_key_env})
-        return " ".join([*(f"{k}=..." for k in keys), "pytest", *map(shlex.quote, args), f"--eval-record-mode={rerecord_mode(misses)}"])
+        keys = sorted(
+            {
+                spec.api_key_env
+                for spec in map(self.models.spec, {self.settings.model, *self.settings.judges})
+                if spec.api_key_env
+            }
+        )
+        return " ".join(
+            [
+                *(f"{k}=..." for k in keys),
+                "pytest",
+                *map(shlex.quote, args),
+                f"--eval-record-mode={rerecord_mode(misses)}",
+            ]
+        )
 
     def num_workers(self) -> int:
         return int(self.config.getoption("numprocesses", None) or 0) or 1
@@ -196,7 +220,12 @@ class EvalSession:
             if protocol.parameter(item) is not None:
                 error = str(excinfo.value) if stopped else f"{HARNESS}: {excinfo.typename}: {excinfo.value}"
                 record = protocol.error_record(item, error)
-                return {"protocol": name, HARNESS_ERROR: True, STOPPED: stopped, **({"record": record} if record is not None else {})}
+                return {
+                    "protocol": name,
+                    HARNESS_ERROR: True,
+                    STOPPED: stopped,
+                    **({"record": record} if record is not None else {}),
+                }
         return None
 
     @pytest.hookimpl(wrapper=True)
@@ -301,13 +330,17 @@ class EvalSession:
             self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
             self.harness_failures += bool(payload.get(HARNESS_ERROR))
             # pytest keeps every report to the end: keep only what its status line needs, not the record
-            status = None if payload.get(HARNESS_ERROR) else protocol.teststatus(payload)  # a harness error stays pytest's failure
+            status = (
+                None if payload.get(HARNESS_ERROR) else protocol.teststatus(payload)
+            )  # a harness error stays pytest's failure
             attach(report, self._status_payload(payload["protocol"], status))
         elif report.failed:
             self.harness_failures += 1
         result = yield
         if self.terminalreporter is not None and not self.infos.keys().isdisjoint(report.keywords):
-            make_lean(report, self.terminalreporter.stats, self.from_workers)  # an eval item's: its protocol's marker is a keyword
+            make_lean(
+                report, self.terminalreporter.stats, self.from_workers
+            )  # an eval item's: its protocol's marker is a keyword
         return result
 
     def _status_payload(self, protocol: str, status) -> dict:
@@ -345,7 +378,8 @@ class EvalSession:
             # without touching its run directory (the last full run's files stay as they are)
             for info in self.infos.values():
                 if any(_is_set(getattr(self.settings, name)) for name in info.gate_options) and not (
-                        info.name in self.protocols and self.protocols[info.name].active):
+                    info.name in self.protocols and self.protocols[info.name].active
+                ):
                     gates = self.protocol(info.name).judge_unrun()
                     if gates:
                         self.unrun[info.name] = gates
@@ -393,7 +427,9 @@ class EvalSession:
         settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         dsession = self.config.pluginmanager.get_plugin("dsession")  # xdist's controller holds a worker's reason
         reason = session.shouldstop or getattr(dsession, "shouldstop", None)
-        stopped = session.exitstatus == pytest.ExitCode.INTERRUPTED and isinstance(reason, str) and reason.startswith(OUTAGE)
+        stopped = (
+            session.exitstatus == pytest.ExitCode.INTERRUPTED and isinstance(reason, str) and reason.startswith(OUTAGE)
+        )
         if session.exitstatus not in settled and not stopped:
             return  # interrupted, internal or usage error: leave pytest's verdict
         failed = self.harness_failures > 0 or not all(g.passed for g in self.gates)
@@ -403,17 +439,30 @@ class EvalSession:
         """Wrong answers, UNKNOWNs and unmet checks one line each (all of them with -v), then each
         protocol's summary block: the last thing printed before pytest's own closing line."""
         stats = terminalreporter.stats
-        listed = sorted((r for category in (WRONG, "failed", UNKNOWN) for r in stats.get(category, [])
-                         if r.when == "call" and payload_of(r) is not None), key=lambda r: r.nodeid)
+        listed = sorted(
+            (
+                r
+                for category in (WRONG, "failed", UNKNOWN)
+                for r in stats.get(category, [])
+                if r.when == "call" and payload_of(r) is not None
+            ),
+            key=lambda r: r.nodeid,
+        )
         if listed:
             shown = listed if self.config.option.verbose > 0 or len(listed) <= SHOWN_WRONG else listed[:SHOWN_WRONG]
-            terminalreporter.write_sep("_", f"wrong answers, UNKNOWNs and unmet checks: {len(listed)} (one line each"
-                                            + ("" if shown is listed else f", the first {len(shown)}; -v lists all") + ")")
+            terminalreporter.write_sep(
+                "_",
+                f"wrong answers, UNKNOWNs and unmet checks: {len(listed)} (one line each"
+                + ("" if shown is listed else f", the first {len(shown)}; -v lists all")
+                + ")",
+            )
             for report in shown:
                 reason = str(report.longrepr).strip().splitlines()[0] if report.longrepr else ""
                 terminalreporter.write_line(f"{report.nodeid} - {reason}")
             if len(listed) > len(shown):
-                terminalreporter.write_line(f"... and {len(listed) - len(shown)} more: every item is in report.html and the run's files")
+                terminalreporter.write_line(
+                    f"... and {len(listed) - len(shown)} more: every item is in report.html and the run's files"
+                )
         for name in self.infos:  # in a fixed order, whichever protocol's items ran first
             protocol = self.protocols.get(name)
             if protocol is not None and protocol.active:

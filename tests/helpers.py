@@ -70,19 +70,30 @@ def answer_by_text(body: dict) -> str:
 
 def fake_models(url: str, price_in: float = 0.0) -> str:
     """A models file with one OpenAI-compatible model, `fake`, at `url` ($ price_in per 1M input tokens)."""
-    return (f"models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {FAKE_KEY_VAR}\n"
-            f"    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n")
+    return (
+        f"models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {FAKE_KEY_VAR}\n"
+        f"    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n"
+    )
 
 
-def fake_run_args(pytester: pytest.Pytester, url: str, cases, tag: str = "", price_in: float = 0.0,
-                  out_dir: bool = False) -> list[str]:
+def fake_run_args(
+    pytester: pytest.Pytester, url: str, cases, tag: str = "", price_in: float = 0.0, out_dir: bool = False
+) -> list[str]:
     """Arguments of a recording run (`once`, no cache folder) of `fake` at `url` over `cases`; a `tag`
     keeps the models file, cassettes (and with `out_dir` the results) of one test's runs apart."""
     suffix = f"-{tag}" if tag else ""
     models = pytester.path / f"models{suffix}.yaml"
     models.write_text(fake_models(url, price_in))
-    args = ["--eval-models-file", str(models), "--model", "fake", "--eval-cases", str(cases),
-            "--eval-cassette-dir", str(pytester.path / f"cassettes{suffix}")]
+    args = [
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        str(cases),
+        "--eval-cassette-dir",
+        str(pytester.path / f"cassettes{suffix}"),
+    ]
     if out_dir:
         args += ["--eval-out-dir", str(pytester.path / f"results{suffix}")]
     return [*args, "--eval-record-mode", "once", "-p", "no:cacheprovider"]

@@ -14,11 +14,19 @@ import pytest
 from helpers import PROJECT_ROOT as ROOT
 from helpers import add_eval_module, read_summary
 
-from bankgen.bank import (CASES_DIR, HELDOUT_TEMPLATES, BankError, build, counts_table, load_inputs, template_table,
-                          write_bank)
-from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, load_questions
+from bankgen.bank import (
+    CASES_DIR,
+    HELDOUT_TEMPLATES,
+    BankError,
+    build,
+    counts_table,
+    load_inputs,
+    template_table,
+    write_bank,
+)
 from bankgen.systems import load_all
 from bankgen.validate import validate
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, load_questions
 
 MANIFEST = json.loads((CASES_DIR / "manifest.json").read_text())
 QUESTIONS = [q for q in load_questions(CASES_DIR) if q.dialogue_id is None]
@@ -44,7 +52,7 @@ def test_build_bank_reproduces_the_committed_files_byte_for_byte(tmp_path) -> No
 def test_build_fails_naming_the_system_whose_indicators_contradict_its_label() -> None:
     inputs = load_inputs()
     indicators = {sid: dict(values) for sid, values in inputs.indicators.items()}
-    indicators["lorenz63"]["lle"] = -0.5      # as if simulation found a stable equilibrium
+    indicators["lorenz63"]["lle"] = -0.5  # as if simulation found a stable equilibrium
     with pytest.raises(BankError, match=r"lorenz63: curated Chaotic=True but computed lle=-0\.5"):
         build(inputs=dataclasses.replace(inputs, indicators=indicators))
 
@@ -52,7 +60,9 @@ def test_build_fails_naming_the_system_whose_indicators_contradict_its_label() -
 def test_build_fails_on_a_simulated_system_with_no_cached_indicators() -> None:
     inputs = load_inputs()
     indicators = {sid: values for sid, values in inputs.indicators.items() if sid != "henon"}
-    with pytest.raises(BankError, match=r"henon: no cached indicators \(run `python -m bankgen compute-indicators --only henon`\)"):
+    with pytest.raises(
+        BankError, match=r"henon: no cached indicators \(run `python -m bankgen compute-indicators --only henon`\)"
+    ):
         build(inputs=dataclasses.replace(inputs, indicators=indicators))
 
 
@@ -131,7 +141,9 @@ def test_at_least_fifty_dialogues_that_refer_back() -> None:
         assert all(len(t.predicates) == 1 for t in turns)
         assert len({t.system_id for t in turns}) == 1
         for later in turns[1:]:
-            assert any(ref in later.question for ref in (" it ", "previous", "first answer", "same system")), later.question
+            assert any(ref in later.question for ref in (" it ", "previous", "first answer", "same system")), (
+                later.question
+            )
 
 
 def test_full_scale_has_at_least_40000_balanced_questions() -> None:
@@ -157,7 +169,9 @@ def test_validate_passes_on_the_committed_bank() -> None:
 def _planted(tmp_path, line_number: int, replace) -> tuple:
     bank = tmp_path / "bank"
     # manifest.json comes along: the copy is a built bank, checked by the bank-building rules
-    shutil.copytree(CASES_DIR, bank, ignore=shutil.ignore_patterns("prompts", "systems", "indicators.json", "sweeps.json"))
+    shutil.copytree(
+        CASES_DIR, bank, ignore=shutil.ignore_patterns("prompts", "systems", "indicators.json", "sweeps.json")
+    )
     target = bank / "atomic.jsonl"
     lines = target.read_text().splitlines()
     record = json.loads(lines[line_number - 1])

@@ -36,9 +36,17 @@ def _records(bank) -> tuple[list[dict], list[dict]]:
 
 
 def _committed() -> tuple[list[dict], list[dict]]:
-    as_dict = lambda q: {"template": q.template, "ground_truth": q.ground_truth, "turn": q.turn,  # noqa: E731
-                         "dialogue_id": q.dialogue_id, "predicates": q.predicates, "system_id": q.system_id,
-                         "family": q.family}
+    def as_dict(q) -> dict:
+        return {
+            "template": q.template,
+            "ground_truth": q.ground_truth,
+            "turn": q.turn,
+            "dialogue_id": q.dialogue_id,
+            "predicates": q.predicates,
+            "system_id": q.system_id,
+            "family": q.family,
+        }
+
     return [as_dict(q) for q in QUESTIONS], [as_dict(q) for q in TURNS]
 
 
@@ -53,8 +61,11 @@ def test_every_template_gives_both_answers_at_least_35_percent(scale, full_bank)
     by_template = defaultdict(list)
     for r in questions:
         by_template[r["template"]].append(r["ground_truth"])
-    skewed = {t: f"{labels.count('TRUE')}/{len(labels)} TRUE" for t, labels in by_template.items()
-              if _minority_share(labels) < 0.35}
+    skewed = {
+        t: f"{labels.count('TRUE')}/{len(labels)} TRUE"
+        for t, labels in by_template.items()
+        if _minority_share(labels) < 0.35
+    }
     assert not skewed
 
 
@@ -83,8 +94,12 @@ def test_no_dialogue_turn_position_is_one_sided_and_no_predicate_is_asked_twice(
 
 
 def test_no_question_asks_a_property_the_catalog_leaves_unknown() -> None:
-    unknown = [(q.id, p["name"]) for q in ALL for p in q.predicates
-               if q.system_id in CATALOG and CATALOG[q.system_id].truth[p["name"]] is None]
+    unknown = [
+        (q.id, p["name"])
+        for q in ALL
+        for p in q.predicates
+        if q.system_id in CATALOG and CATALOG[q.system_id].truth[p["name"]] is None
+    ]
     assert not unknown
 
 
@@ -111,11 +126,17 @@ def test_an_unknown_the_axioms_settle_is_a_catalog_error(tmp_path) -> None:
 
 def test_a_system_name_that_gives_a_property_away_is_refused(tmp_path) -> None:
     for sid in ("damped_oscillator", "chua", "rossler_hyperchaos", "random_walk"):
-        assert not any(word in CATALOG[sid].name for word in ("damped", "double-scroll", "four-dimensional", "random walk"))
+        assert not any(
+            word in CATALOG[sid].name for word in ("damped", "double-scroll", "four-dimensional", "random walk")
+        )
     entry = (ROOT / "cases/chaosbench/systems/core.yaml").read_text().split("\n  - id: ")[1]
     path = tmp_path / "core.yaml"
-    path.write_text("systems:\n  - id: " + entry.replace("name: the Lorenz-63 system", "name: the chaotic Lorenz-63 system"))
-    with pytest.raises(CatalogError, match=r"system lorenz63: name 'the chaotic Lorenz-63 system' gives a property away \('chaotic'\)"):
+    path.write_text(
+        "systems:\n  - id: " + entry.replace("name: the Lorenz-63 system", "name: the chaotic Lorenz-63 system")
+    )
+    with pytest.raises(
+        CatalogError, match=r"system lorenz63: name 'the chaotic Lorenz-63 system' gives a property away \('chaotic'\)"
+    ):
         load_catalog(path)
 
 
@@ -156,8 +177,11 @@ def test_no_question_calls_lorenz_at_rho_24_chaotic() -> None:
     inputs = load_inputs()
     point = next(p for p in inputs.sweeps["lorenz_rho"]["points"] if p["value"] == 24.0)
     assert point["regime"] != "chaotic"
-    claims = [q.id for q in QUESTIONS if "Lorenz-63" in q.question and "at rho = 24 chaotic?" in q.question
-              and q.ground_truth == "TRUE"]
+    claims = [
+        q.id
+        for q in QUESTIONS
+        if "Lorenz-63" in q.question and "at rho = 24 chaotic?" in q.question and q.ground_truth == "TRUE"
+    ]
     assert not claims
 
 
@@ -166,23 +190,34 @@ def test_no_question_calls_lorenz_at_rho_24_chaotic() -> None:
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "bankgen", "validate-cases", *args],
-                          capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "bankgen", "validate-cases", *args], capture_output=True, text=True, env=env
+    )
 
 
 def _question(n: int, truth: str, question: str, **extra) -> dict:
-    return {"id": f"own-{n}", "question": question, "ground_truth": truth, "family": "atomic", "split": "core",
-            "system_id": f"my_system_{n}", "predicates": [{"name": "Chaotic", "polarity": "positive"}],
-            "template": "own", **extra}
+    return {
+        "id": f"own-{n}",
+        "question": question,
+        "ground_truth": truth,
+        "family": "atomic",
+        "split": "core",
+        "system_id": f"my_system_{n}",
+        "predicates": [{"name": "Chaotic", "polarity": "positive"}],
+        "template": "own",
+        **extra,
+    }
 
 
 def test_a_teams_own_five_unbalanced_questions_validate(tmp_path) -> None:
     own = tmp_path / "own.jsonl"
-    rows = [_question(1, "TRUE", "Is my pendulum chaotic?"),
-            _question(2, "TRUE", "Is my double pendulum chaotic at high energy?"),
-            _question(3, "TRUE", "Does my circuit show chaos"),            # no '?': their style, not ours
-            _question(4, "TRUE", "Is the the flow chaotic?"),               # nor doubled words
-            _question(5, "FALSE", "Is my damped oscillator chaotic?")]
+    rows = [
+        _question(1, "TRUE", "Is my pendulum chaotic?"),
+        _question(2, "TRUE", "Is my double pendulum chaotic at high energy?"),
+        _question(3, "TRUE", "Does my circuit show chaos"),  # no '?': their style, not ours
+        _question(4, "TRUE", "Is the the flow chaotic?"),  # nor doubled words
+        _question(5, "FALSE", "Is my damped oscillator chaotic?"),
+    ]
     own.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = _run(str(own))
     assert result.returncode == 0, result.stdout
@@ -193,15 +228,33 @@ def test_a_built_bank_is_held_to_the_building_rules_with_file_and_line(tmp_path)
     bank = tmp_path / "bank"
     bank.mkdir()
     (bank / "manifest.json").write_text("{}")
-    rows = [_question(n, "TRUE" if n % 2 else "FALSE", f"Is the system number {n} chaotic?", template=f"t{n % 2}")
-            for n in range(1, 9)]
+    rows = [
+        _question(n, "TRUE" if n % 2 else "FALSE", f"Is the system number {n} chaotic?", template=f"t{n % 2}")
+        for n in range(1, 9)
+    ]
     (bank / "atomic.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    turns = [{"id": f"d-t{t}", "question": q, "ground_truth": "TRUE", "family": "multi_hop", "split": "core",
-              "system_id": "henon", "predicates": [{"name": name, "polarity": "positive"}], "template": "dlg",
-              "dialogue_id": "d", "turn": t}
-             for t, (q, name) in enumerate([("Is the Hénon map chaotic?", "Chaotic"),
-                                            ("Given that, is it chaotic?", "Chaotic"),
-                                            ("Is it mixing?", "Mixing")], start=1)]
+    turns = [
+        {
+            "id": f"d-t{t}",
+            "question": q,
+            "ground_truth": "TRUE",
+            "family": "multi_hop",
+            "split": "core",
+            "system_id": "henon",
+            "predicates": [{"name": name, "polarity": "positive"}],
+            "template": "dlg",
+            "dialogue_id": "d",
+            "turn": t,
+        }
+        for t, (q, name) in enumerate(
+            [
+                ("Is the Hénon map chaotic?", "Chaotic"),
+                ("Given that, is it chaotic?", "Chaotic"),
+                ("Is it mixing?", "Mixing"),
+            ],
+            start=1,
+        )
+    ]
     (bank / "dialogues.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
     out = _run(str(bank)).stdout
     assert f"{bank}: template t0: 0 TRUE / 4 FALSE (each label must be at least 35%)" in out

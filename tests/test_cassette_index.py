@@ -21,19 +21,42 @@ from pytest_reasoning_evals.providers.http import HttpModel
 from pytest_reasoning_evals.registry import ModelSpec
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
-MODELS = "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR + "\n    base_url: {url}\n"
-SPEC = ModelSpec(alias="fake", provider="openai", model_id="fake-model", api_key_env=None, base_url="http://127.0.0.1:9/v1")
+MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
+    + KEY_VAR
+    + "\n    base_url: {url}\n"
+)
+SPEC = ModelSpec(
+    alias="fake", provider="openai", model_id="fake-model", api_key_env=None, base_url="http://127.0.0.1:9/v1"
+)
 
 
 def cassette(answer: str) -> dict:
-    reply = {"id": "x", "object": "chat.completion", "model": "fake-model",
-             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-             "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
-    return {"version": 1, "interactions": [{
-        "request": {"method": "POST", "uri": "http://127.0.0.1:9/v1/chat/completions", "body": '{"a": 1}',
-                    "headers": {"Content-Type": ["application/json"]}},
-        "response": {"status": {"code": 200, "message": "OK"}, "body": {"string": json.dumps(reply)},
-                     "headers": {"content-type": ["application/json"]}}}]}
+    reply = {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    }
+    return {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {
+                    "method": "POST",
+                    "uri": "http://127.0.0.1:9/v1/chat/completions",
+                    "body": '{"a": 1}',
+                    "headers": {"Content-Type": ["application/json"]},
+                },
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "body": {"string": json.dumps(reply)},
+                    "headers": {"content-type": ["application/json"]},
+                },
+            }
+        ],
+    }
 
 
 class CountingParser:
@@ -231,9 +254,21 @@ def test_without_pytests_cache_there_is_no_index() -> None:
 def record_then_replay_args(pytester, server: FakeProvider, cases: str, mode: str) -> list[str]:
     models = pytester.path / "models.yaml"
     models.write_text(MODELS.format(url=server.openai_base))
-    return ["test_chaosbench.py", "--eval-models-file", str(models), "--model", "fake", "--eval-cases", cases,
-            "--eval-cassette-dir", str(pytester.path / "cassettes"), "--eval-out-dir", str(pytester.path / "results"),
-            "--eval-record-mode", mode]
+    return [
+        "test_chaosbench.py",
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        cases,
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        "--eval-out-dir",
+        str(pytester.path / "results"),
+        "--eval-record-mode",
+        mode,
+    ]
 
 
 def labels(pytester) -> dict[str, str]:
@@ -259,10 +294,14 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
     # Plant another answer in the index row of q-3 (the file unchanged): the next replay reads it,
     # which shows that the index, not the file, was read ...
     path = str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / "q-3.yaml")
-    requests_, responses = marshal.loads(db.execute("SELECT parsed FROM cassettes WHERE path = ?", (path,)).fetchone()[0])
+    requests_, responses = marshal.loads(
+        db.execute("SELECT parsed FROM cassettes WHERE path = ?", (path,)).fetchone()[0]
+    )
     flipped = "FALSE" if recorded["q-3"] == "TRUE" else "TRUE"
     body = responses[0]["body"]
-    body["string"] = body["string"].replace(f'"content": "{recorded["q-3"]}"'.encode(), f'"content": "{flipped}"'.encode())
+    body["string"] = body["string"].replace(
+        f'"content": "{recorded["q-3"]}"'.encode(), f'"content": "{flipped}"'.encode()
+    )
     db.execute("UPDATE cassettes SET parsed = ? WHERE path = ?", (marshal.dumps((requests_, responses)), path))
     db.commit()
     db.close()

@@ -21,8 +21,15 @@ CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must 
 
 
 def make_client(root, mode: str, base_url: str) -> CassetteClient:
-    spec = ModelSpec(alias="fake", provider="openai", model_id="fake-model", api_key_env=KEY_VAR,
-                     base_url=base_url, price_in=1.0, price_out=2.0)
+    spec = ModelSpec(
+        alias="fake",
+        provider="openai",
+        model_id="fake-model",
+        api_key_env=KEY_VAR,
+        base_url=base_url,
+        price_in=1.0,
+        price_out=2.0,
+    )
     return CassetteClient(HttpModel(spec, POLICY), root, mode)
 
 
@@ -49,7 +56,12 @@ def test_record_then_replay_on_another_port_without_a_server(server: FakeProvide
     server.close()
     replayed = make_client(tmp_path, "none", CLOSED_PORT_URL).complete(ask())
     assert (replayed.text, replayed.input_tokens, replayed.output_tokens, replayed.cost_usd, replayed.error) == (
-        "FALSE", recorded.input_tokens, recorded.output_tokens, recorded.cost_usd, None)
+        "FALSE",
+        recorded.input_tokens,
+        recorded.output_tokens,
+        recorded.cost_usd,
+        None,
+    )
     assert replayed.latency_ms == recorded.latency_ms > 0, "replay reports the recorded latency"
     assert replayed.extra["cassette"] == "fake/chaosbench-zeroshot/q-1.yaml"
 
@@ -61,8 +73,13 @@ def test_replay_needs_no_key(server: FakeProvider, tmp_path, monkeypatch) -> Non
 
 
 def test_cassette_holds_no_key_and_no_identifying_response_headers(server: FakeProvider, tmp_path) -> None:
-    server.extra_headers = {"Set-Cookie": "session=abc", "x-request-id": "req_123", "openai-organization": "org-x",
-                            "x-ratelimit-remaining-requests": "99", "Content-Type": "application/json"}
+    server.extra_headers = {
+        "Set-Cookie": "session=abc",
+        "x-request-id": "req_123",
+        "openai-organization": "org-x",
+        "x-ratelimit-remaining-requests": "99",
+        "Content-Type": "application/json",
+    }
     make_client(tmp_path, "once", server.openai_base).complete(ask())
     assert server.requests[0]["headers"]["authorization"] == f"Bearer {PLANTED_KEY}", "the live call carried the key"
     path = cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1")
@@ -71,7 +88,9 @@ def test_cassette_holds_no_key_and_no_identifying_response_headers(server: FakeP
     (interaction,) = interactions(path)
     assert not {"authorization", "Authorization"} & set(interaction["request"]["headers"])
     response_headers = {name.lower() for name in interaction["response"]["headers"]}
-    assert not {"set-cookie", "x-request-id", "openai-organization", "x-ratelimit-remaining-requests"} & response_headers
+    assert (
+        not {"set-cookie", "x-request-id", "openai-organization", "x-ratelimit-remaining-requests"} & response_headers
+    )
     assert "content-type" in response_headers
 
 
@@ -116,7 +135,9 @@ def test_record_modes_on_an_unchanged_request(server, tmp_path, mode, requests_s
     make_client(tmp_path, mode, server.openai_base).complete(ask())
     assert len(server.requests) == requests_sent
     path = cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1")
-    bodies = [json.loads(i["response"]["body"]["string"])["choices"][0]["message"]["content"] for i in interactions(path)]
+    bodies = [
+        json.loads(i["response"]["body"]["string"])["choices"][0]["message"]["content"] for i in interactions(path)
+    ]
     assert bodies == texts
 
 
@@ -129,15 +150,28 @@ def test_new_episodes_adds_a_changed_request_once_refuses_it(server, tmp_path) -
 
 # --- through pytest: record a suite, replay it with the server gone, stop on a refused key ---
 
-FAKE_MODELS = "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var}\n    base_url: {url}\n"
+FAKE_MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var}\n    base_url: {url}\n"
+)
 
 
 def fake_run(pytester, server_url: str, *args: str):
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(var=KEY_VAR, url=server_url))
-    bank = write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(6)])
-    return pytester.runpytest_subprocess("--eval-models-file", str(models), "--model", "fake", "--eval-cases", str(bank),
-                                         "--eval-cassette-dir", str(pytester.path / "cassettes"), *args)
+    bank = write_jsonl(
+        pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(6)]
+    )
+    return pytester.runpytest_subprocess(
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        str(bank),
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        *args,
+    )
 
 
 def test_record_under_xdist_then_replay_offline(pytester, server) -> None:
@@ -158,25 +192,38 @@ def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
     add_eval_module(pytester)
     result = fake_run(pytester, server.openai_base, "--eval-record-mode", "none", "--eval-max-items", "2", "-rA")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([
-        "gate failed-calls: FAILED (2 items (100.0%) ended in failed calls (0 provider errors, 2 cassette misses)*",
-        "CASSETTE MISSES: 2 items have no matching cassette *; record them with: "
-        f"{KEY_VAR}=... pytest * --eval-max-items 2 -rA --eval-record-mode=once",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "gate failed-calls: FAILED (2 items (100.0%) ended in failed calls (0 provider errors, 2 cassette misses)*",
+            "CASSETTE MISSES: 2 items have no matching cassette *; record them with: "
+            f"{KEY_VAR}=... pytest * --eval-max-items 2 -rA --eval-record-mode=once",
+        ]
+    )
     assert "Traceback" not in result.stdout.str() and "How to fix" not in result.stdout.str()
     summary = read_summary(pytester, "fake", subset=True)
     assert summary["errors_by_kind"] == {"cassette_miss": 2, "provider": 0, "harness": 0} and summary["num_errors"] == 2
-    first = json.loads((pytester.path / "results" / "fake_zeroshot-subset" / "completions.jsonl").read_text().splitlines()[0])
-    assert first["error"] == f"cassette miss for item 'q-0': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'chaosbench-zeroshot' / 'q-0.yaml'}"
+    first = json.loads(
+        (pytester.path / "results" / "fake_zeroshot-subset" / "completions.jsonl").read_text().splitlines()[0]
+    )
+    assert (
+        first["error"]
+        == f"cassette miss for item 'q-0': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'chaosbench-zeroshot' / 'q-0.yaml'}"
+    )
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_refused_key_stops_the_session_once(pytester, server, workers: str) -> None:
     add_eval_module(pytester)
     server.script(*[status(401)] * 20)
-    result = fake_run(pytester, server.openai_base, "-n", workers, "--eval-record-mode", "once", "--eval-concurrency", "1")
+    result = fake_run(
+        pytester, server.openai_base, "-n", workers, "--eval-record-mode", "once", "--eval-concurrency", "1"
+    )
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    assert len(server.requests) <= max(1, int(workers)), "one refused call per process at most (N per process: test_concurrency.py)"
+    assert len(server.requests) <= max(1, int(workers)), (
+        "one refused call per process at most (N per process: test_concurrency.py)"
+    )
     result.stdout.fnmatch_lines([f"*model key refused: *refused the key in {KEY_VAR}*HTTP 401*"])
     reason = read_summary(pytester, "fake")["incomplete_reason"]
-    assert reason.startswith("model key refused") and "harness error" not in reason, reason  # the stop, not a harness bug
+    assert reason.startswith("model key refused") and "harness error" not in reason, (
+        reason
+    )  # the stop, not a harness bug

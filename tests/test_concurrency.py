@@ -54,7 +54,9 @@ def requests_in(cassettes) -> dict[str, list]:
     import yaml
 
     return {
-        p.relative_to(cassettes).as_posix(): [i["request"]["body"] for i in yaml.safe_load(p.read_text())["interactions"]]
+        p.relative_to(cassettes).as_posix(): [
+            i["request"]["body"] for i in yaml.safe_load(p.read_text())["interactions"]
+        ]
         for p in sorted(cassettes.rglob("*.yaml"))
     }
 
@@ -151,7 +153,9 @@ def test_a_burst_against_a_tighter_limit_does_not_use_up_the_calls_retries() -> 
         def call(n: int) -> None:
             barrier.wait()
             errors.append(
-                model.complete(Request(item_id=f"q{n}", suite="s", messages=({"role": "user", "content": f"q{n}"},))).error
+                model.complete(
+                    Request(item_id=f"q{n}", suite="s", messages=({"role": "user", "content": f"q{n}"},))
+                ).error
             )
 
         threads = [threading.Thread(target=call, args=(n,)) for n in range(32)]
@@ -225,7 +229,9 @@ def test_a_refused_key_stops_the_run_with_at_most_the_calls_in_flight(pytester, 
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_max_cost_is_overshot_by_at_most_the_calls_in_flight_and_resume_pays_nothing_twice(pytester, workers: str) -> None:
+def test_max_cost_is_overshot_by_at_most_the_calls_in_flight_and_resume_pays_nothing_twice(
+    pytester, workers: str
+) -> None:
     add_eval_module(pytester)
     cases = bank(pytester, 40)
     with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call

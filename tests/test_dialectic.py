@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import PROJECT_ROOT
+from helpers import DEFAULT_DIALECTIC_CASES, DEFAULT_VARIANT_PROMPTS, PROJECT_ROOT
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.dialectic import judge, spotcheck
 from pytest_reasoning_evals.dialectic.cases import load_cases, load_variants
-from helpers import DEFAULT_DIALECTIC_CASES, DEFAULT_VARIANT_PROMPTS
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 EVAL_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
@@ -64,15 +63,25 @@ Do it in two steps.
 
 **Confidence**: 0.80
 """
-JUDGE_OK = {"h_quality": 8, "oscillation_depth": 7, "crux_precision": 8, "epistemic_calibration": 7,
-            "actionability": 9, "rationale": "clear"}
+JUDGE_OK = {
+    "h_quality": 8,
+    "oscillation_depth": 7,
+    "crux_precision": 8,
+    "epistemic_calibration": 7,
+    "actionability": 9,
+    "rationale": "clear",
+}
 
 
 def cases_file(path: Path, *cases: tuple[str, str]) -> Path:
     lines = ["cases:"]
     for case_id, mode in cases:
-        lines += [f"  - id: {case_id}", "    category: test", f"    expected_mode: {mode}",
-                  f"    query: What should I do about {case_id}?"]
+        lines += [
+            f"  - id: {case_id}",
+            "    category: test",
+            f"    expected_mode: {mode}",
+            f"    query: What should I do about {case_id}?",
+        ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -80,10 +89,15 @@ def cases_file(path: Path, *cases: tuple[str, str]) -> Path:
 class Scripted:
     """Answers generation, judge and resolution requests of the fake server."""
 
-    def __init__(self, answers: dict[str, str], judges: list[dict | str] | None = None, resolved: list[bool] | None = None,
-                 baseline: dict[str, str] | None = None):
-        self.answers = answers            # case id -> generated text
-        self.baseline = baseline or {}    # case id -> text when no system prompt is sent
+    def __init__(
+        self,
+        answers: dict[str, str],
+        judges: list[dict | str] | None = None,
+        resolved: list[bool] | None = None,
+        baseline: dict[str, str] | None = None,
+    ):
+        self.answers = answers  # case id -> generated text
+        self.baseline = baseline or {}  # case id -> text when no system prompt is sent
         self.judges = judges or [JUDGE_OK]  # replies to judge calls, cycled in order
         self.resolved = resolved or [True]  # resolution verdicts, cycled in order
         self.calls = {"generation": 0, "judge": 0, "resolution": 0, "followup": 0}
@@ -120,9 +134,19 @@ def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):
     pytester.makepyfile(test_dialectic=module)
     models = pytester.path / "models.yaml"
     models.write_text(MODELS.format(var=KEY_VAR, url=server.openai_base))
-    return pytester.runpytest_subprocess("--eval-models-file", str(models), "--eval-dialectic-cases", str(cases),
-                                         "--eval-cassette-dir", str(pytester.path / "cassettes"), "--eval-record-mode", "once",
-                                         "-p", "no:randomly", *args)
+    return pytester.runpytest_subprocess(
+        "--eval-models-file",
+        str(models),
+        "--eval-dialectic-cases",
+        str(cases),
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:randomly",
+        *args,
+    )
 
 
 def outputs(pytester) -> dict:
@@ -139,7 +163,9 @@ def outputs(pytester) -> dict:
 
 
 def response_of(out: dict, case_id: str, variant: str = "dialectic", model: str = "fake") -> dict:
-    return next(r for r in out["per_response"] if (r["query_id"], r["variant"], r["model"]) == (case_id, variant, model))
+    return next(
+        r for r in out["per_response"] if (r["query_id"], r["variant"], r["model"]) == (case_id, variant, model)
+    )
 
 
 # --- cases and variants ---
@@ -152,19 +178,37 @@ def test_the_committed_cases_and_variants() -> None:
     assert modes.count("dialectic") >= 12 and modes.count("bypass") >= 3
     assert {"decision", "strategy", "ethics", "architecture", "factual", "formatting"} <= {c.category for c in cases}
     variants = load_variants(DEFAULT_VARIANT_PROMPTS)
-    assert [v.name for v in variants][:1] == ["baseline"] and variants[0].messages("q") == ({"role": "user", "content": "q"},)
+    assert [v.name for v in variants][:1] == ["baseline"] and variants[0].messages("q") == (
+        {"role": "user", "content": "q"},
+    )
     prompt = next(v for v in variants if v.name == "dialectic").system_prompt
-    for part in ("## Hypotheses", "**H1:", "Post-Oscillation", "Stability: STABLE", "## Cruxes", "(empirical)", "**Confidence**"):
+    for part in (
+        "## Hypotheses",
+        "**H1:",
+        "Post-Oscillation",
+        "Stability: STABLE",
+        "## Cruxes",
+        "(empirical)",
+        "**Confidence**",
+    ):
         assert part in prompt
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("cases:\n  - id: a\n    category: c\n    query: q\n", r"bad\.yaml:2: case is missing expected_mode"),
-    ("cases:\n  - id: a\n    category: c\n    query: q\n    expected_mode: maybe\n", r"bad\.yaml:2: expected_mode must be"),
-    ("cases:\n  - {id: a, category: c, query: q, expected_mode: bypass}\n  - {id: a, category: c, query: q, expected_mode: bypass}\n",
-     r"bad\.yaml:3: duplicate case id 'a' \(first at .*bad\.yaml:2\)"),
-    ("cases: [\n", r"bad\.yaml:2: invalid YAML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("cases:\n  - id: a\n    category: c\n    query: q\n", r"bad\.yaml:2: case is missing expected_mode"),
+        (
+            "cases:\n  - id: a\n    category: c\n    query: q\n    expected_mode: maybe\n",
+            r"bad\.yaml:2: expected_mode must be",
+        ),
+        (
+            "cases:\n  - {id: a, category: c, query: q, expected_mode: bypass}\n  - {id: a, category: c, query: q, expected_mode: bypass}\n",
+            r"bad\.yaml:3: duplicate case id 'a' \(first at .*bad\.yaml:2\)",
+        ),
+        ("cases: [\n", r"bad\.yaml:2: invalid YAML"),
+    ],
+)
 def test_bad_case_files_name_file_and_line(tmp_path, text: str, message: str) -> None:
     (tmp_path / "bad.yaml").write_text(text)
     with pytest.raises(CaseFileError, match=message):
@@ -184,8 +228,12 @@ def test_confident_answer_without_process_is_a_hard_fail_only_where_dialectic_is
     cases = cases_file(pytester.path / "cases.yaml", ("decide", "dialectic"), ("fact", "bypass"))
     result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1")
     assert result.ret == 0, result.stdout.str()  # hard fails fail items; the gate is opt-in
-    result.stdout.fnmatch_lines(["test_dialectic.py::test_pcc[decide@dialectic] - "
-                                 "PCC violation: confidence 0.90 > ceiling 0.45 (no oscillation table)"])
+    result.stdout.fnmatch_lines(
+        [
+            "test_dialectic.py::test_pcc[decide@dialectic] - "
+            "PCC violation: confidence 0.90 > ceiling 0.45 (no oscillation table)"
+        ]
+    )
     out = outputs(pytester)
     decide, fact = response_of(out, "decide"), response_of(out, "fact")
     assert decide["hard_fail"] is True and decide["metrics"]["pcc_valid"] is False and decide["score"] == 0.0
@@ -194,7 +242,19 @@ def test_confident_answer_without_process_is_a_hard_fail_only_where_dialectic_is
     assert (variant["hard_fails"], variant["pcc_compliance"], variant["pcc_applicable"]) == (1, 0.0, 1)
     assert "pcc_violation" in next(e for e in out["queue"] if e["review_id"] == spotcheck.review_id(decide))["reasons"]
 
-    gated = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1", "--eval-max-hard-fails", "0")
+    gated = run(
+        pytester,
+        server,
+        cases,
+        "--model",
+        "fake",
+        "--eval-variant",
+        "dialectic",
+        "--eval-n-judges",
+        "1",
+        "--eval-max-hard-fails",
+        "0",
+    )
     assert gated.ret == 1
     gated.stdout.fnmatch_lines(["gate max-hard-fails: FAILED (1 PCC hard fails, allowed 0)"])
 
@@ -221,8 +281,14 @@ def test_every_check_reads_one_generated_response_per_case_and_variant(pytester,
     out = outputs(pytester)
     a = response_of(out, "a")
     assert a["checks"] == {"structure": True, "pcc": True, "mode": True, "judge": True}
-    assert a["metrics"] == {"h_count": 2, "oscillation": True, "cruxes": 2, "confidence": 0.8, "pcc_valid": True,
-                            "mode_correct": True}
+    assert a["metrics"] == {
+        "h_count": 2,
+        "oscillation": True,
+        "cruxes": 2,
+        "confidence": 0.8,
+        "pcc_valid": True,
+        "mode_correct": True,
+    }
     assert a["judge_scores"] == {d: float(JUDGE_OK[d]) for d in judge.DIMENSIONS}
     assert a["score"] == pytest.approx(10 * sum(JUDGE_OK[d] for d in judge.DIMENSIONS) / 5)
     baseline_c = response_of(out, "c", variant="baseline")
@@ -234,15 +300,31 @@ def test_every_check_reads_one_generated_response_per_case_and_variant(pytester,
 def test_judge_requests_follow_the_methodology_and_ask_for_the_schema(pytester, server) -> None:
     server.responder = Scripted({"a": STRUCTURED})
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    run(pytester, server, cases, "--model", "fake", "--eval-judge-model", "fake-judge", "--eval-variant", "dialectic", "-k", "judge")
+    run(
+        pytester,
+        server,
+        cases,
+        "--model",
+        "fake",
+        "--eval-judge-model",
+        "fake-judge",
+        "--eval-variant",
+        "dialectic",
+        "-k",
+        "judge",
+    )
     judged = [r["body"] for r in server.requests if r["body"]["model"] == "fake-judge"]
     assert len(judged) == 3, "n_judges defaults to 3"
     body = judged[0]
     assert body["messages"][0] == {"role": "system", "content": judge.SYSTEM}
-    assert body["messages"][1]["content"].startswith("## Evaluate Dialectical Response Quality\n\n### Response: ## Hypotheses")
+    assert body["messages"][1]["content"].startswith(
+        "## Evaluate Dialectical Response Quality\n\n### Response: ## Hypotheses"
+    )
     assert (body["temperature"], body["max_tokens"]) == (0.0, 500)
     assert body["response_format"] == {"type": "json_object", "schema": judge.SCHEMA}
-    judge_cassettes = sorted(p.name for p in (pytester.path / "cassettes" / "fake-judge" / "dialectic-judge").glob("*.yaml"))
+    judge_cassettes = sorted(
+        p.name for p in (pytester.path / "cassettes" / "fake-judge" / "dialectic-judge").glob("*.yaml")
+    )
     assert judge_cassettes == [f"a__dialectic__fake__judge{k}.yaml" for k in (1, 2, 3)]
 
 
@@ -265,7 +347,19 @@ def test_changing_the_judge_does_not_generate_again(pytester, server) -> None:
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
     run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "judge")
     server.clear()
-    result = run(pytester, server, cases, "--model", "fake", "--eval-judge-model", "fake-judge", "--eval-variant", "dialectic", "-k", "judge")
+    result = run(
+        pytester,
+        server,
+        cases,
+        "--model",
+        "fake",
+        "--eval-judge-model",
+        "fake-judge",
+        "--eval-variant",
+        "dialectic",
+        "-k",
+        "judge",
+    )
     assert result.ret == 0, result.stdout.str()
     assert {r["body"]["model"] for r in server.requests} == {"fake-judge"}, "the answer came from its cassette"
 
@@ -274,19 +368,27 @@ def test_changing_the_judge_does_not_generate_again(pytester, server) -> None:
 
 
 def test_resolution_follows_up_with_the_real_history_until_resolved(pytester, server) -> None:
-    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED}, resolved=[False, False, True, False, False, False, False])
+    server.responder = Scripted(
+        {"a": STRUCTURED, "b": STRUCTURED}, resolved=[False, False, True, False, False, False, False]
+    )
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
     result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "resolution")
     out = outputs(pytester)["multiturn"]
     a, b = out["conversations_detail"]
     assert (a["turns_to_resolution"], b["turns_to_resolution"]) == (3, None)
     assert b["turns"] == 4, "at most 4 turns"
-    followups = [r["body"]["messages"] for r in server.requests if r["body"]["messages"][-1]["content"].startswith("Can you")]
+    followups = [
+        r["body"]["messages"] for r in server.requests if r["body"]["messages"][-1]["content"].startswith("Can you")
+    ]
     first = followups[0]
     assert [m["role"] for m in first] == ["system", "user", "assistant", "user"]
     assert first[2]["content"] == STRUCTURED
     assert followups[1][4]["content"] == "Follow-up 1: do it."  # the model's own earlier reply, as history
-    assert (out["resolution_rate"], out["first_turn_resolution_rate"], out["mean_turns_to_resolution"]) == (0.5, 0.0, 3.0)
+    assert (out["resolution_rate"], out["first_turn_resolution_rate"], out["mean_turns_to_resolution"]) == (
+        0.5,
+        0.0,
+        3.0,
+    )
     assert out["cost_per_resolution"] == pytest.approx(out["total_cost_usd"] / 1)
     result.stdout.fnmatch_lines(["test_dialectic.py::test_resolution[[]b@dialectic] - not resolved after 4 turns"])
 
@@ -298,8 +400,21 @@ def test_cross_provider_comparison_schema_and_rankings(pytester, server) -> None
     server.responder = Scripted({"a": STRUCTURED})
     server.usage.prompt, server.usage.completion = 100, 50
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-compare-models", "fake,other",
-                 "--eval-judge-model", "fake-judge", "-k", "cross_provider")
+    result = run(
+        pytester,
+        server,
+        cases,
+        "--model",
+        "fake",
+        "--eval-variant",
+        "dialectic",
+        "--eval-compare-models",
+        "fake,other",
+        "--eval-judge-model",
+        "fake-judge",
+        "-k",
+        "cross_provider",
+    )
     assert result.ret == 0, result.stdout.str()
     cross = outputs(pytester)["cross"]
     assert cross["providers_compared"] == ["fake", "other"]
@@ -310,7 +425,10 @@ def test_cross_provider_comparison_schema_and_rankings(pytester, server) -> None
     assert fake["efficiency"] == pytest.approx(fake["composite_score"] / (fake["cost_usd"] * 100))
     assert fake["tokens_per_second"] == pytest.approx(50 / (fake["latency_ms"] / 1000))
     assert other["cost_usd"] == pytest.approx((100 * 4000 + 50 * 8000) / 1e6)
-    assert comparison["comparison"]["quality_adjusted_efficiency"] == {"fake": fake["efficiency"], "other": other["efficiency"]}
+    assert comparison["comparison"]["quality_adjusted_efficiency"] == {
+        "fake": fake["efficiency"],
+        "other": other["efficiency"],
+    }
     # same answers, same judge: equal quality, so the tie goes to the first alias; fake is cheaper
     assert comparison["comparison"]["best_cost"] == "fake" and comparison["comparison"]["best_quality"] == "fake"
     assert cross["rankings"]["by_efficiency"] == ["fake", "other"]
@@ -321,9 +439,16 @@ def test_cross_provider_comparison_schema_and_rankings(pytester, server) -> None
 
 def spot_response(i: int, **flags) -> dict:
     """A per-response row as summary.responses() writes it: the medians are judge_scores."""
-    return {"query_id": f"q{i}", "variant": "v", "model": "m", "query": "q", "text": "t",
-            "metrics": {"pcc_valid": flags.get("pcc", True), "mode_correct": flags.get("mode", True)},
-            "judge_scores": {d: 5.0 for d in judge.DIMENSIONS}, "judge": {"agreement": True, "errors": []}}
+    return {
+        "query_id": f"q{i}",
+        "variant": "v",
+        "model": "m",
+        "query": "q",
+        "text": "t",
+        "metrics": {"pcc_valid": flags.get("pcc", True), "mode_correct": flags.get("mode", True)},
+        "judge_scores": {d: 5.0 for d in judge.DIMENSIONS},
+        "judge": {"agreement": True, "errors": []},
+    }
 
 
 def test_spotcheck_queue_is_a_seeded_blinded_sample_plus_every_flagged_response(tmp_path) -> None:
@@ -332,7 +457,9 @@ def test_spotcheck_queue_is_a_seeded_blinded_sample_plus_every_flagged_response(
     again, _ = spotcheck.queue(list(reversed(responses)), seed=42)
     assert entries == again, "reproducible, whatever the order"
     sampled = [e for e in entries if e["reasons"] == ["sample"]]
-    assert len(sampled) == round(0.2 * 22) - sum("sample" in e["reasons"] for e in entries if e["reasons"] != ["sample"])
+    assert len(sampled) == round(0.2 * 22) - sum(
+        "sample" in e["reasons"] for e in entries if e["reasons"] != ["sample"]
+    )
     flagged = {key[e["review_id"]]["query_id"] for e in entries if set(e["reasons"]) - {"sample"}}
     assert flagged == {"q20", "q21"}
     assert all(set(e) == {"review_id", "reasons", "query", "response", *judge.DIMENSIONS, "rationale"} for e in entries)
@@ -358,8 +485,11 @@ def import_one_review(tmp_path, response: dict) -> subprocess.CompletedProcess:
     (tmp_path / "spotcheck_key.json").write_text(json.dumps(key))
     filled = tmp_path / "filled.jsonl"
     filled.write_text(json.dumps({**entries[0], **{d: 5 for d in judge.DIMENSIONS}}) + "\n")
-    result = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "spotcheck-import", str(filled), "--results", str(tmp_path)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "spotcheck-import", str(filled), "--results", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     return result
 
@@ -394,10 +524,14 @@ def test_spotcheck_import_reports_agreement_for_a_real_dialectic_run(pytester, s
 
     human = {**JUDGE_OK, "h_quality": 3}  # 5 points from the judges on h_quality, equal elsewhere
     filled = pytester.path / "filled.jsonl"
-    filled.write_text("".join(json.dumps({**entry, **{d: human[d] for d in judge.DIMENSIONS}}) + "\n"
-                              for entry in out["queue"]))
-    imported = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "spotcheck-import", str(filled),
-                               "--results", str(directory)], capture_output=True, text=True)
+    filled.write_text(
+        "".join(json.dumps({**entry, **{d: human[d] for d in judge.DIMENSIONS}}) + "\n" for entry in out["queue"])
+    )
+    imported = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "spotcheck-import", str(filled), "--results", str(directory)],
+        capture_output=True,
+        text=True,
+    )
     assert imported.returncode == 0, imported.stderr
     assert "3 reviewed, human-judge agreement 80%" in imported.stdout
     agreement = json.loads((directory / "spotcheck_agreement.json").read_text())
@@ -412,12 +546,18 @@ def test_spotcheck_import_reports_agreement_for_a_real_dialectic_run(pytester, s
 def test_variant_pass_gate(pytester, server) -> None:
     server.responder = Scripted({"a": STRUCTURED, "c": "Canberra."}, baseline={"a": "Just do it."})
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("c", "bypass"))
-    passing = run(pytester, server, cases, "--model", "fake", "--eval-require-variant-pass", "dialectic", "--eval-n-judges", "1")
+    passing = run(
+        pytester, server, cases, "--model", "fake", "--eval-require-variant-pass", "dialectic", "--eval-n-judges", "1"
+    )
     assert passing.ret == 0, passing.stdout.str()
     passing.stdout.fnmatch_lines(["gate variant-pass?dialectic?: passed*"])
-    failing = run(pytester, server, cases, "--model", "fake", "--eval-require-variant-pass", "baseline", "--eval-n-judges", "1")
+    failing = run(
+        pytester, server, cases, "--model", "fake", "--eval-require-variant-pass", "baseline", "--eval-n-judges", "1"
+    )
     assert failing.ret == 1  # the baseline shows no structure: mode accuracy 0.5
-    failing.stdout.fnmatch_lines(["gate variant-pass?baseline?: FAILED (fake: hard fails 0, *mode accuracy 0.50 (>= 0.9))"])
+    failing.stdout.fnmatch_lines(
+        ["gate variant-pass?baseline?: FAILED (fake: hard fails 0, *mode accuracy 0.50 (>= 0.9))"]
+    )
 
 
 # --- keys ---
@@ -448,24 +588,57 @@ def test_baselines_have_no_dialectic_answers_and_skip_with_a_reason(pytester) ->
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
     result = pytester.runpytest_subprocess("--model", "oracle", "--eval-dialectic-cases", str(cases), "-rs")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*dialectic items need a language model; 'oracle' is a TRUE/FALSE baseline*",
-                                 "*10 skipped*"])
+    result.stdout.fnmatch_lines(
+        ["*dialectic items need a language model; 'oracle' is a TRUE/FALSE baseline*", "*10 skipped*"]
+    )
     assert not list((pytester.path / "results").glob("oracle_dialectic*"))
 
 
 def test_max_items_and_shards_select_dialectic_cases(pytester, server) -> None:
     server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED, "d": "Canberra."})
-    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"), ("d", "bypass"))  # d: shard 1 of 2
-    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1",
-                 "--eval-max-items", "2")
+    cases = cases_file(
+        pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"), ("d", "bypass")
+    )  # d: shard 1 of 2
+    result = run(
+        pytester,
+        server,
+        cases,
+        "--model",
+        "fake",
+        "--eval-variant",
+        "dialectic",
+        "--eval-n-judges",
+        "1",
+        "--eval-max-items",
+        "2",
+    )
     assert result.ret == 0, result.stdout.str()
     assert {r["query_id"] for r in outputs(pytester)["per_response"]} == {"a", "b"}
-    assert (pytester.path / "results" / "fake_dialectic-subset").is_dir() and not (pytester.path / "results" / "fake_dialectic").exists()
+    assert (pytester.path / "results" / "fake_dialectic-subset").is_dir() and not (
+        pytester.path / "results" / "fake_dialectic"
+    ).exists()
     shards = []
     for index in range(2):
-        result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1",
-                     "--eval-num-shards", "2", "--eval-shard-index", str(index))
+        result = run(
+            pytester,
+            server,
+            cases,
+            "--model",
+            "fake",
+            "--eval-variant",
+            "dialectic",
+            "--eval-n-judges",
+            "1",
+            "--eval-num-shards",
+            "2",
+            "--eval-shard-index",
+            str(index),
+        )
         assert result.ret == 0, result.stdout.str()
-        lines = (pytester.path / "results" / f"fake_dialectic_shard{index}of2" / "per_response.jsonl").read_text().splitlines()
+        lines = (
+            (pytester.path / "results" / f"fake_dialectic_shard{index}of2" / "per_response.jsonl")
+            .read_text()
+            .splitlines()
+        )
         shards.append({json.loads(line)["query_id"] for line in lines})
     assert shards == [{"a", "b"}, {"d"}]

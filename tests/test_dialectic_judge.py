@@ -7,8 +7,14 @@ import pytest
 
 from pytest_reasoning_evals.dialectic import judge
 
-SCORES = {"h_quality": 8, "oscillation_depth": 7, "crux_precision": 6, "epistemic_calibration": 5,
-          "actionability": 9, "rationale": "clear"}
+SCORES = {
+    "h_quality": 8,
+    "oscillation_depth": 7,
+    "crux_precision": 6,
+    "epistemic_calibration": 5,
+    "actionability": 9,
+    "rationale": "clear",
+}
 OBJ = json.dumps(SCORES)
 OTHER = json.dumps({**SCORES, "h_quality": 1})
 

@@ -11,21 +11,32 @@ import json
 import pytest
 import yaml
 from fakeprovider import FakeProvider
-from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, write_jsonl
+from helpers import (
+    DEFAULT_CASES,
+    DEFAULT_PROMPTS,
+    REFERENCE,
+    add_eval_module,
+    question,
+    read_summary,
+    run_dir,
+    write_jsonl,
+)
 
+from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
-from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.questions import group_dialogues, load_questions
-from helpers import DEFAULT_CASES, DEFAULT_PROMPTS
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 DIALOGUE_FILE = DEFAULT_CASES / "dialogues.jsonl"
 DIALOGUES = group_dialogues(load_questions(DIALOGUE_FILE))
 PROMPT = PromptTemplate.load(DEFAULT_PROMPTS, "zeroshot")
-FAKE_MODELS = ("models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR +
-               "\n    base_url: {url}\n")
+FAKE_MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
+    + KEY_VAR
+    + "\n    base_url: {url}\n"
+)
 
 
 def asserted(turn, label: str) -> tuple[str, bool]:
@@ -48,7 +59,11 @@ def expected_metrics(answers: dict[str, list[str]]) -> dict:
         contradicted += any(len(v) == 2 for v in values.values())
         violations += len(ontology.violations({p: next(iter(v)) for p, v in values.items() if len(v) == 1}))
     n = len(DIALOGUES)
-    return {"dialogue_accuracy": correct / n, "fol_violation_rate": violations / n, "contradiction_rate": contradicted / n}
+    return {
+        "dialogue_accuracy": correct / n,
+        "fol_violation_rate": violations / n,
+        "contradiction_rate": contradicted / n,
+    }
 
 
 def dialogue_run(pytester, *args: str):
@@ -79,14 +94,28 @@ def test_turns_are_ordered_and_gaps_are_errors_with_file_and_line(tmp_path) -> N
 
 
 def turn_record(turn: int, predicate: str, polarity: str, label: str | None, system: str = "lorenz63") -> dict:
-    return {"turn": turn, "system_id": system, "label": label, "predicates": [{"name": predicate, "polarity": polarity}]}
+    return {
+        "turn": turn,
+        "system_id": system,
+        "label": label,
+        "predicates": [{"name": predicate, "polarity": polarity}],
+    }
 
 
 def test_claims_follow_polarity_and_skip_unknown_answers() -> None:
-    record = {"turns": [turn_record(1, "Chaotic", "positive", "TRUE"), turn_record(2, "Chaotic", "negative", "TRUE"),
-                        turn_record(3, "Periodic", "negative", "FALSE"), turn_record(4, "Mixing", "positive", None)]}
+    record = {
+        "turns": [
+            turn_record(1, "Chaotic", "positive", "TRUE"),
+            turn_record(2, "Chaotic", "negative", "TRUE"),
+            turn_record(3, "Periodic", "negative", "FALSE"),
+            turn_record(4, "Mixing", "positive", None),
+        ]
+    }
     assert [(c.predicate, c.value, c.turn) for c in claims(record)] == [
-        ("Chaotic", True, 1), ("Chaotic", False, 2), ("Periodic", True, 3)]
+        ("Chaotic", True, 1),
+        ("Chaotic", False, 2),
+        ("Periodic", True, 3),
+    ]
 
 
 def test_contradiction_is_the_same_claim_both_ways_and_not_counted_again_as_a_violation() -> None:
@@ -96,11 +125,17 @@ def test_contradiction_is_the_same_claim_both_ways_and_not_counted_again_as_a_vi
 
 
 def test_violation_is_an_axiom_broken_by_the_asserted_assignment() -> None:
-    record = {"turns": [turn_record(1, "Chaotic", "positive", "TRUE"), turn_record(2, "Deterministic", "positive", "FALSE")]}
+    record = {
+        "turns": [turn_record(1, "Chaotic", "positive", "TRUE"), turn_record(2, "Deterministic", "positive", "FALSE")]
+    }
     assert fol_violations(claims(record)) == ["lorenz63: Chaotic=True requires Deterministic, but Deterministic=False"]
     assert contradictions(claims(record)) == []
-    other_system = {"turns": [turn_record(1, "Chaotic", "positive", "TRUE"),
-                              turn_record(2, "Deterministic", "positive", "FALSE", system="logistic_r4")]}
+    other_system = {
+        "turns": [
+            turn_record(1, "Chaotic", "positive", "TRUE"),
+            turn_record(2, "Deterministic", "positive", "FALSE", system="logistic_r4"),
+        ]
+    }
     assert fol_violations(claims(other_system)) == [], "axioms bind claims about one system"
 
 
@@ -154,8 +189,11 @@ def chosen_violation() -> tuple[str, int]:
     it FALSE asserts 'opening predicate True, its requirement False'."""
     for d in DIALOGUES:
         implication = d.turns[1]
-        if (implication.template == "dialogue.implication.v1" and implication.ground_truth == "TRUE"
-                and implication.predicates[0]["polarity"] == "positive"):
+        if (
+            implication.template == "dialogue.implication.v1"
+            and implication.ground_truth == "TRUE"
+            and implication.predicates[0]["polarity"] == "positive"
+        ):
             return d.id, 2
     raise AssertionError("no implication turn in the bank")
 
@@ -170,8 +208,16 @@ def server(monkeypatch):
 def fake_dialogue_run(pytester, server, *args: str):
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(url=server.openai_base))
-    return dialogue_run(pytester, "--eval-models-file", str(models), "--model", "fake",
-                        "--eval-cassette-dir", str(pytester.path / "cassettes"), *args)
+    return dialogue_run(
+        pytester,
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        *args,
+    )
 
 
 def test_a_model_breaking_one_axiom_in_one_dialogue(pytester, server) -> None:
@@ -192,8 +238,11 @@ def test_a_model_breaking_one_axiom_in_one_dialogue(pytester, server) -> None:
     assert summary["dialogue_details"]["dialogues_with_violations"] == 1
     assert summary["dialogue_accuracy"] == pytest.approx((len(DIALOGUES) - 1) / len(DIALOGUES))
     result.stdout.fnmatch_lines([f"*test_dialogue[[]{flip[0]}[]] - turn 2: expected TRUE, got FALSE: 'FALSE'"])
-    record = next(json.loads(line) for line in (run_dir(pytester, "fake") / "completions.jsonl").open()
-                  if json.loads(line)["id"] == flip[0])
+    record = next(
+        json.loads(line)
+        for line in (run_dir(pytester, "fake") / "completions.jsonl").open()
+        if json.loads(line)["id"] == flip[0]
+    )
     assert fol_violations(claims(record)) and f"{opening}=True requires {required}" in fol_violations(claims(record))[0]
 
 
@@ -206,8 +255,12 @@ def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, serv
     assert len(sent) == len(dialogue.turns)
     for n, messages in enumerate(sent, start=1):
         assert [m["role"] for m in messages] == ["user", "assistant"] * (n - 1) + ["user"]
-        assert [m["content"] for m in messages if m["role"] == "user"] == [PROMPT.render(t.question) for t in dialogue.turns[:n]]
-        assert [m["content"] for m in messages if m["role"] == "assistant"] == [f"TRUE (reply to turn {k})" for k in range(1, n)]
+        assert [m["content"] for m in messages if m["role"] == "user"] == [
+            PROMPT.render(t.question) for t in dialogue.turns[:n]
+        ]
+        assert [m["content"] for m in messages if m["role"] == "assistant"] == [
+            f"TRUE (reply to turn {k})" for k in range(1, n)
+        ]
     # one cassette for the whole dialogue, every turn in it
     cassette = pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / f"{dialogue.id}.yaml"
     assert len(yaml.safe_load(cassette.read_text())["interactions"]) == len(dialogue.turns)
@@ -218,11 +271,23 @@ def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, serv
     server.close()  # replay with the server gone: the same record
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(url="http://127.0.0.1:9/v1"))
-    replayed = dialogue_run(pytester, "--eval-models-file", str(models), "--model", "fake",
-                            "--eval-cassette-dir", str(pytester.path / "cassettes"), "-k", dialogue.id)
+    replayed = dialogue_run(
+        pytester,
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        "-k",
+        dialogue.id,
+    )
     assert replayed.ret == 0, replayed.stdout.str()
     (again,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]
-    strip = lambda r: json.dumps([{k: v for k, v in t.items() if k not in ("cassette_hit", "latency_ms")} for t in r["turns"]])  # noqa: E731
+
+    def strip(r: dict) -> str:
+        return json.dumps([{k: v for k, v in t.items() if k not in ("cassette_hit", "latency_ms")} for t in r["turns"]])
+
     assert strip(again) == strip(record)
     assert all(t["cassette_hit"] for t in again["turns"]) and not any(t["cassette_hit"] for t in record["turns"])
 
@@ -235,12 +300,18 @@ def test_a_failed_turn_leaves_the_later_turns_unasked(pytester, server) -> None:
     result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once", "-k", dialogue.id)
     # a failed call is an UNKNOWN answer, not a harness error; an outage fails the session by its gate
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    result.stdout.fnmatch_lines(["gate failed-calls: FAILED (1 items (100.0%) ended in failed calls (1 provider errors, 0 cassette misses), allowed 5%*"])
+    result.stdout.fnmatch_lines(
+        [
+            "gate failed-calls: FAILED (1 items (100.0%) ended in failed calls (1 provider errors, 0 cassette misses), allowed 5%*"
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     assert len(server.requests) == 1
     (record,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]
     assert record["status"] == "unknown" and record["error"].startswith("HTTP 400")
-    assert [t["error"] for t in record["turns"][1:]] == ["not asked: an earlier turn of this dialogue failed"] * (len(dialogue.turns) - 1)
+    assert [t["error"] for t in record["turns"][1:]] == ["not asked: an earlier turn of this dialogue failed"] * (
+        len(dialogue.turns) - 1
+    )
 
 
 # --- upstream v1 dialogues ---
@@ -257,6 +328,10 @@ def test_upstream_v1_dialogues_load_and_the_oracle_is_consistent(pytester) -> No
     assert result.ret == 0, result.stdout.str()
     summary = read_summary(pytester, "oracle")
     # upstream v1 turns carry no predicates: nothing was checked, so the rates are null, not 0
-    assert (summary["dialogue_accuracy"], summary["fol_violation_rate"], summary["contradiction_rate"]) == (1.0, None, None)
+    assert (summary["dialogue_accuracy"], summary["fol_violation_rate"], summary["contradiction_rate"]) == (
+        1.0,
+        None,
+        None,
+    )
     assert summary["dialogue_details"]["total_dialogues"] == 10
     result.stdout.fnmatch_lines(["*10 passed*"])

@@ -13,12 +13,27 @@ REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" 
 SAMPLES = Path(__file__).resolve().parent / "dialectic_samples"
 
 KEYS = [
-    "h_count", "oscillation_table", "stability", "iteration_limit", "confidence",
-    "confidences", "cruxes", "signals", "mode", "pcc_ceiling",
+    "h_count",
+    "oscillation_table",
+    "stability",
+    "iteration_limit",
+    "confidence",
+    "confidences",
+    "cruxes",
+    "signals",
+    "mode",
+    "pcc_ceiling",
 ]
 EMPTY = {
-    "h_count": 0, "oscillation_table": False, "stability": None, "iteration_limit": False,
-    "confidence": None, "confidences": [], "cruxes": [], "signals": [], "mode": "bypass",
+    "h_count": 0,
+    "oscillation_table": False,
+    "stability": None,
+    "iteration_limit": False,
+    "confidence": None,
+    "confidences": [],
+    "cruxes": [],
+    "signals": [],
+    "mode": "bypass",
     "pcc_ceiling": 0.45,
 }
 ALL_SIGNALS = ["## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation", "**Confidence**"]
@@ -61,10 +76,15 @@ def test_blackmail_treatment(blackmail):
     assert result["confidence"] == pytest.approx(0.70)
     assert result["confidences"] == pytest.approx([0.70])
     assert [c["types"] for c in result["cruxes"]] == [
-        ["empirical"], ["empirical", "value"], ["value"], ["value"],
+        ["empirical"],
+        ["empirical", "value"],
+        ["value"],
+        ["value"],
     ]
     assert [c["name"] for c in result["cruxes"]] == [
-        "Extortioner Behavior", "Marriage Survivability", "Timing and Pregnancy",
+        "Extortioner Behavior",
+        "Marriage Survivability",
+        "Timing and Pregnancy",
         "Your Moral Agency",
     ]
     assert result["pcc_ceiling"] == 0.85
@@ -140,7 +160,8 @@ def test_sample_unstable_iteration_limit():
     assert result["iteration_limit"] is True
     assert result["confidences"] == pytest.approx([0.5])  # "= 0.6 - 0.1 = 0.5"
     assert result["cruxes"] == [
-        crux("Price elasticity", "empirical"), crux("Fairness to long-time customers", "value"),
+        crux("Price elasticity", "empirical"),
+        crux("Fairness to long-time customers", "value"),
     ]
     assert result["signals"] == ["## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation"]
     assert result["mode"] == "dialectic"
@@ -594,8 +615,18 @@ def test_crux_names(line, expected):
 
 @pytest.mark.parametrize(
     "heading",
-    ["## Cruxes", "# Cruxes", "#### Cruxes", "## Key Cruxes", "### Cruxes (By Type)",
-     "## Unresolved Cruxes", "**Cruxes**", "**Key Cruxes:**", "## 5. Cruxes", "## CRUXES"],
+    [
+        "## Cruxes",
+        "# Cruxes",
+        "#### Cruxes",
+        "## Key Cruxes",
+        "### Cruxes (By Type)",
+        "## Unresolved Cruxes",
+        "**Cruxes**",
+        "**Key Cruxes:**",
+        "## 5. Cruxes",
+        "## CRUXES",
+    ],
 )
 def test_crux_headings(heading):
     result = extract(f"{heading}\n\n- **Payment** (empirical)\n- **Honesty** (values)\n")
@@ -669,8 +700,7 @@ def test_crux_section_bounds(text, expected):
     cases(
         (
             "bold-led-with-detail-bullets",
-            "**1. Payment** (empirical)\n- H1: ends it\n- H2/H3: never ends\n\n"
-            "**2. Trust** (values)\n- Impact: high",
+            "**1. Payment** (empirical)\n- H1: ends it\n- H2/H3: never ends\n\n**2. Trust** (values)\n- Impact: high",
             [crux("Payment", "empirical"), crux("Trust", "value")],
         ),
         (
@@ -680,14 +710,12 @@ def test_crux_section_bounds(text, expected):
         ),
         (
             "bold-intro-then-typed-list",
-            "**Three cruxes remain:**\n\n"
-            "- Payment (empirical)\n- Trust [value]\n- Timing (normative)",
+            "**Three cruxes remain:**\n\n- Payment (empirical)\n- Trust [value]\n- Timing (normative)",
             [crux("Payment", "empirical"), crux("Trust", "value"), crux("Timing", "normative")],
         ),
         (
             "bold-details-under-bold-cruxes",
-            "**Payment** (empirical)\n**Resolution**: documented\n"
-            "**Trust** (values)\n**Impact**: high",
+            "**Payment** (empirical)\n**Resolution**: documented\n**Trust** (values)\n**Impact**: high",
             [crux("Payment", "empirical"), crux("Trust", "value")],
         ),
         (
@@ -812,8 +840,12 @@ def test_non_signals(text):
             ["**H<n>:", "**Confidence**"],
             "dialectic",
         ),
-        ("order-is-fixed", "**Confidence**: 0.6\n## Oscillation\n## Hypotheses",
-         ["## Hypotheses", "## Oscillation", "**Confidence**"], "dialectic"),
+        (
+            "order-is-fixed",
+            "**Confidence**: 0.6\n## Oscillation\n## Hypotheses",
+            ["## Hypotheses", "## Oscillation", "**Confidence**"],
+            "dialectic",
+        ),
         ("one-bypass", "## Oscillation", ["## Oscillation"], "bypass"),
         ("zero-bypass", "Beirut.", [], "bypass"),
     ),

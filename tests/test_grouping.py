@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
-from pytest_reasoning_evals.dialectic.cases import Case, Variant
 from xdist.scheduler import LoadScheduling
 
+from pytest_reasoning_evals.dialectic.cases import Case, Variant
 from pytest_reasoning_evals.grouping import CHUNK, CaseGroupScheduling, EvalScheduling
 
 
@@ -30,15 +29,23 @@ class FakeNode:
 
 CASES = [Case("dx_a", "ethics", "q", "dialectic"), Case("bp_b", "factual", "q", "bypass")]
 VARIANTS = [Variant("baseline", None), Variant("dialectic", "prompt")]
-DIALECTIC = [f"test_dialectic.py::test_{check}[{c.id}@{v.name}]" for c in CASES for v in VARIANTS
-             for check in ("structure", "pcc", "mode", "judge")]
-DIALECTIC += [f"test_dialectic.py::test_{check}[{c.id}@dialectic]" for c in CASES for check in ("resolution", "cross_provider")]
+DIALECTIC = [
+    f"test_dialectic.py::test_{check}[{c.id}@{v.name}]"
+    for c in CASES
+    for v in VARIANTS
+    for check in ("structure", "pcc", "mode", "judge")
+]
+DIALECTIC += [
+    f"test_dialectic.py::test_{check}[{c.id}@dialectic]" for c in CASES for check in ("resolution", "cross_provider")
+]
 GROUPS = {f"{c.id}@{v.name}": c.id for c in CASES for v in VARIANTS}
 
 
 def groups_of(param_ids: set[str]) -> dict[str, str]:
     """What the session answers: the ids that belong to a grouped protocol."""
     return {pid: GROUPS[pid] for pid in param_ids if pid in GROUPS}
+
+
 QUESTIONS = [f"test_chaosbench.py::test_question[atomic-{i:05d}]" for i in range(3000)]
 
 
@@ -84,8 +91,11 @@ def test_the_proxy_hands_over_to_the_case_scheduler_once_the_collection_shows_ca
     assert sched.__class__ is CaseGroupScheduling
 
 
-@pytest.mark.parametrize("collection", [QUESTIONS, QUESTIONS + ["test_other.py::test_mail[user@example.com]"]],
-                         ids=["no-ids-with-at", "an-unrelated-id-with-at"])
+@pytest.mark.parametrize(
+    "collection",
+    [QUESTIONS, QUESTIONS + ["test_other.py::test_mail[user@example.com]"]],
+    ids=["no-ids-with-at", "an-unrelated-id-with-at"],
+)
 def test_a_session_without_cases_keeps_xdist_load_scheduling(pytester, collection) -> None:
     config = pytester.parseconfig("--tx", "2*popen")
     asked = []

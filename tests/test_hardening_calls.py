@@ -31,8 +31,11 @@ SECRET = "sk-hardening-0123456789abcdef"  # never to be printed
 URL_SECRET = "url-pass-9876543210"  # the password part of a base URL
 FAST = RetryPolicy(max_retries=2, backoff_base=0.01, backoff_max=0.02, jitter=0.0, timeout=2.0)
 REQUEST = Request(item_id="q1", suite="chaosbench-zeroshot", messages=({"role": "user", "content": "Is it chaotic?"},))
-KEY_HEADERS = {"openai": ("authorization", f"Bearer {SECRET}"), "anthropic": ("x-api-key", SECRET),
-               "gemini": ("x-goog-api-key", SECRET)}
+KEY_HEADERS = {
+    "openai": ("authorization", f"Bearer {SECRET}"),
+    "anthropic": ("x-api-key", SECRET),
+    "gemini": ("x-goog-api-key", SECRET),
+}
 BASES = {"openai": "openai_base", "anthropic": "anthropic_base", "gemini": "gemini_base"}
 
 
@@ -43,8 +46,15 @@ def server():
 
 
 def spec(server: FakeProvider, provider: str = "openai", **fields) -> ModelSpec:
-    base = {"alias": "fake", "provider": provider, "model_id": "m", "api_key_env": KEY_VAR,
-            "base_url": getattr(server, BASES[provider]), "price_in": 1.0, "price_out": 2.0}
+    base = {
+        "alias": "fake",
+        "provider": provider,
+        "model_id": "m",
+        "api_key_env": KEY_VAR,
+        "base_url": getattr(server, BASES[provider]),
+        "price_in": 1.0,
+        "price_out": 2.0,
+    }
     return ModelSpec(**{**base, **fields})
 
 
@@ -59,9 +69,23 @@ def project(pytester: pytest.Pytester, models: str, questions: int = 2) -> list[
     """The eval module, a models file and a small bank: the arguments of a recording run of `fake`."""
     add_eval_module(pytester)
     (pytester.path / "models.yaml").write_text(models, encoding="utf-8")
-    bank = write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(questions)])
-    return ["--eval-models-file", str(pytester.path / "models.yaml"), "--model", "fake", "--eval-cases", str(bank),
-            "--eval-cassette-dir", str(pytester.path / "cassettes"), "--eval-record-mode", "once", "-p", "no:cacheprovider"]
+    bank = write_jsonl(
+        pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(questions)]
+    )
+    return [
+        "--eval-models-file",
+        str(pytester.path / "models.yaml"),
+        "--model",
+        "fake",
+        "--eval-cases",
+        str(bank),
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:cacheprovider",
+    ]
 
 
 def output(result: pytest.RunResult) -> str:
@@ -92,7 +116,9 @@ def completions(pytester: pytest.Pytester, run: str = "fake_zeroshot") -> list[d
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
-@pytest.mark.parametrize("raw", [f"{SECRET}\n", f" {SECRET}", f"\t{SECRET} \r\n"], ids=["trailing-newline", "leading-space", "both"])
+@pytest.mark.parametrize(
+    "raw", [f"{SECRET}\n", f" {SECRET}", f"\t{SECRET} \r\n"], ids=["trailing-newline", "leading-space", "both"]
+)
 def test_a_key_with_surrounding_whitespace_is_stripped(server, monkeypatch, provider, raw) -> None:
     monkeypatch.setenv(KEY_VAR, raw)
     completion = HttpModel(spec(server, provider), FAST).complete(REQUEST)
@@ -102,9 +128,14 @@ def test_a_key_with_surrounding_whitespace_is_stripped(server, monkeypatch, prov
     assert seen["headers"][header] == value
 
 
-@pytest.mark.parametrize("raw", [f"{SECRET[:8]} {SECRET[8:]}", f"{SECRET[:8]}\x1b{SECRET[8:]}", f"{SECRET[:8]}\u00e9{SECRET[8:]}"],
-                         ids=["inner-space", "control-character", "non-ascii"])
-def test_a_key_with_inner_whitespace_or_control_characters_is_refused_before_any_item(pytester, server, monkeypatch, raw) -> None:
+@pytest.mark.parametrize(
+    "raw",
+    [f"{SECRET[:8]} {SECRET[8:]}", f"{SECRET[:8]}\x1b{SECRET[8:]}", f"{SECRET[:8]}\u00e9{SECRET[8:]}"],
+    ids=["inner-space", "control-character", "non-ascii"],
+)
+def test_a_key_with_inner_whitespace_or_control_characters_is_refused_before_any_item(
+    pytester, server, monkeypatch, raw
+) -> None:
     monkeypatch.setenv(KEY_VAR, raw)
     result = pytester.runpytest_subprocess(*project(pytester, models_yaml(server.openai_base)))
     line = assert_one_usage_error(result, "pytest-reasoning-evals:", KEY_VAR)
@@ -112,14 +143,14 @@ def test_a_key_with_inner_whitespace_or_control_characters_is_refused_before_any
     assert server.requests == []
 
 
-CONFTEST_HARNESS_ERROR = '''
+CONFTEST_HARNESS_ERROR = """
 import requests.adapters
 
 def _send(self, request, **kwargs):
     raise RuntimeError("harness error planted below the HTTP client")
 
 requests.adapters.HTTPAdapter.send = _send
-'''
+"""
 
 
 @pytest.mark.parametrize("verbosity", [[], ["-vv"]], ids=["truncated-locals", "full-locals"])
@@ -135,13 +166,17 @@ def test_no_key_in_a_traceback_with_showlocals(pytester, server, monkeypatch, ve
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
-def test_a_gzip_body_that_is_not_gzip_fails_the_item_in_one_line_and_shows_no_key(pytester, server, monkeypatch) -> None:
+def test_a_gzip_body_that_is_not_gzip_fails_the_item_in_one_line_and_shows_no_key(
+    pytester, server, monkeypatch
+) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
     server.extra_headers["Content-Encoding"] = "gzip"  # the JSON body is sent as is
     result = pytester.runpytest_subprocess(*project(pytester, models_yaml(server.openai_base)), "--tb=long", "-l")
     text = output(result)
     assert SECRET not in text
-    assert "Traceback" not in text and "DecodeError" not in text.replace("(DecodeError)", "").replace("(ContentDecodingError)", "")
+    assert "Traceback" not in text and "DecodeError" not in text.replace("(DecodeError)", "").replace(
+        "(ContentDecodingError)", ""
+    )
     errors = [c["error"] for c in completions(pytester)]
     assert len(errors) == 2 and all(e.startswith("malformed provider response") for e in errors), errors
     assert len(server.requests) == 2  # a malformed reply is not retried
@@ -165,14 +200,22 @@ def test_credentials_in_a_base_url_reach_no_manifest_and_no_message(pytester, se
     assert manifest["model_config"]["base_url"] == server.openai_base.replace("http://", "http://***@")
 
     server.script(*[status(401)] * 4)  # the refusal names the URL: masked
-    refused = pytester.runpytest_subprocess(*args, f"--eval-base-url={with_credentials}", "--eval-record-mode", "rewrite")
+    refused = pytester.runpytest_subprocess(
+        *args, f"--eval-base-url={with_credentials}", "--eval-record-mode", "rewrite"
+    )
     assert refused.ret == pytest.ExitCode.INTERRUPTED
     refused.stdout.fnmatch_lines(["*model key refused: http://***@127.0.0.1:*refused the key in HARDENING_KEY*"])
     assert URL_SECRET not in output(refused) and SECRET not in output(refused)
 
     # a replay that misses prints this run's command to record the rest: masked too
-    missed = pytester.runpytest_subprocess(*args, f"--eval-base-url={with_credentials}", "--eval-record-mode", "none",
-                                           "--eval-cassette-dir", str(pytester.path / "empty-cassettes"))
+    missed = pytester.runpytest_subprocess(
+        *args,
+        f"--eval-base-url={with_credentials}",
+        "--eval-record-mode",
+        "none",
+        "--eval-cassette-dir",
+        str(pytester.path / "empty-cassettes"),
+    )
     missed.stdout.fnmatch_lines(["*CASSETTE MISSES*record them with:*--eval-base-url=http://***@127.0.0.1:*"])
     assert URL_SECRET not in output(missed)
 
@@ -200,9 +243,18 @@ def test_a_directory_ini_option_that_is_an_existing_file_is_a_usage_error(pytest
     assert_one_usage_error(result, "eval_out_dir", "results-file")
 
 
-@pytest.mark.parametrize(("option", "value"), [("--eval-max-cost", "nan"), ("--eval-max-cost", "inf"), ("--eval-max-cost", "-1"),
-                                               ("--eval-max-fol-violation-rate", "nan"), ("--eval-min-accuracy", "nan"),
-                                               ("--eval-max-retry-wait", "nan"), ("--eval-max-retry-wait", "-5")])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--eval-max-cost", "nan"),
+        ("--eval-max-cost", "inf"),
+        ("--eval-max-cost", "-1"),
+        ("--eval-max-fol-violation-rate", "nan"),
+        ("--eval-min-accuracy", "nan"),
+        ("--eval-max-retry-wait", "nan"),
+        ("--eval-max-retry-wait", "-5"),
+    ],
+)
 def test_a_number_option_that_is_not_finite_or_negative_is_a_usage_error(pytester, option, value) -> None:
     add_eval_module(pytester)
     result = pytester.runpytest("--model", "oracle", "--eval-max-items", "2", f"{option}={value}")
@@ -228,8 +280,11 @@ def test_a_registry_price_must_be_a_finite_number_at_least_zero(pytester, server
     assert server.requests == []
 
 
-@pytest.mark.parametrize("url", [None, "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http:///v1", "http://127.0.0.1:port/v1", "''", "[1, 2]"],
-                         ids=["missing", "ftp", "no-scheme", "no-host", "bad-port", "empty", "not-a-string"])
+@pytest.mark.parametrize(
+    "url",
+    [None, "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http:///v1", "http://127.0.0.1:port/v1", "''", "[1, 2]"],
+    ids=["missing", "ftp", "no-scheme", "no-host", "bad-port", "empty", "not-a-string"],
+)
 def test_a_missing_or_malformed_base_url_is_one_usage_error(pytester, server, monkeypatch, url) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
     result = pytester.runpytest(*project(pytester, models_yaml(url)))
@@ -247,7 +302,9 @@ def test_a_malformed_base_url_option_is_one_usage_error(pytester, server, monkey
 
 
 @pytest.mark.parametrize("record_mode", [None, "once"], ids=["plain-client", "recording-through-vcrpy"])
-def test_a_body_declared_gzip_that_is_not_gzip_is_a_malformed_response(server, monkeypatch, tmp_path, record_mode) -> None:
+def test_a_body_declared_gzip_that_is_not_gzip_is_a_malformed_response(
+    server, monkeypatch, tmp_path, record_mode
+) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
     server.extra_headers["Content-Encoding"] = "gzip"
     model = HttpModel(spec(server), FAST)
@@ -335,7 +392,20 @@ def test_the_retry_wait_cap_applies_to_a_whole_run(pytester, server, monkeypatch
 
 # --- 3. model aliases are names, not paths ---
 
-BAD_ALIASES = ["../escape", "../../x", "/tmp/abs-alias", "a/b", "..", ".hidden", "x..y", "x" * 65, "-dash", "ok\n", "a b", "x:y"]
+BAD_ALIASES = [
+    "../escape",
+    "../../x",
+    "/tmp/abs-alias",
+    "a/b",
+    "..",
+    ".hidden",
+    "x..y",
+    "x" * 65,
+    "-dash",
+    "ok\n",
+    "a b",
+    "x:y",
+]
 
 
 def oracle_models_file(pytester, alias: str) -> Path:
@@ -362,8 +432,16 @@ def test_a_models_file_alias_never_writes_outside_the_out_dir(pytester) -> None:
     assert not (pytester.path / "escape_zeroshot-subset").exists() and not (pytester.path / "results").exists()
 
 
-@pytest.mark.parametrize(("option", "value"), [("--model", "../../x"), ("--model", "/abs"), ("--eval-judge-model", "fine,../x"),
-                                               ("--eval-compare-models", "a/b"), ("--model", "x" * 65)])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--model", "../../x"),
+        ("--model", "/abs"),
+        ("--eval-judge-model", "fine,../x"),
+        ("--eval-compare-models", "a/b"),
+        ("--model", "x" * 65),
+    ],
+)
 def test_a_path_like_alias_on_the_command_line_is_a_usage_error(pytester, option, value) -> None:
     add_eval_module(pytester)
     result = pytester.runpytest(f"{option}={value}", "--eval-max-items", "2")

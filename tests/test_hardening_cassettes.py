@@ -42,8 +42,15 @@ BASES = {"openai": "openai_base", "anthropic": "anthropic_base", "gemini": "gemi
 
 
 def make_client(root: Path, mode: str, base_url: str, provider: str = "openai") -> CassetteClient:
-    spec = ModelSpec(alias="fake", provider=provider, model_id="fake-model", api_key_env=KEY_VAR,
-                     base_url=base_url, price_in=1.0, price_out=2.0)
+    spec = ModelSpec(
+        alias="fake",
+        provider=provider,
+        model_id="fake-model",
+        api_key_env=KEY_VAR,
+        base_url=base_url,
+        price_in=1.0,
+        price_out=2.0,
+    )
     return CassetteClient(HttpModel(spec, POLICY), root, mode)
 
 
@@ -83,8 +90,17 @@ MALFORMED_200 = {
     "html": malformed,
     "truncated-json": truncated,
     "missing-fields": missing_fields,
-    "empty-choices": lambda: status(200, body=json.dumps({"id": "x", "object": "chat.completion", "choices": [],
-                                                          "usage": {"prompt_tokens": 1, "completion_tokens": 0}})),
+    "empty-choices": lambda: status(
+        200,
+        body=json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "choices": [],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 0},
+            }
+        ),
+    ),
     "json-list": lambda: status(200, body="[1, 2, 3]"),
     "choices-not-a-list": lambda: status(200, body=json.dumps({"choices": {"0": "TRUE"}})),
     "message-not-an-object": lambda: status(200, body=json.dumps({"choices": [{"message": "TRUE"}]})),
@@ -111,12 +127,20 @@ def test_malformed_200_is_not_recorded_and_the_next_recording_asks_again(server,
 
 
 def _empty_answers(provider: str) -> str:
-    return json.dumps({
-        "openai": {"id": "x", "object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 3}},
-        "gemini": {"candidates": [], "usageMetadata": {"promptTokenCount": 3}},
-        "anthropic": {"id": "msg_x", "type": "message", "role": "assistant", "content": [], "stop_reason": "end_turn",
-                      "usage": {"input_tokens": 3, "output_tokens": 0}},
-    }[provider])
+    return json.dumps(
+        {
+            "openai": {"id": "x", "object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 3}},
+            "gemini": {"candidates": [], "usageMetadata": {"promptTokenCount": 3}},
+            "anthropic": {
+                "id": "msg_x",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 3, "output_tokens": 0},
+            },
+        }[provider]
+    )
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])
@@ -168,8 +192,11 @@ def test_a_malformed_turn_keeps_the_answered_turns_and_is_asked_again(server, tm
 
 
 def _gzip_reply(body: bytes) -> dict:
-    return {"status": {"code": 200, "message": "OK"}, "body": {"string": body},
-            "headers": {"Content-Encoding": ["gzip"], "Content-Type": ["application/json"]}}
+    return {
+        "status": {"code": 200, "message": "OK"},
+        "body": {"string": body},
+        "headers": {"Content-Encoding": ["gzip"], "Content-Type": ["application/json"]},
+    }
 
 
 def test_the_record_hook_records_decoded_completions_only(tmp_path) -> None:
@@ -186,14 +213,20 @@ def test_the_record_hook_records_decoded_completions_only(tmp_path) -> None:
 
 def test_whole_run_a_malformed_200_is_asked_again_by_the_next_recording_run(pytester, server) -> None:
     add_eval_module(pytester)
-    server.responder = lambda body: "TRUE" if any(f"q-{i} " in body["messages"][-1]["content"] for i in (1, 3, 5)) else "FALSE"
+    server.responder = lambda body: (
+        "TRUE" if any(f"q-{i} " in body["messages"][-1]["content"] for i in (1, 3, 5)) else "FALSE"
+    )
     server.script(malformed())
     first = fake_run(pytester, server.openai_base, "--eval-record-mode", "once")
     assert first.ret == pytest.ExitCode.TESTS_FAILED, first.stdout.str()  # 1 of 6 failed calls > 5%
     assert len(server.requests) == 6
     folder = pytester.path / "cassettes" / "fake" / SUITE
     assert len(list(folder.glob("*.yaml"))) == 5, "the malformed answer has no cassette"
-    failed = [r for r in map(json.loads, (run_dir(pytester, "fake") / "completions.jsonl").read_text().splitlines()) if r["error"]]
+    failed = [
+        r
+        for r in map(json.loads, (run_dir(pytester, "fake") / "completions.jsonl").read_text().splitlines())
+        if r["error"]
+    ]
     assert len(failed) == 1 and failed[0]["error"].startswith("malformed provider response")
 
     resumed = fake_run(pytester, server.openai_base, "--eval-resume", "--eval-record-mode", "once")
@@ -234,6 +267,7 @@ def _edit(change):
         data = yaml.safe_load(path.read_text())
         change(data)
         path.write_text(yaml.safe_dump(data))
+
     return apply
 
 
@@ -243,6 +277,7 @@ def _set(keys: tuple, value):
         for key in keys[:-1]:
             target = target[key]
         target[keys[-1]] = value
+
     return change
 
 
@@ -257,8 +292,10 @@ UNREADABLE = {
     "headers-a-list": (_edit(_set(("interactions", 0, "response", "headers"), ["a", "b"])), "headers"),
     "body-missing": (_edit(_set(("interactions", 0, "response", "body"), None)), "body"),
     "request-uri-missing": (_edit(lambda d: d["interactions"][0]["request"].pop("uri")), "uri"),
-    "recorded-malformed-200": (_edit(_set(("interactions", 0, "response", "body", "string"), '{"choices": [')),
-                               "not a completion"),
+    "recorded-malformed-200": (
+        _edit(_set(("interactions", 0, "response", "body", "string"), '{"choices": [')),
+        "not a completion",
+    ),
 }
 
 
@@ -318,13 +355,17 @@ def test_whole_run_replay_of_a_truncated_cassette(pytester, server) -> None:
     out = replayed.stdout.str()
     assert replayed.ret == pytest.ExitCode.TESTS_FAILED, out  # as for a miss: the failed-calls gate
     assert "Traceback" not in out and "KeyError" not in out and "INTERNALERROR" not in out
-    replayed.stdout.fnmatch_lines([
-        "gate failed-calls: FAILED (1 items (16.7%) ended in failed calls (0 provider errors, 1 cassette misses)*",
-        f"CASSETTE MISSES: 1 items *; record them with: {KEY_VAR}=... pytest * -n 2 -rA --eval-record-mode=refresh",
-    ])
+    replayed.stdout.fnmatch_lines(
+        [
+            "gate failed-calls: FAILED (1 items (16.7%) ended in failed calls (0 provider errors, 1 cassette misses)*",
+            f"CASSETTE MISSES: 1 items *; record them with: {KEY_VAR}=... pytest * -n 2 -rA --eval-record-mode=refresh",
+        ]
+    )
     summary = read_summary(pytester, "fake")
     assert summary["errors_by_kind"] == {"cassette_miss": 1, "provider": 0, "harness": 0}
-    records = {r["id"]: r for r in map(json.loads, (run_dir(pytester, "fake") / "completions.jsonl").read_text().splitlines())}
+    records = {
+        r["id"]: r for r in map(json.loads, (run_dir(pytester, "fake") / "completions.jsonl").read_text().splitlines())
+    }
     assert [i for i, r in records.items() if r["error"]] == ["q-3"], "the session went on: the other items replayed"
     assert_unreadable_miss(records["q-3"]["error"], broken, "", "q-3")  # cut in half: no response, or bad YAML
     assert len(server.requests) == 6, "the replay sent nothing"
@@ -391,8 +432,12 @@ KILL_MID_SAVE = textwrap.dedent("""
 def test_a_kill_mid_save_leaves_the_previous_cassette_whole(server, tmp_path, mode) -> None:
     script = tmp_path / "kill_mid_save.py"
     script.write_text(KILL_MID_SAVE)
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "cassettes"), server.openai_base, mode],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "cassettes"), server.openai_base, mode],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == -signal.SIGKILL, (done.returncode, done.stdout, done.stderr)
     assert "turn 1 saved" in done.stdout and "not killed" not in done.stdout
     assert len(server.requests) == 2
@@ -546,8 +591,17 @@ def test_a_replay_gives_what_the_recording_got_in_every_wire_format(server, tmp_
     replayed = make_client(tmp_path, "none", getattr(server, BASES[provider]), provider).complete(ask())
     assert len(server.requests) == sent, "a replay sends nothing"
     assert replayed.extra == {"cassette_hit": True, "cassette": recorded.extra["cassette"]}
-    for field in ("text", "input_tokens", "output_tokens", "thinking_tokens", "latency_ms", "cost_usd", "finish_reason",
-                  "provider", "model"):
+    for field in (
+        "text",
+        "input_tokens",
+        "output_tokens",
+        "thinking_tokens",
+        "latency_ms",
+        "cost_usd",
+        "finish_reason",
+        "provider",
+        "model",
+    ):
         assert getattr(replayed, field) == getattr(recorded, field), field
 
 
@@ -567,5 +621,6 @@ def test_a_replayed_interaction_answers_once_per_opening(server, tmp_path) -> No
 def test_a_replay_miss_names_what_differs_from_the_closest_recording(server, tmp_path) -> None:
     make_client(tmp_path, "once", server.openai_base).complete(ask("Is Lorenz-63 chaotic?"))
     missed = make_client(tmp_path, "none", server.openai_base).complete(ask("Is the logistic map chaotic?"))
-    assert missed.error == (f"{MISS} for item 'q-1': the cassette has no matching request (differs in: body): "
-                            f"{path_of(tmp_path)}")
+    assert missed.error == (
+        f"{MISS} for item 'q-1': the cassette has no matching request (differs in: body): {path_of(tmp_path)}"
+    )

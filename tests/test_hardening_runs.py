@@ -12,19 +12,21 @@ import threading
 import pytest
 from fakeprovider import FakeProvider
 from helpers import PROJECT_ROOT, add_eval_module, answer_by_text, question, run_dir, write_jsonl
-
 from test_runs import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
+from pytest_reasoning_evals import results
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.questions import load_questions
 from pytest_reasoning_evals.completions import REPLAYED_BATCH, CompletionsLog
 from pytest_reasoning_evals.dialectic.cases import load_cases, load_variants
-from pytest_reasoning_evals import results
 from pytest_reasoning_evals.results import write_csv, write_json
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
-FAKE_MODELS = ("models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR +
-               "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n")
+FAKE_MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
+    + KEY_VAR
+    + "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
+)
 
 
 @pytest.fixture
@@ -44,9 +46,23 @@ def error_lines(result) -> list[str]:
 def fake_args(pytester, url: str, tag: str, out) -> list[str]:
     models = pytester.path / f"models-{tag}.yaml"
     models.write_text(FAKE_MODELS.format(url=url))
-    return ["test_chaosbench.py", "--eval-models-file", str(models), "--model", "fake",
-            "--eval-cases", str(bank(pytester.path / "bank.jsonl")), "--eval-cassette-dir", str(pytester.path / f"cassettes-{tag}"),
-            "--eval-out-dir", str(out), "--eval-record-mode", "once", "-p", "no:cacheprovider"]
+    return [
+        "test_chaosbench.py",
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        str(bank(pytester.path / "bank.jsonl")),
+        "--eval-cassette-dir",
+        str(pytester.path / f"cassettes-{tag}"),
+        "--eval-out-dir",
+        str(out),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:cacheprovider",
+    ]
 
 
 class HoldOne:
@@ -77,12 +93,21 @@ def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pyte
     with FakeProvider() as server, FakeProvider() as other:
         server.responder = holder
         args = fake_args(pytester, server.openai_base, "first", out)
-        process = subprocess.Popen([sys.executable, "-m", "pytest", *args, "-n", first], cwd=pytester.path,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *args, "-n", first],
+            cwd=pytester.path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             assert holder.reached.wait(120), "the first run never reached the held request"
-            second_run = pytester.runpytest_subprocess(*fake_args(pytester, other.openai_base, "second", out)[1:], "-n", second)
-            lock_file = (out / "fake_zeroshot" / ".lock").read_text() if (out / "fake_zeroshot" / ".lock").exists() else None
+            second_run = pytester.runpytest_subprocess(
+                *fake_args(pytester, other.openai_base, "second", out)[1:], "-n", second
+            )
+            lock_file = (
+                (out / "fake_zeroshot" / ".lock").read_text() if (out / "fake_zeroshot" / ".lock").exists() else None
+            )
         finally:
             holder.release.set()
             output = process.communicate(timeout=180)[0]
@@ -103,7 +128,9 @@ def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pyte
 
     assert process.returncode == 0, output  # the first run is untouched and completes normally
     summary = json.loads((out / "fake_zeroshot" / "summary.json").read_text())
-    assert summary["complete"] and summary["total_questions"] == 12 and summary["dialogue_details"]["total_dialogues"] == 2
+    assert (
+        summary["complete"] and summary["total_questions"] == 12 and summary["dialogue_details"]["total_dialogues"] == 2
+    )
     assert len(paid) == len(set(paid)) == 12 + 2 * 3, "every call paid once"
 
 
@@ -114,8 +141,12 @@ def test_a_lock_left_by_a_killed_run_does_not_refuse_the_next(pytester, key) -> 
     with FakeProvider() as server:
         server.responder = holder
         args = fake_args(pytester, server.openai_base, "k", out)
-        process = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=pytester.path,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *args],
+            cwd=pytester.path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         assert holder.reached.wait(120)
         process.kill()
         process.wait()
@@ -144,7 +175,9 @@ def test_concurrent_writers_of_one_output_file_never_share_a_temp_file(tmp_path)
         thread.join()
     assert errors == []
     assert set(json.loads((tmp_path / "summary.json").read_text())) == {"writer", "i"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["completions.jsonl", "summary.json", "table.csv"], "no temp file left"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["completions.jsonl", "summary.json", "table.csv"], (
+        "no temp file left"
+    )
 
 
 def test_a_jsonl_output_cut_short_by_an_error_leaves_the_previous_file(tmp_path) -> None:
@@ -172,7 +205,12 @@ def full_run(pytester, *extra: str):
     args = ["--model", "random", "--eval-cases", str(cases), "-p", "no:cacheprovider", *extra]
     assert pytester.runpytest(*args).ret == 0
     directory = run_dir(pytester, "random")
-    return args, directory, (directory / "summary.json").read_text(), (directory / "completions.jsonl").read_bytes().splitlines()
+    return (
+        args,
+        directory,
+        (directory / "summary.json").read_text(),
+        (directory / "completions.jsonl").read_bytes().splitlines(),
+    )
 
 
 def asked(result) -> int:
@@ -198,8 +236,12 @@ def test_resume_skips_unreadable_lines_reports_them_and_asks_their_items_again(p
 
     result = pytester.runpytest(*args, "--eval-resume", "-n", workers)
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines([f"WARNING {directory / 'completions.jsonl'}: 4 unreadable lines skipped (first at line {first}); "
-                                 "their items are asked again"])
+    result.stdout.fnmatch_lines(
+        [
+            f"WARNING {directory / 'completions.jsonl'}: 4 unreadable lines skipped (first at line {first}); "
+            "their items are asked again"
+        ]
+    )
     assert "INTERNALERROR" not in result.stdout.str()
     assert asked(result) == 4
     assert (directory / "summary.json").read_text() == full_summary
@@ -221,20 +263,28 @@ def test_resume_ignores_records_of_items_outside_the_selection(pytester) -> None
 
     result = pytester.runpytest(*args, "--eval-resume")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines([f"WARNING {directory / 'completions.jsonl'}: 3 record(s) of items outside this run's "
-                                 "selection ignored (first: 'd0'); not counted, and dropped when the file is rewritten"])
+    result.stdout.fnmatch_lines(
+        [
+            f"WARNING {directory / 'completions.jsonl'}: 3 record(s) of items outside this run's "
+            "selection ignored (first: 'd0'); not counted, and dropped when the file is rewritten"
+        ]
+    )
     assert asked(result) == 1
     assert (directory / "summary.json").read_text() == full_summary, "the foreign records are not counted"
     ids = {json.loads(line)["id"] for line in (directory / "completions.jsonl").read_text().splitlines()}
     assert not {"zz-not-in-the-bank", "zz-dialogue-not-in-the-bank"} & ids
 
 
-@pytest.mark.parametrize(("planted", "why"), [
-    (lambda text: text[: len(text) // 2].encode(), "is not valid JSON (*)"),
-    (lambda text: text.replace('"mode"', '"m\xe9de"').encode("latin-1"), "is unreadable (UnicodeDecodeError)"),
-    (lambda text: b'["not", "an", "object"]', "is not a JSON object"),
-    (lambda text: b"[" * 100_000, "is unreadable (RecursionError)"),
-], ids=["truncated", "latin-1", "not-an-object", "nested"])
+@pytest.mark.parametrize(
+    ("planted", "why"),
+    [
+        (lambda text: text[: len(text) // 2].encode(), "is not valid JSON (*)"),
+        (lambda text: text.replace('"mode"', '"m\xe9de"').encode("latin-1"), "is unreadable (UnicodeDecodeError)"),
+        (lambda text: b'["not", "an", "object"]', "is not a JSON object"),
+        (lambda text: b"[" * 100_000, "is unreadable (RecursionError)"),
+    ],
+    ids=["truncated", "latin-1", "not-an-object", "nested"],
+)
 def test_resume_with_an_unreadable_config_is_one_usage_error(pytester, planted, why) -> None:
     args, directory, full_summary, lines = full_run(pytester)
     config = directory / "checkpoints" / "config.json"
@@ -243,8 +293,12 @@ def test_resume_with_an_unreadable_config_is_one_usage_error(pytester, planted, 
 
     result = pytester.runpytest(*args, "--eval-resume")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
-    result.stderr.fnmatch_lines([f"*--eval-resume: {config} {why}, so the answers in {directory} cannot be matched to a "
-                                 "configuration; run without --eval-resume (or with another --eval-out-dir)"])
+    result.stderr.fnmatch_lines(
+        [
+            f"*--eval-resume: {config} {why}, so the answers in {directory} cannot be matched to a "
+            "configuration; run without --eval-resume (or with another --eval-out-dir)"
+        ]
+    )
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert (directory / "completions.jsonl").read_bytes() == before, "nothing asked, nothing rewritten"
 
@@ -252,14 +306,22 @@ def test_resume_with_an_unreadable_config_is_one_usage_error(pytester, planted, 
 # --- 8. quiet failures: case files ---
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"", "{bank}: no questions (the case file is empty)"),
-    (b"\n  \n\n", "{bank}: no questions (the case file is empty)"),
-    (json.dumps(question("q-1")).encode() + b'\n{"id": "q-2", "question": "Caf\xe9 chaos?"}\n',
-     "{bank}:2: not UTF-8 text (byte 0xe9 at column 31); save the file as UTF-8"),
-    (b"[" * 100_000 + b"\n", "{bank}:1: invalid JSON: nested too deeply to read"),
-], ids=["empty", "blank-lines", "latin-1", "nested"])
-def test_a_case_file_that_cannot_be_read_is_one_collection_error_naming_it(pytester, content: bytes, message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "{bank}: no questions (the case file is empty)"),
+        (b"\n  \n\n", "{bank}: no questions (the case file is empty)"),
+        (
+            json.dumps(question("q-1")).encode() + b'\n{"id": "q-2", "question": "Caf\xe9 chaos?"}\n',
+            "{bank}:2: not UTF-8 text (byte 0xe9 at column 31); save the file as UTF-8",
+        ),
+        (b"[" * 100_000 + b"\n", "{bank}:1: invalid JSON: nested too deeply to read"),
+    ],
+    ids=["empty", "blank-lines", "latin-1", "nested"],
+)
+def test_a_case_file_that_cannot_be_read_is_one_collection_error_naming_it(
+    pytester, content: bytes, message: str
+) -> None:
     add_eval_module(pytester)
     cases = pytester.path / "bank.jsonl"
     cases.write_bytes(content)
@@ -271,12 +333,16 @@ def test_a_case_file_that_cannot_be_read_is_one_collection_error_naming_it(pytes
     assert not (pytester.path / "results").exists()
 
 
-@pytest.mark.parametrize(("record", "message"), [
-    (question("a..b"), "id 'a..b' is not filesystem-safe"),
-    (question("q-1\n"), "id 'q-1\\n' is not filesystem-safe"),
-    (question("x" * 129), "is 129 characters long; at most 128"),
-    (question("d-t1", dialogue_id="../up", turn=1), "dialogue_id '../up' is not filesystem-safe"),
-], ids=["dots", "newline", "long", "dialogue-id"])
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (question("a..b"), "id 'a..b' is not filesystem-safe"),
+        (question("q-1\n"), "id 'q-1\\n' is not filesystem-safe"),
+        (question("x" * 129), "is 129 characters long; at most 128"),
+        (question("d-t1", dialogue_id="../up", turn=1), "dialogue_id '../up' is not filesystem-safe"),
+    ],
+    ids=["dots", "newline", "long", "dialogue-id"],
+)
 def test_ids_are_checked_once_when_the_bank_is_loaded(tmp_path, record, message) -> None:
     cases = write_jsonl(tmp_path / "bank.jsonl", [question("q-0"), record])
     with pytest.raises(CaseFileError) as error:
@@ -284,13 +350,20 @@ def test_ids_are_checked_once_when_the_bank_is_loaded(tmp_path, record, message)
     assert str(error.value).startswith(f"{cases}:2: ") and message in str(error.value)
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"", r"bad\.yaml: no dialectic cases \(the case file is empty\)"),
-    (b"cases: []\n", r"bad\.yaml:1: no dialectic cases \(the `cases:` list is empty\)"),
-    (b"cases:\n  - id: a\n    category: caf\xe9\n", r"bad\.yaml:3: not UTF-8 text \(byte 0xe9 at column 18\)"),
-    (b"cases: " + b"[" * 100_000 + b"\n", r"bad\.yaml:1: invalid YAML \(nested too deeply to read\)"),
-    (b"cases:\n  - {id: a..b, category: c, query: q, expected_mode: bypass}\n", r"bad\.yaml:2: id 'a\.\.b' is not filesystem-safe"),
-], ids=["empty", "no-cases", "latin-1", "nested", "id"])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", r"bad\.yaml: no dialectic cases \(the case file is empty\)"),
+        (b"cases: []\n", r"bad\.yaml:1: no dialectic cases \(the `cases:` list is empty\)"),
+        (b"cases:\n  - id: a\n    category: caf\xe9\n", r"bad\.yaml:3: not UTF-8 text \(byte 0xe9 at column 18\)"),
+        (b"cases: " + b"[" * 100_000 + b"\n", r"bad\.yaml:1: invalid YAML \(nested too deeply to read\)"),
+        (
+            b"cases:\n  - {id: a..b, category: c, query: q, expected_mode: bypass}\n",
+            r"bad\.yaml:2: id 'a\.\.b' is not filesystem-safe",
+        ),
+    ],
+    ids=["empty", "no-cases", "latin-1", "nested", "id"],
+)
 def test_a_dialectic_case_file_that_cannot_be_read_names_file_and_line(tmp_path, content: bytes, message: str) -> None:
     (tmp_path / "bad.yaml").write_bytes(content)
     with pytest.raises(CaseFileError, match=message):
@@ -304,7 +377,9 @@ def test_a_variant_name_that_is_not_a_safe_file_name_is_refused(tmp_path) -> Non
 
 
 def test_a_case_id_too_long_for_its_cassette_names_is_one_collection_error(pytester, key) -> None:
-    pytester.makepyfile(test_long_dialectic_ids=(PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8"))
+    pytester.makepyfile(
+        test_long_dialectic_ids=(PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
+    )
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(url="http://127.0.0.1:9/v1"))
     prompts = pytester.path / "prompts"
@@ -312,18 +387,34 @@ def test_a_case_id_too_long_for_its_cassette_names_is_one_collection_error(pytes
     (prompts / ("v" * 120 + ".txt")).write_text("Think first.")
     cases = pytester.path / "cases.yaml"
     cases.write_text(f"cases:\n  - {{id: {'c' * 120}, category: c, query: q, expected_mode: bypass}}\n")
-    result = pytester.runpytest("--eval-models-file", str(models), "--model", "fake", "--eval-dialectic-cases", str(cases),
-                                "--eval-variant-prompts", str(prompts), "-p", "no:randomly")
+    result = pytester.runpytest(
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-dialectic-cases",
+        str(cases),
+        "--eval-variant-prompts",
+        str(prompts),
+        "-p",
+        "no:randomly",
+    )
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
-    result.stdout.fnmatch_lines([f"*{cases}:2: case id 'ccc*' with variant 'vvv*' makes cassette file names of * bytes "
-                                 "(at most 255); shorten the id or the variant's name*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*{cases}:2: case id 'ccc*' with variant 'vvv*' makes cassette file names of * bytes "
+            "(at most 255); shorten the id or the variant's name*"
+        ]
+    )
 
 
 # --- 8. quiet failures: merge ---
 
 
 def merge_cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "merge", *map(str, args)], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "merge", *map(str, args)], capture_output=True, text=True
+    )
 
 
 @pytest.fixture
@@ -332,8 +423,12 @@ def shards(pytester):
     add_eval_module(pytester)
     cases = str(bank(pytester.path / "bank.jsonl"))
     for index in range(2):
-        assert pytester.runpytest("--model", "oracle", "--eval-cases", cases, "--eval-num-shards", "2",
-                                  "--eval-shard-index", str(index)).ret == 0
+        assert (
+            pytester.runpytest(
+                "--model", "oracle", "--eval-cases", cases, "--eval-num-shards", "2", "--eval-shard-index", str(index)
+            ).ret
+            == 0
+        )
     assert pytester.runpytest("--model", "oracle", "--eval-cases", cases).ret == 0
     results = pytester.path / "results"
     return [results / f"oracle_zeroshot_shard{i}of2" for i in range(2)]
@@ -347,10 +442,15 @@ def assert_one_line_refusal(result: subprocess.CompletedProcess, *parts: str) ->
         assert part in lines[0], (part, lines[0])
 
 
-@pytest.mark.parametrize(("file", "path"), [("run_manifest.json", ("execution", "config_hash")),
-                                            ("run_manifest.json", ("execution",)),
-                                            ("run_meta.json", ("timestamp",)),
-                                            ("summary.json", ("not_asked",))])
+@pytest.mark.parametrize(
+    ("file", "path"),
+    [
+        ("run_manifest.json", ("execution", "config_hash")),
+        ("run_manifest.json", ("execution",)),
+        ("run_meta.json", ("timestamp",)),
+        ("summary.json", ("not_asked",)),
+    ],
+)
 def test_merge_of_a_shard_missing_a_key_is_one_line_naming_shard_and_key(shards, file, path) -> None:
     target = shards[1] / file
     data = json.loads(target.read_text())
@@ -401,7 +501,9 @@ def test_merge_refuses_while_a_run_holds_a_shard_or_the_out_dir(shards) -> None:
             result = merge_cli(*shards, "--out", out)
         finally:
             lock.release()
-        assert_one_line_refusal(result, f"{busy} is in use by another run (pid {os.getpid()} on ", "pytest evals --model oracle")
+        assert_one_line_refusal(
+            result, f"{busy} is in use by another run (pid {os.getpid()} on ", "pytest evals --model oracle"
+        )
     assert not (out / "summary.json").exists()
     assert merge_cli(*shards, "--out", out).returncode == 0
 
@@ -446,8 +548,13 @@ def test_a_live_answer_reaches_the_file_at_once_and_replayed_ones_in_batches(tmp
     assert on_disk() == 2
     log.append({"id": "n-0", "provider": "local", "cassette_hit": None})  # no cassette at all: live
     assert on_disk() == 3
-    log.append({"id": "d-0", "kind": "dialogue", "turns": [{"provider": "openai", "cassette_hit": True},
-                                                          {"provider": "openai", "cassette_hit": False}]})
+    log.append(
+        {
+            "id": "d-0",
+            "kind": "dialogue",
+            "turns": [{"provider": "openai", "cassette_hit": True}, {"provider": "openai", "cassette_hit": False}],
+        }
+    )
     assert on_disk() == 4
     for i in range(1, REPLAYED_BATCH + 2):  # a full batch and one more
         log.append({"id": f"r-{i}", "provider": "openai", "cassette_hit": True})

@@ -55,9 +55,13 @@ class Format:
         )
 
 
-OPENAI = Format("openai", "FAKE_OPENAI_KEY", "openai_base", "/v1/chat/completions", "authorization", f"Bearer {KEY}", "stop")
+OPENAI = Format(
+    "openai", "FAKE_OPENAI_KEY", "openai_base", "/v1/chat/completions", "authorization", f"Bearer {KEY}", "stop"
+)
 ANTHROPIC = Format("anthropic", "FAKE_ANTHROPIC_KEY", "anthropic_base", "/v1/messages", "x-api-key", KEY, "end_turn")
-GEMINI = Format("gemini", "FAKE_GEMINI_KEY", "gemini_base", "/v1beta/models/m:generateContent", "x-goog-api-key", KEY, "STOP")
+GEMINI = Format(
+    "gemini", "FAKE_GEMINI_KEY", "gemini_base", "/v1beta/models/m:generateContent", "x-goog-api-key", KEY, "STOP"
+)
 FORMATS = [pytest.param(f, id=f.provider) for f in (OPENAI, ANTHROPIC, GEMINI)]
 
 
@@ -145,7 +149,9 @@ def test_reply_text_and_usage_come_from_the_server(fmt, server):
 
     completion = model_for(fmt, server).complete(REQUEST)
 
-    assert_success(completion, text="FALSE, because the Lyapunov exponent is positive.", input_tokens=1000, output_tokens=250)
+    assert_success(
+        completion, text="FALSE, because the Lyapunov exponent is positive.", input_tokens=1000, output_tokens=250
+    )
     assert completion.cost_usd == pytest.approx(1000 * 1.0 / 1e6 + 250 * 2.0 / 1e6)
     assert len(server.requests) == 1
 

@@ -44,7 +44,7 @@ def test_van_der_pol_limit_cycle_has_zero_exponent():
 def test_damped_oscillator_exponent_is_negative():
     value = lle("damped_oscillator", omega0=1.0, zeta=0.1)
     assert value < 0
-    assert value == pytest.approx(-0.1, abs=0.01)   # -zeta * omega0
+    assert value == pytest.approx(-0.1, abs=0.01)  # -zeta * omega0
 
 
 def test_second_exponent_flags_hyperchaos():
@@ -55,7 +55,7 @@ def test_second_exponent_flags_hyperchaos():
     assert analysis.exponents[0, 0] > eps and analysis.exponents[0, 1] > eps
     lorenz = dynamics.MODELS["lorenz63"]
     second = indicators.analyse(lorenz, lorenz.params({}), k=2, horizon=100.0).exponents[0, 1]
-    assert abs(second) < indicators.lyapunov_eps(lorenz)    # the flow direction
+    assert abs(second) < indicators.lyapunov_eps(lorenz)  # the flow direction
 
 
 # ---------------------------------------------------------------------- 0-1 test, permutation entropy
@@ -181,21 +181,41 @@ def _chaotic_map_truth() -> dict:
     from pytest_reasoning_evals.chaosbench import ontology
 
     truth = {name: False for name in ontology.PREDICATES}
-    truth.update(Chaotic=True, Deterministic=True, PosLyap=True, Sensitive=True, Bounded=True, Nonlinear=True,
-                 PointUnpredictable=True, StatPredictable=True, DiscreteTime=True, Autonomous=True,
-                 FiniteDimensional=True, Mixing=True, Ergodic=True)
+    truth.update(
+        Chaotic=True,
+        Deterministic=True,
+        PosLyap=True,
+        Sensitive=True,
+        Bounded=True,
+        Nonlinear=True,
+        PointUnpredictable=True,
+        StatPredictable=True,
+        DiscreteTime=True,
+        Autonomous=True,
+        FiniteDimensional=True,
+        Mixing=True,
+        Ergodic=True,
+    )
     return truth
 
 
 def test_planted_wrong_label_fails_verification(tmp_path, capsys):
     catalog = tmp_path / "systems"
     catalog.mkdir()
-    planted = {"id": "planted_logistic", "name": "the planted logistic map", "kind": "map",
-               "equations": "x(n+1) = r x(n) (1 - x(n))", "parameters": {"r": 3.2}, "source": "test",
-               "simulate": {"model": "logistic"}, "truth": _chaotic_map_truth()}   # r = 3.2 is periodic
+    planted = {
+        "id": "planted_logistic",
+        "name": "the planted logistic map",
+        "kind": "map",
+        "equations": "x(n+1) = r x(n) (1 - x(n))",
+        "parameters": {"r": 3.2},
+        "source": "test",
+        "simulate": {"model": "logistic"},
+        "truth": _chaotic_map_truth(),
+    }  # r = 3.2 is periodic
     (catalog / "core.yaml").write_text(yaml.safe_dump({"systems": [planted]}), encoding="utf-8")
-    files = dict(catalog_dir=catalog, indicators_file=tmp_path / "indicators.json",
-                 sweeps_file=tmp_path / "sweeps.json")
+    files = dict(
+        catalog_dir=catalog, indicators_file=tmp_path / "indicators.json", sweeps_file=tmp_path / "sweeps.json"
+    )
     assert compute_indicators.main(["--only", "planted_logistic"], **files) == 0
     capsys.readouterr()
     assert compute_indicators.main(["--verify", "--only", "planted_logistic"], **files) == 1

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from fakeprovider import FakeProvider
 from helpers import answer_by_text
 
@@ -40,11 +39,27 @@ EXAMPLE = ROOT / "examples" / "own-evals"
 NEIGHBOURS = ("pytest-recording", "pytest-base-url", "pytest-randomly")  # plugins installed beside ours
 HEAVY = {"numpy", "scipy", "dysts"}  # the bank builder's dependencies; never in the wheel
 PACKAGE = "pytest_reasoning_evals"
-CHAOSBENCH_IMPORT = "from pytest_reasoning_evals.chaosbench.items import test_question, test_dialogue  # noqa: F401, I001\n"
+CHAOSBENCH_IMPORT = (
+    "from pytest_reasoning_evals.chaosbench.items import test_question, test_dialogue  # noqa: F401, I001\n"
+)
 # Not part of a source distribution: VCS data, environments, build output, run outputs, recordings.
-NOT_SOURCES = shutil.ignore_patterns(".git", ".venv*", ".tox", "build", "dist", "*.egg-info", "__pycache__", "*.pyc",
-                                     ".pytest_cache", ".benchmarks", "results", "cassettes", "snapshots", "examples",
-                                     "chaosbench-full")
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git",
+    ".venv*",
+    ".tox",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".benchmarks",
+    "results",
+    "cassettes",
+    "snapshots",
+    "examples",
+    "chaosbench-full",
+)
 
 
 @dataclass(frozen=True)
@@ -64,9 +79,13 @@ class Installed:
     def env(self) -> dict[str, str]:
         """The user's environment: no PYTHONPATH, no PYTEST_* and nothing pointing into the checkout."""
         root = str(ROOT)
-        env = {key: value for key, value in os.environ.items()
-               if key not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
-               and not key.startswith(("PYTEST_", "COV_")) and root not in value}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
+            and not key.startswith(("PYTEST_", "COV_"))
+            and root not in value
+        }
         path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not p.startswith(root)]
         env["PATH"] = os.pathsep.join([str(self.venv / "bin"), *path])
         env["VIRTUAL_ENV"] = str(self.venv)
@@ -75,28 +94,61 @@ class Installed:
 
     def pytest(self, cwd: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
         """`python -m pytest ARGS` in `cwd` with the venv's interpreter; stdout holds stderr too."""
-        return subprocess.run([str(self.python), "-m", "pytest", *args], cwd=cwd, env=self.env(), text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+        return subprocess.run(
+            [str(self.python), "-m", "pytest", *args],
+            cwd=cwd,
+            env=self.env(),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> None:
-    result = subprocess.run(cmd, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            timeout=timeout)
+    result = subprocess.run(
+        cmd, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout
+    )
     assert result.returncode == 0, f"{' '.join(cmd)} exited {result.returncode}:\n{result.stdout[-4000:]}"
 
 
 def _build(into: Path) -> Installed:
     sources, wheels, venv = into / "src", into / "wheels", into / "venv"
     shutil.copytree(ROOT, sources, ignore=NOT_SOURCES)
-    _run([sys.executable, "-m", "pip", "wheel", str(sources), "--no-deps", "-w", str(wheels), "-q",
-          "--disable-pip-version-check"], cwd=into)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(sources),
+            "--no-deps",
+            "-w",
+            str(wheels),
+            "-q",
+            "--disable-pip-version-check",
+        ],
+        cwd=into,
+    )
     (wheel,) = wheels.glob(f"{PACKAGE}-*.whl")
     _run([sys.executable, "-m", "venv", str(venv)], cwd=into)
     installed = Installed(wheel, venv)
     env = {k: v for k, v in installed.env().items() if k != "PYTHONDONTWRITEBYTECODE"}
     # with the report extra, as the README's install line has it (Jinja2, matplotlib)
-    _run([str(installed.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{wheel}[report]", *NEIGHBOURS],
-         cwd=into, env=env)
+    _run(
+        [
+            str(installed.python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            f"{wheel}[report]",
+            *NEIGHBOURS,
+        ],
+        cwd=into,
+        env=env,
+    )
     return installed
 
 
@@ -144,7 +196,9 @@ def own_records(project: Path) -> list[dict]:
 
 def unrelated_project(path: Path) -> Path:
     (path / "plugin").mkdir(parents=True)
-    (path / "plugin" / "__init__.py").write_text('NAME = "their own plugin package"\n\ndef double(x):\n    return 2 * x\n')
+    (path / "plugin" / "__init__.py").write_text(
+        'NAME = "their own plugin package"\n\ndef double(x):\n    return 2 * x\n'
+    )
     (path / "tests").mkdir()
     (path / "tests" / "test_app.py").write_text(
         "import plugin\n\n\n"
@@ -153,8 +207,10 @@ def unrelated_project(path: Path) -> Path:
         "def test_double():\n"
         "    assert plugin.double(21) == 42\n"
     )
-    (path / "pyproject.toml").write_text('[project]\nname = "unrelated"\nversion = "1.0"\n\n'
-                                         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n')
+    (path / "pyproject.toml").write_text(
+        '[project]\nname = "unrelated"\nversion = "1.0"\n\n'
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n'
+    )
     return path
 
 
@@ -180,9 +236,11 @@ def test_project_with_its_own_model_option(installed: Installed, tmp_path: Path)
     project = tmp_path / "ml-project"
     project.mkdir()
     (project / "conftest.py").write_text(
-        'def pytest_addoption(parser):\n    parser.addoption("--model", default="resnet50", help="model to test")\n')
+        'def pytest_addoption(parser):\n    parser.addoption("--model", default="resnet50", help="model to test")\n'
+    )
     (project / "test_model.py").write_text(
-        'def test_model_option(request):\n    assert request.config.getoption("--model") == "resnet50"\n')
+        'def test_model_option(request):\n    assert request.config.getoption("--model") == "resnet50"\n'
+    )
     result = installed.pytest(project, "-q")
     assert result.returncode == 0, result.stdout
     assert "1 passed" in result.stdout, result.stdout
@@ -199,10 +257,15 @@ def option_listed(help_text: str, option: str) -> bool:
 def test_help_lists_our_options_beside_other_plugins(installed: Installed, tmp_path: Path) -> None:
     result = installed.pytest(tmp_path, "--help")
     assert result.returncode == 0, result.stdout
-    for option in ("--eval-record-mode", "--eval-base-url", "--eval-mode", "--model",  # ours
-                   "--record-mode",  # pytest-recording's
-                   "--base-url",  # pytest-base-url's
-                   "--randomly-seed"):  # pytest-randomly's
+    for option in (
+        "--eval-record-mode",
+        "--eval-base-url",
+        "--eval-mode",
+        "--model",  # ours
+        "--record-mode",  # pytest-recording's
+        "--base-url",  # pytest-base-url's
+        "--randomly-seed",
+    ):  # pytest-randomly's
         assert option_listed(result.stdout, option), f"{option} missing from --help:\n{result.stdout}"
 
 
@@ -211,8 +274,19 @@ def test_eval_run_works_beside_other_plugins(installed: Installed, tmp_path: Pat
     (project / "evals").mkdir(parents=True)
     (project / "evals" / "test_chaosbench.py").write_text(CHAOSBENCH_IMPORT)
     # the neighbours' own options given too: they must not reach our plugin
-    result = installed.pytest(project, "evals", "--model=always-true", "--eval-max-items", "12",
-                              "--record-mode", "none", "--base-url", "http://127.0.0.1:9", "-n", "2")
+    result = installed.pytest(
+        project,
+        "evals",
+        "--model=always-true",
+        "--eval-max-items",
+        "12",
+        "--record-mode",
+        "none",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "-n",
+        "2",
+    )
     assert result.returncode == 0, result.stdout
     plugins = plugins_line(result.stdout)
     for name in ("recording", "base-url", "randomly", "reasoning-evals", "xdist"):
@@ -275,8 +349,9 @@ def test_example_project_replays_and_gates(installed: Installed, tmp_path: Path)
     assert gated.returncode == 1, gated.stdout
     assert "gate min-accuracy: FAILED" in gated.stdout, gated.stdout
 
-    written = subprocess.run(["find", str(installed.site_packages), "-newer", str(marker)], text=True,
-                             capture_output=True, check=True).stdout.split()
+    written = subprocess.run(
+        ["find", str(installed.site_packages), "-newer", str(marker)], text=True, capture_output=True, check=True
+    ).stdout.split()
     assert written == [], f"written under site-packages during the runs: {written}"
 
 
@@ -291,12 +366,14 @@ def test_record_then_replay_in_a_user_project(installed: Installed, tmp_path: Pa
     records = own_records(EXAMPLE)
     (project / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\ntestpaths = ["evals"]\neval_model = "lab-fake"\n'
-        'eval_models_file = "models.yaml"\neval_cases = "questions.jsonl"\n')
+        'eval_models_file = "models.yaml"\neval_cases = "questions.jsonl"\n'
+    )
     with FakeProvider() as server:
         server.responder = answer_by_text
         (project / "models.yaml").write_text(
             "models:\n  lab-fake:\n    provider: openai_compatible\n    model_id: lab-model\n"
-            f"    base_url: {server.openai_base}\n    api_key_env: null\n")
+            f"    base_url: {server.openai_base}\n    api_key_env: null\n"
+        )
         recorded = installed.pytest(project, "--eval-record-mode", "once")
         assert recorded.returncode == 0, recorded.stdout
         assert len(server.requests) == len(records)  # one call per question and per dialogue turn
@@ -342,7 +419,12 @@ def test_wheel_contents(installed: Installed) -> None:
     # the shipped data: the bank, both prompt templates, the dialectic cases and variants, the registry
     bank = {f"{PACKAGE}/cases/chaosbench/{p.name}" for p in (ROOT / "cases" / "chaosbench").glob("*.jsonl")}
     assert bank and bank <= set(names)
-    for data in ("cases/chaosbench/prompts/zeroshot.txt", "cases/chaosbench/prompts/cot.txt",
-                 "cases/chaosbench/manifest.json", "cases/dialectic/cases.yaml", "cases/prompts/dialectic.txt",
-                 "models.yaml"):
+    for data in (
+        "cases/chaosbench/prompts/zeroshot.txt",
+        "cases/chaosbench/prompts/cot.txt",
+        "cases/chaosbench/manifest.json",
+        "cases/dialectic/cases.yaml",
+        "cases/prompts/dialectic.txt",
+        "models.yaml",
+    ):
         assert f"{PACKAGE}/{data}" in names, f"{data} is not in the wheel"

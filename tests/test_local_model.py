@@ -30,10 +30,21 @@ def completions(pytester) -> list[dict]:
 def test_record_from_the_live_server_then_replay_offline(pytester, tmp_path) -> None:
     add_eval_module(pytester)
     cassettes = tmp_path / "cassettes"
-    server = LocalServer(port=free_port(), log=tmp_path / "server.log", n_threads=1)  # the other xdist worker holds a core
+    server = LocalServer(
+        port=free_port(), log=tmp_path / "server.log", n_threads=1
+    )  # the other xdist worker holds a core
     # `=`: a path outside the project given as a separate word would move pytest's rootdir
-    args = ["--model", "smollm2-135m", "--eval-base-url", server.base_url, f"--eval-cassette-dir={cassettes}",
-            "--eval-max-items", "3", "-p", "no:randomly"]
+    args = [
+        "--model",
+        "smollm2-135m",
+        "--eval-base-url",
+        server.base_url,
+        f"--eval-cassette-dir={cassettes}",
+        "--eval-max-items",
+        "3",
+        "-p",
+        "no:randomly",
+    ]
     with server:
         recorded = pytester.runpytest_subprocess(*args, "--eval-record-mode", "once")
         assert recorded.ret == 0, recorded.stdout.str()

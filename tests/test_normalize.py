@@ -80,7 +80,11 @@ def test_step1_explicit_marker(reply, expected):
         ("the-answer-is", "One might think yes. The answer is no.", F),
         ("last-labelled-conclusion-wins", "Therefore, TRUE. Then I checked r = 2.5. Thus, FALSE.", F),
         ("conclusion-without-label-skipped", "Thus, the answer is FALSE. So we are done.", F),
-        ("label-must-be-in-same-sentence", "FALSE.\nTherefore, we check r = 4.\nThe exponent there is positive, which is true.", F),
+        (
+            "label-must-be-in-same-sentence",
+            "FALSE.\nTherefore, we check r = 4.\nThe exponent there is positive, which is true.",
+            F,
+        ),
         ("conclusion-question-ignored", "The claim is false. So, is it true?", F),
     ),
 )
@@ -101,7 +105,11 @@ def test_step2_conclusion_phrases(reply, expected):
         ("i-was-wrong", "No. I was wrong: the statement is true.", T),
         ("correction", "FALSE\nCorrection: TRUE", T),
         ("answer-in-later-sentence", "Hmm, true.\n\nActually, wait: r = 2.9 is below the onset. False.", F),
-        ("later-sentence-question-ignored", "Yes.\nWait, is that true? The orbit converges, so it is periodic.\nNo.", F),
+        (
+            "later-sentence-question-ignored",
+            "Yes.\nWait, is that true? The orbit converges, so it is periodic.\nNo.",
+            F,
+        ),
         ("last-cue-with-label", "Yes... actually no. Wait, let me double-check the exponent.", F),
         ("revision-after-conclusion", "So the answer is TRUE. Wait, no. FALSE.", F),
         ("conclusion-after-revision", "Yes... actually no. Let me redo it. Therefore, the answer is TRUE.", T),
@@ -177,7 +185,11 @@ def test_step5_markdown_ignored(reply, expected):
         ("opening-beats-last-line", "FALSE.\n\nSome would call it true chaos.\nTrue", F),
         ("opening-no-comma", "No, the map contracts. It is true that orbits converge.", F),
         ("opening-both-not-bare", "Yes, and no.", None),
-        ("last-line-label", "Some would say true, since the orbit looks irregular.\nBut the exponent is negative.\nFALSE", F),
+        (
+            "last-line-label",
+            "Some would say true, since the orbit looks irregular.\nBut the exponent is negative.\nFALSE",
+            F,
+        ),
         ("last-line-negated", "One might say it is true.\nThe exponent is negative though.\nIt is not true.", F),
         ("last-line-bold", "It looks false at first.\nThe exponent is positive.\n**TRUE**", T),
         ("last-line-not-a-label", "It is false for r = 2.\nIt is true for r = 4 in the chaotic band.", None),
@@ -240,7 +252,9 @@ def test_regression_negation_not_ignored():
 
 def test_regression_also_is_not_the_conclusion_word_so():
     # Upstream read "also" as "so" and took "true" after it as the conclusion.
-    reply = "FALSE. The fixed point is stable; it is also true that the Jacobian's eigenvalues lie inside the unit circle."
+    reply = (
+        "FALSE. The fixed point is stable; it is also true that the Jacobian's eigenvalues lie inside the unit circle."
+    )
     assert normalize_answer(reply) == F
 
 
@@ -387,8 +401,16 @@ def test_a_supposition_is_not_a_conclusion(reply, expected):
 @pytest.mark.parametrize(
     "reply, expected",
     cases(
-        ("opening-label-beats-hedge", "TRUE. The exact long-term state cannot be known, but the exponent is positive.", T),
-        ("opening-false-beats-unclear", "FALSE.\n\nHow long the transient lasts is unclear, but the orbit is periodic.", F),
+        (
+            "opening-label-beats-hedge",
+            "TRUE. The exact long-term state cannot be known, but the exponent is positive.",
+            T,
+        ),
+        (
+            "opening-false-beats-unclear",
+            "FALSE.\n\nHow long the transient lasts is unclear, but the orbit is periodic.",
+            F,
+        ),
         ("last-line-beats-hedge", "The long-term state cannot be known exactly.\nTRUE", T),
         ("last-line-after-it-depends", "It depends on how you read the claim.\nFALSE", F),
         ("conclusion-beats-earlier-hedge", "The transient length is unclear. Therefore, TRUE.", T),
@@ -456,8 +478,16 @@ def test_megabyte_adversarial_reply_finishes():
 def test_a_short_reply_read_again_gives_what_the_cascade_gives():
     """Short replies are read once each (an LRU cache): asked again, in any order, each still
     gets its own label, and the long ones (never cached) too."""
-    replies = {"TRUE": T, "False.": F, "**F**": F, "It is not false.": T, "unclear": None, "": None,
-               "yes " * 20 + "no": None, "FALSE. " + "The orbit diverges. " * 5: F}
+    replies = {
+        "TRUE": T,
+        "False.": F,
+        "**F**": F,
+        "It is not false.": T,
+        "unclear": None,
+        "": None,
+        "yes " * 20 + "no": None,
+        "FALSE. " + "The orbit diverges. " * 5: F,
+    }
     for _ in range(2):
         for reply, expected in reversed(replies.items()):
             assert normalize_answer(reply) == expected, reply

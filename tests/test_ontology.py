@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bankgen.systems import CATALOG_DIR, KINDS, CatalogError, load_all, load_catalog
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.ontology import (
     EXCLUDES,
@@ -19,7 +20,6 @@ from pytest_reasoning_evals.chaosbench.ontology import (
     requires_closure,
     violations,
 )
-from bankgen.systems import CATALOG_DIR, KINDS, CatalogError, load_all, load_catalog
 
 EXPECTED_ORDER = [
     "Chaotic", "Deterministic", "Stochastic", "PosLyap", "Sensitive", "StrangeAttr", "Periodic",

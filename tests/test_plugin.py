@@ -9,7 +9,16 @@ import re
 import weakref
 
 import pytest
-from helpers import REFERENCE, add_eval_module, question, read_summary, run_dir, use_repo_cassettes, write_jsonl
+from helpers import (
+    DEFAULT_CASES,
+    REFERENCE,
+    add_eval_module,
+    question,
+    read_summary,
+    run_dir,
+    use_repo_cassettes,
+    write_jsonl,
+)
 
 from pytest_reasoning_evals import frozen
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
@@ -17,7 +26,6 @@ from pytest_reasoning_evals.chaosbench.scoring import compact
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.session import EVAL_SESSION
-from helpers import DEFAULT_CASES
 
 LOADED = load_questions(DEFAULT_CASES)
 BANK = [q for q in LOADED if q.dialogue_id is None]  # single questions; dialogues are one item each
@@ -46,17 +54,38 @@ def small_bank(pytester: pytest.Pytester) -> str:
 
 def test_help_lists_the_eval_options(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
-    for option in ("--model", "--eval-mode", "--eval-cases", "--eval-split", "--eval-family", "--eval-max-items", "--eval-out-dir",
-                   "--eval-models-file", "--eval-strict-items", "--eval-min-accuracy", "--eval-num-shards", "--eval-shard-index", "--eval-resume",
-                   "--eval-max-cost", "--eval-dialectic-cases", "--eval-variant", "--eval-judge-model", "--eval-n-judges", "--eval-compare-models",
-                   "--eval-max-hard-fails", "--eval-require-variant-pass"):
+    for option in (
+        "--model",
+        "--eval-mode",
+        "--eval-cases",
+        "--eval-split",
+        "--eval-family",
+        "--eval-max-items",
+        "--eval-out-dir",
+        "--eval-models-file",
+        "--eval-strict-items",
+        "--eval-min-accuracy",
+        "--eval-num-shards",
+        "--eval-shard-index",
+        "--eval-resume",
+        "--eval-max-cost",
+        "--eval-dialectic-cases",
+        "--eval-variant",
+        "--eval-judge-model",
+        "--eval-n-judges",
+        "--eval-compare-models",
+        "--eval-max-hard-fails",
+        "--eval-require-variant-pass",
+    ):
         result.stdout.fnmatch_lines([f"*{option}*"])
 
 
 def test_one_namespaced_marker_per_protocol_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.chaosbench(family, split):*", "@pytest.mark.dialectic(case, variant):*"])
-    assert not any(line.startswith(f"@pytest.mark.{name}:") for name in FAMILIES + SPLITS for line in result.stdout.lines)
+    assert not any(
+        line.startswith(f"@pytest.mark.{name}:") for name in FAMILIES + SPLITS for line in result.stdout.lines
+    )
 
 
 def test_default_bank_collects_one_item_per_question_and_per_dialogue(evals: pytest.Pytester) -> None:
@@ -73,14 +102,29 @@ def test_default_bank_collects_one_item_per_question_and_per_dialogue(evals: pyt
         (["-m", "chaosbench(family='atomic')"], [q for q in BANK if q.family == "atomic"]),
         (["-m", "chaosbench(split='hard')"], [q for q in BANK if q.split == "hard"]),
         (["-k", "atomic and core"], [q for q in BANK if q.family == "atomic" and q.split == "core"]),
-        (["-k", "lorenz63"], [q for q in BANK if "lorenz63" in q.system_id] + [d for d in DIALOGUES if "lorenz63" in d.turns[0].system_id]),
-        (["--eval-family", "atomic", "--eval-family", "adversarial"], [q for q in BANK if q.family in ("atomic", "adversarial")]),
+        (
+            ["-k", "lorenz63"],
+            [q for q in BANK if "lorenz63" in q.system_id]
+            + [d for d in DIALOGUES if "lorenz63" in d.turns[0].system_id],
+        ),
+        (
+            ["--eval-family", "atomic", "--eval-family", "adversarial"],
+            [q for q in BANK if q.family in ("atomic", "adversarial")],
+        ),
         (["--eval-split", "robustness"], [q for q in BANK if q.split == "robustness"]),
         (["--eval-max-items", "7"], BANK[:7]),
         (["--eval-max-items", str(BANK_SIZE + 2)], BANK + DIALOGUES[:2]),
     ],
-    ids=["marker-family", "marker-split", "keyword", "keyword-system", "family-option", "split-option", "max-items",
-         "max-items-dialogues"],
+    ids=[
+        "marker-family",
+        "marker-split",
+        "keyword",
+        "keyword-system",
+        "family-option",
+        "split-option",
+        "max-items",
+        "max-items-dialogues",
+    ],
 )
 def test_selection(evals: pytest.Pytester, args: list[str], expected: list) -> None:
     assert expected, "the bank must hold items for this selection"
@@ -131,17 +175,21 @@ def test_model_without_key_or_cassettes_is_one_usage_error(evals: pytest.Pyteste
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = evals.runpytest("--model", "gpt4", "--eval-cassette-dir", str(evals.path / "cassettes"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
-        "*OPENAI_API_KEY is not set and model 'gpt4' has no cassettes to replay under *cassettes/gpt4: "
-        "set OPENAI_API_KEY and record them with `pytest evals --model=gpt4 --eval-record-mode=once`*"
-    ])
+    result.stderr.fnmatch_lines(
+        [
+            "*OPENAI_API_KEY is not set and model 'gpt4' has no cassettes to replay under *cassettes/gpt4: "
+            "set OPENAI_API_KEY and record them with `pytest evals --model=gpt4 --eval-record-mode=once`*"
+        ]
+    )
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
 def test_models_file_adds_an_alias(evals: pytest.Pytester) -> None:
     models = evals.path / "models.yaml"
     models.write_text("models:\n  my-oracle:\n    provider: baseline\n    model_id: oracle\n")
-    result = evals.runpytest("--eval-models-file", str(models), "--model", "my-oracle", "--eval-cases", small_bank(evals))
+    result = evals.runpytest(
+        "--eval-models-file", str(models), "--model", "my-oracle", "--eval-cases", small_bank(evals)
+    )
     assert result.ret == 0
     assert read_summary(evals, "my-oracle")["overall_accuracy"] == 1.0
 
@@ -166,7 +214,11 @@ def test_oracle_scores_everything_and_exits_zero(evals: pytest.Pytester) -> None
     assert summary["total_questions"] == BANK_SIZE
     assert all(summary["task_accuracy"][q.family] == 1.0 for q in BANK)
     assert all(summary["split_accuracy"][q.split] == 1.0 for q in BANK)
-    assert (summary["dialogue_accuracy"], summary["fol_violation_rate"], summary["contradiction_rate"]) == (1.0, 0.0, 0.0)
+    assert (summary["dialogue_accuracy"], summary["fol_violation_rate"], summary["contradiction_rate"]) == (
+        1.0,
+        0.0,
+        0.0,
+    )
     assert summary["dialogue_details"]["total_dialogues"] == len(DIALOGUES)
     result.stdout.fnmatch_lines([f"*{BANK_SIZE + len(DIALOGUES)} passed*"])
 
@@ -180,8 +232,13 @@ def test_wrong_answers_fail_items_with_one_line_reasons_but_not_the_session(eval
     summary = read_summary(evals, "always-true")
     assert (summary["overall_accuracy"], summary["num_correct"], summary["total_evaluated"]) == (0.5, 2, 4)
     assert summary["bias_error_rate"] == 1.0
-    assert summary["split_accuracy"] == {"core": 0.5, "robustness": None, "heldout_systems": None,
-                                         "heldout_templates": None, "hard": 0.5}
+    assert summary["split_accuracy"] == {
+        "core": 0.5,
+        "robustness": None,
+        "heldout_systems": None,
+        "heldout_templates": None,
+        "hard": 0.5,
+    }
 
 
 def test_strict_items_fails_the_session_on_a_wrong_answer(evals: pytest.Pytester) -> None:
@@ -192,7 +249,9 @@ def test_strict_items_fails_the_session_on_a_wrong_answer(evals: pytest.Pytester
 
 @pytest.mark.parametrize(("threshold", "exit_code"), [("0.5", 0), ("0.51", 1)])
 def test_min_accuracy_gate(evals: pytest.Pytester, threshold: str, exit_code: int) -> None:
-    result = evals.runpytest("--model", "always-false", "--eval-cases", small_bank(evals), "--eval-min-accuracy", threshold)
+    result = evals.runpytest(
+        "--model", "always-false", "--eval-cases", small_bank(evals), "--eval-min-accuracy", threshold
+    )
     assert result.ret == exit_code
     verdict = "passed" if exit_code == 0 else "FAILED"
     result.stdout.fnmatch_lines([f"gate min-accuracy: {verdict} (overall accuracy 0.5000, required >= {threshold})"])
@@ -236,16 +295,28 @@ def scripted_model(pytester: pytest.Pytester, replies: dict) -> None:
 def test_without_v_a_wrong_answer_is_one_line_and_no_failure_section(evals: pytest.Pytester) -> None:
     result = evals.runpytest("--model", "always-true", f"--eval-cases={small_bank(evals)}")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*wrong answers, UNKNOWNs and unmet checks: 2 (one line each)*",
-                                 "test_chaosbench.py::test_question[[]q-false-1] - expected FALSE, got TRUE: 'TRUE'",
-                                 "test_chaosbench.py::test_question[[]q-false-2] - expected FALSE, got TRUE: 'TRUE'",
-                                 "*eval summary: always-true (zeroshot)*", "*2 passed*2 wrong in*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*wrong answers, UNKNOWNs and unmet checks: 2 (one line each)*",
+            "test_chaosbench.py::test_question[[]q-false-1] - expected FALSE, got TRUE: 'TRUE'",
+            "test_chaosbench.py::test_question[[]q-false-2] - expected FALSE, got TRUE: 'TRUE'",
+            "*eval summary: always-true (zeroshot)*",
+            "*2 passed*2 wrong in*",
+        ]
+    )
     assert "FAILURES" not in result.stdout.str()
 
 
 def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytest.Pytester) -> None:
-    scripted_model(evals, {"q-true-1": "It depends on the parameters.", "q-true-2": "**TRUE**",
-                           "q-false-1": "Final answer: FALSE", "q-false-2": "yes"})
+    scripted_model(
+        evals,
+        {
+            "q-true-1": "It depends on the parameters.",
+            "q-true-2": "**TRUE**",
+            "q-false-1": "Final answer: FALSE",
+            "q-false-2": "yes",
+        },
+    )
     result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), "-v", "-rA")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*q-true-1*UNKNOWN*", "*1 failed, 2 passed*1 unknown*"])
@@ -259,11 +330,14 @@ def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytes
 
 
 def test_a_harness_error_fails_the_session(evals: pytest.Pytester) -> None:
-    scripted_model(evals, {"q-true-1": "TRUE", "q-true-2": RuntimeError("boom"),
-                           "q-false-1": "FALSE", "q-false-2": "FALSE"})
+    scripted_model(
+        evals, {"q-true-1": "TRUE", "q-true-2": RuntimeError("boom"), "q-false-1": "FALSE", "q-false-2": "FALSE"}
+    )
     result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    summary = read_summary(evals, "always-true")  # the item that raised is an error record, and the run is not complete (issue 25)
+    summary = read_summary(
+        evals, "always-true"
+    )  # the item that raised is an error record, and the run is not complete (issue 25)
     assert (summary["total_questions"], summary["num_errors"], summary["complete"]) == (4, 1, False)
     assert summary["incomplete_reason"].startswith("1 item ended in a harness error")
 
@@ -278,36 +352,81 @@ def test_no_gold_items_are_counted_apart(evals: pytest.Pytester) -> None:
 
 def test_run_writes_every_output_file(evals: pytest.Pytester) -> None:
     out = evals.path / "elsewhere"
-    result = evals.runpytest("--model", "random", "--eval-mode", "cot", "--eval-cases", small_bank(evals), "--eval-out-dir", str(out))
+    result = evals.runpytest(
+        "--model", "random", "--eval-mode", "cot", "--eval-cases", small_bank(evals), "--eval-out-dir", str(out)
+    )
     assert result.ret == 0
     directory = out / "random_cot"
     result.stdout.fnmatch_lines([f"results: {directory}"])
     summary = json.loads((directory / "summary.json").read_text())
-    for key in ("overall_accuracy", "coverage", "total_evaluated", "total_questions", "num_unknown",
-                "split_accuracy", "task_accuracy", "fol_violation_rate", "contradiction_rate", "dialogue_accuracy"):
+    for key in (
+        "overall_accuracy",
+        "coverage",
+        "total_evaluated",
+        "total_questions",
+        "num_unknown",
+        "split_accuracy",
+        "task_accuracy",
+        "fol_violation_rate",
+        "contradiction_rate",
+        "dialogue_accuracy",
+    ):
         assert key in summary
     assert summary["dialogue_accuracy"] is None and summary["fol_violation_rate"] is None
     meta = json.loads((directory / "run_meta.json").read_text())
-    assert set(meta) >= {"model", "mode", "timestamp", "num_workers", "total_questions", "num_items_no_gold",
-                         "dataset_version", "config_hash", "execution_time_seconds", "api_success_rate"}
+    assert set(meta) >= {
+        "model",
+        "mode",
+        "timestamp",
+        "num_workers",
+        "total_questions",
+        "num_items_no_gold",
+        "dataset_version",
+        "config_hash",
+        "execution_time_seconds",
+        "api_success_rate",
+    }
     assert meta["calls"] == {"total": 4, "cassette_hits": 0, "live": 0}  # a baseline: no HTTP, no cassette
     assert (meta["model"], meta["mode"], meta["num_workers"], meta["total_questions"]) == ("random", "cot", 1, 4)
     manifest = json.loads((directory / "run_manifest.json").read_text())
-    assert set(manifest) >= {"run_id", "model_config", "dataset_config", "environment", "execution", "harness", "project"}
+    assert set(manifest) >= {
+        "run_id",
+        "model_config",
+        "dataset_config",
+        "environment",
+        "execution",
+        "harness",
+        "project",
+    }
     assert manifest["harness"]["version"] == "0.1.0"
     assert re.fullmatch(r"[0-9a-f]{40}", manifest["harness"]["git_revision"]), "this checkout's commit"
-    assert manifest["project"] == {"rootdir": str(evals.path), "git_revision": None}, "the project is not a git work tree"
+    assert manifest["project"] == {"rootdir": str(evals.path), "git_revision": None}, (
+        "the project is not a git work tree"
+    )
     assert manifest["dataset_config"]["manifest_hash"] and manifest["prompt"]["sha256"]
     assert manifest["prompt"]["path"].endswith("cot.txt")
     completions = [json.loads(line) for line in (directory / "completions.jsonl").read_text().splitlines()]
     assert [c["id"] for c in completions] == sorted(["q-true-1", "q-true-2", "q-false-1", "q-false-2"])
-    assert {"id", "prompt_sha256", "raw_text", "label", "gold", "correct", "input_tokens", "output_tokens",
-            "latency_ms", "cost_usd", "cassette"} <= set(completions[0])
+    assert {
+        "id",
+        "prompt_sha256",
+        "raw_text",
+        "label",
+        "gold",
+        "correct",
+        "input_tokens",
+        "output_tokens",
+        "latency_ms",
+        "cost_usd",
+        "cassette",
+    } <= set(completions[0])
     with (directory / "accuracy_by_task.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert [r["task"] for r in rows] == list(FAMILIES)
     overview = (directory / "metrics_overview.csv").read_text()
-    evals.runpytest("--model", "random", "--eval-mode", "cot", "--eval-cases", small_bank(evals), "--eval-out-dir", str(out))
+    evals.runpytest(
+        "--model", "random", "--eval-mode", "cot", "--eval-cases", small_bank(evals), "--eval-out-dir", str(out)
+    )
     assert (directory / "metrics_overview.csv").read_text() == overview, "rewritten per run, not appended"
 
 
@@ -326,16 +445,18 @@ def test_random_baseline_is_seeded(evals: pytest.Pytester) -> None:
 
 def test_terminal_summary(evals: pytest.Pytester) -> None:
     result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals))
-    result.stdout.fnmatch_lines([
-        "*eval summary: always-true (zeroshot)*",
-        "overall accuracy 50.0% * (2/4 evaluated), coverage 100.0%, UNKNOWN 0, no gold 0",
-        "  family * n *acc*",
-        "  atomic * 2 * 50.0%*",
-        "  adversarial * 1 *  0.0%*",
-        "  split * n *acc*",
-        "  hard * 2 * 50.0%*",
-        f"results: {run_dir(evals, 'always-true')}",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*eval summary: always-true (zeroshot)*",
+            "overall accuracy 50.0% * (2/4 evaluated), coverage 100.0%, UNKNOWN 0, no gold 0",
+            "  family * n *acc*",
+            "  atomic * 2 * 50.0%*",
+            "  adversarial * 1 *  0.0%*",
+            "  split * n *acc*",
+            "  hard * 2 * 50.0%*",
+            f"results: {run_dir(evals, 'always-true')}",
+        ]
+    )
 
 
 def test_plain_test_sessions_write_nothing(pytester: pytest.Pytester) -> None:
@@ -368,7 +489,9 @@ def test_xdist_and_serial_runs_write_identical_summaries(evals: pytest.Pytester,
 def test_xdist_exit_status_follows_the_gates(evals: pytest.Pytester) -> None:
     bank = small_bank(evals)
     assert evals.runpytest_subprocess("--model", "always-true", "--eval-cases", bank, "-n", "2").ret == 0
-    gated = evals.runpytest_subprocess("--model", "always-true", "--eval-cases", bank, "-n", "2", "--eval-min-accuracy", "0.6")
+    gated = evals.runpytest_subprocess(
+        "--model", "always-true", "--eval-cases", bank, "-n", "2", "--eval-min-accuracy", "0.6"
+    )
     assert gated.ret == pytest.ExitCode.TESTS_FAILED
 
 
@@ -396,17 +519,30 @@ def test_a_session_without_eval_items_touches_nothing(pytester: pytest.Pytester)
     pytester.makepyfile(test_app="def test_ok():\n    assert True\n\ndef test_fails():\n    assert False\n")
     pytester.makeini("[pytest]\neval_models_file = does-not-exist.yaml\neval_cases = nowhere.jsonl\n")
     sessions = []
-    result = pytester.runpytest(plugins=[type("Spy", (), {"pytest_sessionfinish": lambda self, session: sessions.append(
-        session.config.stash[EVAL_SESSION])})()])
+    result = pytester.runpytest(
+        plugins=[
+            type(
+                "Spy",
+                (),
+                {"pytest_sessionfinish": lambda self, session: sessions.append(session.config.stash[EVAL_SESSION])},
+            )()
+        ]
+    )
     result.assert_outcomes(passed=1, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     (session,) = sessions
     assert session.protocols == {} and "models" not in session.__dict__
-    assert sorted(p.name for p in pytester.path.iterdir()) == [".pytest_cache", "test_app.py", "tox.ini"]  # pytest's own cache only
+    assert sorted(p.name for p in pytester.path.iterdir()) == [
+        ".pytest_cache",
+        "test_app.py",
+        "tox.ini",
+    ]  # pytest's own cache only
     assert "eval summary" not in result.stdout.str()
 
 
-FREEZE_PROBE = "import gc, pathlib\n\ndef test_probe():\n    pathlib.Path('frozen.txt').write_text(str(gc.get_freeze_count()))\n"
+FREEZE_PROBE = (
+    "import gc, pathlib\n\ndef test_probe():\n    pathlib.Path('frozen.txt').write_text(str(gc.get_freeze_count()))\n"
+)
 
 
 def test_eval_items_are_kept_out_of_the_garbage_collectors_walk_until_the_session_ends(evals: pytest.Pytester) -> None:
@@ -463,19 +599,31 @@ def test_pytest_keeps_no_silent_setup_or_teardown_report_of_an_eval_item(evals: 
     plain test's are kept, and so is the call report of every item, with what it said."""
     evals.makepyfile(test_plain=PLAIN_TEST)
     seen, kept, outcomes = [], {}, set()
-    spy = type("Spy", (), {
-        "pytest_runtest_logreport": lambda self, report: seen.append((report.nodeid, report.when)),
-        "pytest_terminal_summary": lambda self, terminalreporter: (kept.update(
-            {k: [(r.nodeid, r.when) for r in v if hasattr(r, "when")] for k, v in terminalreporter.stats.items()}),
-            outcomes.update(id(r.outcome) for r in terminalreporter.stats["passed"] if "chaosbench" in r.keywords)),
-    })()
+    spy = type(
+        "Spy",
+        (),
+        {
+            "pytest_runtest_logreport": lambda self, report: seen.append((report.nodeid, report.when)),
+            "pytest_terminal_summary": lambda self, terminalreporter: (
+                kept.update(
+                    {
+                        k: [(r.nodeid, r.when) for r in v if hasattr(r, "when")]
+                        for k, v in terminalreporter.stats.items()
+                    }
+                ),
+                outcomes.update(id(r.outcome) for r in terminalreporter.stats["passed"] if "chaosbench" in r.keywords),
+            ),
+        },
+    )()
     result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals), *workers, plugins=[spy])
     assert result.ret == 0
     result.stdout.re_match_lines([r"=+ 3 passed, (1 deselected, )?2 wrong in "])  # the summary line counts every item
     eval_ids = {nodeid for nodeid, when in seen if "test_chaosbench" in nodeid}
     assert len(eval_ids) == 4 and {(i, w) for i in eval_ids for w in ("setup", "call", "teardown")} <= set(seen)
     assert sorted(kept[""]) == [("test_plain.py::test_plain", "setup"), ("test_plain.py::test_plain", "teardown")]
-    assert sorted(i for i, w in kept["passed"] + kept["wrong"] if w == "call") == sorted(eval_ids | {"test_plain.py::test_plain"})
+    assert sorted(i for i, w in kept["passed"] + kept["wrong"] if w == "call") == sorted(
+        eval_ids | {"test_plain.py::test_plain"}
+    )
     assert len(outcomes) == 1  # the kept eval reports share one "passed", also when each came from a worker
 
 
@@ -499,11 +647,19 @@ def test_the_items_pytest_keeps_share_their_questions_words_and_junit_properties
 
 def test_a_lean_call_report_shares_its_repeated_strings_and_says_the_same() -> None:
     """Under xdist each report arrives as new strings: the kept ones share them (interned)."""
+
     def arrived(i: int) -> pytest.TestReport:  # the same fields, each string a new object
         fresh = lambda text: "".join(list(text))  # noqa: E731
-        return pytest.TestReport(fresh(f"test_x.py::test_q[q{i}]"), (fresh("test_x.py"), 3, fresh(f"test_q[q{i}]")),
-                                 {fresh("chaosbench"): 1, fresh(f"q{i}"): 1}, fresh("passed"), None, "call",
-                                 worker_id=fresh("gw0"))
+        return pytest.TestReport(
+            fresh(f"test_x.py::test_q[q{i}]"),
+            (fresh("test_x.py"), 3, fresh(f"test_q[q{i}]")),
+            {fresh("chaosbench"): 1, fresh(f"q{i}"): 1},
+            fresh("passed"),
+            None,
+            "call",
+            worker_id=fresh("gw0"),
+        )
+
     first, second = arrived(1), arrived(2)
     assert first.outcome is not second.outcome
     before = (first.nodeid, first.location, first.keywords, first.outcome, first.worker_id)
@@ -519,12 +675,21 @@ def test_a_lean_call_report_shares_its_repeated_strings_and_says_the_same() -> N
 
 def test_the_records_the_controller_keeps_share_their_keys_and_repeated_words() -> None:
     """Under xdist each record arrives as new strings; the compact ones kept share them."""
-    record = {"id": "q1", "family": "atomic", "split": "core", "status": "wrong", "raw_text": "TRUE", "error": None,
-              "predicates": [{"name": "chaotic", "polarity": True}],
-              "turns": [{"status": "correct", "family": "atomic", "question": "Is it?", "predicates": []}]}
+    record = {
+        "id": "q1",
+        "family": "atomic",
+        "split": "core",
+        "status": "wrong",
+        "raw_text": "TRUE",
+        "error": None,
+        "predicates": [{"name": "chaotic", "polarity": True}],
+        "turns": [{"status": "correct", "family": "atomic", "question": "Is it?", "predicates": []}],
+    }
     first, second = (compact(json.loads(json.dumps(record))) for _ in range(2))
     assert first == {k: v for k, v in record.items() if k not in ("raw_text", "turns", "predicates")} | {
-        "predicates": ({"name": "chaotic", "polarity": True},), "turns": [{"status": "correct", "family": "atomic", "predicates": ()}]}
+        "predicates": ({"name": "chaotic", "polarity": True},),
+        "turns": [{"status": "correct", "family": "atomic", "predicates": ()}],
+    }
     assert first["family"] is second["family"] and first["turns"][0]["status"] is second["turns"][0]["status"]
     assert first["predicates"][0]["name"] is second["predicates"][0]["name"]
     assert first.get("kind", "question") == "question" and "bias" not in first and "turns" in first
@@ -536,7 +701,12 @@ def test_a_setup_report_is_dropped_only_when_it_is_silent_passed_and_just_kept()
     def setup(outcome="passed", sections=()) -> pytest.TestReport:
         return pytest.TestReport("t.py::t", ("t.py", 0, "t"), {}, outcome, None, "setup", sections=list(sections))
 
-    silent, spoke, failed, earlier = setup(), setup(sections=[("Captured stdout setup", "hi")]), setup("failed"), setup()
+    silent, spoke, failed, earlier = (
+        setup(),
+        setup(sections=[("Captured stdout setup", "hi")]),
+        setup("failed"),
+        setup(),
+    )
     for report in (silent, spoke, failed):
         stats = {"": [report]}
         make_lean(report, stats, from_worker=True)
@@ -567,8 +737,11 @@ def test_a_session_without_eval_items_freezes_nothing(pytester: pytest.Pytester)
 
 def test_settings_come_from_the_ini_file_relative_to_it(evals: pytest.Pytester) -> None:
     bank = small_bank(evals)
-    use_repo_cassettes(evals, f"eval_model = oracle\neval_cases = {bank}\neval_out_dir = out\neval_min_accuracy = 0.5\n"
-                              "eval_family =\n    atomic\n    multi_hop\n")
+    use_repo_cassettes(
+        evals,
+        f"eval_model = oracle\neval_cases = {bank}\neval_out_dir = out\neval_min_accuracy = 0.5\n"
+        "eval_family =\n    atomic\n    multi_hop\n",
+    )
     result = evals.runpytest()
     assert result.ret == 0, result.stdout.str()
     summary = json.loads((evals.path / "out" / "oracle_zeroshot-subset" / "summary.json").read_text())
@@ -581,8 +754,12 @@ def test_a_filtered_run_writes_beside_the_full_run(evals: pytest.Pytester) -> No
     bank = small_bank(evals)
     evals.runpytest("--model", "oracle", f"--eval-cases={bank}")
     full = (run_dir(evals, "oracle") / "summary.json").read_text()
-    for args in (["-k", "q-true-1"], ["-m", "chaosbench(family='atomic')"], ["--eval-max-items", "1"],
-                 ["test_chaosbench.py::test_question[q-false-1]"]):
+    for args in (
+        ["-k", "q-true-1"],
+        ["-m", "chaosbench(family='atomic')"],
+        ["--eval-max-items", "1"],
+        ["test_chaosbench.py::test_question[q-false-1]"],
+    ):
         result = evals.runpytest("--model", "oracle", f"--eval-cases={bank}", *args)
         assert result.ret == 0
         result.stdout.fnmatch_lines([f"results: {run_dir(evals, 'oracle', subset=True)}", "subset run (*"])
@@ -595,7 +772,10 @@ def test_junitxml_gets_a_few_scalar_properties_not_the_record(evals: pytest.Pyte
     result = evals.runpytest("--model", "always-true", f"--eval-cases={small_bank(evals)}", f"--junitxml={junit}")
     assert result.ret == 0
     text = junit.read_text()
-    assert '<property name="eval_status" value="wrong" />' in text and '<property name="eval_gold" value="FALSE" />' in text
+    assert (
+        '<property name="eval_status" value="wrong" />' in text
+        and '<property name="eval_gold" value="FALSE" />' in text
+    )
     assert "raw_text" not in text and "{" not in text, "no repr of the record"
 
 
@@ -617,9 +797,21 @@ def test_a_gate_over_zero_items_fails_with_a_reason(evals: pytest.Pytester) -> N
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["gate dialectic: FAILED (nothing evaluated: no dialectic response was judged)"])
     # the ChaosBench gates over a selection with no ChaosBench item beside an eval that ran
-    result = evals.runpytest("--model", "oracle", f"--eval-cases={bank}", "-k", "q-true-1", "--eval-strict-items",
-                             "--eval-max-fol-violation-rate", "0.1")
-    result.stdout.fnmatch_lines(["gate max-fol-violation-rate: FAILED (FOL violation rate n/a (no dialogue turn carries predicates), allowed <= 0.1)"])
+    result = evals.runpytest(
+        "--model",
+        "oracle",
+        f"--eval-cases={bank}",
+        "-k",
+        "q-true-1",
+        "--eval-strict-items",
+        "--eval-max-fol-violation-rate",
+        "0.1",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "gate max-fol-violation-rate: FAILED (FOL violation rate n/a (no dialogue turn carries predicates), allowed <= 0.1)"
+        ]
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     summary = read_summary(evals, "oracle", subset=True)
     assert (summary["complete"], summary["incomplete_reason"], summary["error_rate"]) == (True, None, 0.0)
@@ -631,14 +823,18 @@ def test_min_coverage_gate(evals: pytest.Pytester) -> None:
     assert evals.runpytest("--model", "always-true", f"--eval-cases={bank}", "--eval-min-coverage", "0.7").ret == 0
     result = evals.runpytest("--model", "always-true", f"--eval-cases={bank}", "--eval-min-coverage", "0.8")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["gate min-coverage: FAILED (coverage 0.7500 (answers with a TRUE/FALSE), required >= 0.8)"])
+    result.stdout.fnmatch_lines(
+        ["gate min-coverage: FAILED (coverage 0.7500 (answers with a TRUE/FALSE), required >= 0.8)"]
+    )
 
 
 def test_zero_selected_items_with_an_accuracy_gate_fail(evals: pytest.Pytester) -> None:
     args = [f"--eval-cases={small_bank(evals)}", "-k", "no-such-item"]
     result = evals.runpytest("--model", "oracle", "--eval-min-accuracy", "0.9", *args)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["gate min-accuracy: FAILED (overall accuracy n/a (nothing evaluated), required >= 0.9)"])
+    result.stdout.fnmatch_lines(
+        ["gate min-accuracy: FAILED (overall accuracy n/a (nothing evaluated), required >= 0.9)"]
+    )
     under_xdist = evals.runpytest_subprocess("--model", "oracle", "--eval-min-accuracy", "0.9", *args, "-n", "2")
     assert under_xdist.ret != 0, "no item ran: never a pass"
 

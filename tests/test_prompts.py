@@ -4,14 +4,22 @@ change: pytest tests/test_prompts.py --snapshot-update, and re-record the casset
 
 from __future__ import annotations
 
+from helpers import DEFAULT_PROMPTS, DEFAULT_VARIANT_PROMPTS
+
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.dialectic import judge, multiturn
 from pytest_reasoning_evals.dialectic.cases import load_variants
-from helpers import DEFAULT_PROMPTS, DEFAULT_VARIANT_PROMPTS
 
-QUESTION = Question(id="atomic-00001", question="Is the Lorenz-63 system chaotic?", ground_truth="TRUE",
-                    family="atomic", split="core", system_id="lorenz63", template="atomic.is_property.v1")
+QUESTION = Question(
+    id="atomic-00001",
+    question="Is the Lorenz-63 system chaotic?",
+    ground_truth="TRUE",
+    family="atomic",
+    split="core",
+    system_id="lorenz63",
+    template="atomic.is_property.v1",
+)
 
 
 def test_chaosbench_prompts(snapshot) -> None:
@@ -21,12 +29,15 @@ def test_chaosbench_prompts(snapshot) -> None:
 
 
 def test_dialectic_variant_messages(snapshot) -> None:
-    rendered = {v.name: v.messages("Should we open-source our core library?") for v in load_variants(DEFAULT_VARIANT_PROMPTS)}
+    rendered = {
+        v.name: v.messages("Should we open-source our core library?") for v in load_variants(DEFAULT_VARIANT_PROMPTS)
+    }
     assert rendered == snapshot
 
 
 def test_judge_and_resolution_prompts(snapshot) -> None:
     assert judge.prompt("Should we?", "## Hypotheses\n**H1: Yes**") == snapshot(name="judge")
-    resolution = multiturn.TEMPLATE.format(query="Should we?", conversation_history="USER: Should we?",
-                                           response="Yes, in two steps.")
+    resolution = multiturn.TEMPLATE.format(
+        query="Should we?", conversation_history="USER: Should we?", response="Yes, in two steps."
+    )
     assert (resolution, multiturn.FOLLOW_UP, multiturn.MAX_TURNS) == snapshot(name="resolution")

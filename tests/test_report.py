@@ -14,16 +14,27 @@ import pytest
 from helpers import DIALECTIC_MODULE, PROJECT_ROOT, add_eval_module, run_dir, use_repo_cassettes
 
 from pytest_reasoning_evals.options import DEFAULT_MODEL
-from pytest_reasoning_evals.report import APART_FROM, MISSING_EXTRA, REPORT_FILE, Written, write_report, write_run_report
+from pytest_reasoning_evals.report import (
+    APART_FROM,
+    MISSING_EXTRA,
+    REPORT_FILE,
+    Written,
+    write_report,
+    write_run_report,
+)
 from pytest_reasoning_evals.stats import paired_delta_interval
 
 BASELINE = PROJECT_ROOT / "snapshots" / f"{DEFAULT_MODEL}_zeroshot.baseline.json"
-EXTERNAL = re.compile(r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?\s*(?:https?:)?//|@import|<link\b""", re.I)
+EXTERNAL = re.compile(
+    r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?\s*(?:https?:)?//|@import|<link\b""",
+    re.I,
+)
 
 
 def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "report", *map(str, args)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "report", *map(str, args)], capture_output=True, text=True
+    )
 
 
 def items_json(html: str) -> dict:
@@ -144,7 +155,9 @@ def test_a_run_with_a_baseline_shows_its_comparison(pytester) -> None:
     assert f"{comparison['n_paired']} paired items" in html
     # the next run without a baseline does not show the old comparison
     assert pytester.runpytest("--eval-max-items", "30").ret == 0
-    assert not (directory / "comparison.json").exists() and 'id="comparison"' not in (directory / REPORT_FILE).read_text()
+    assert (
+        not (directory / "comparison.json").exists() and 'id="comparison"' not in (directory / REPORT_FILE).read_text()
+    )
 
 
 def test_bad_run_directories_are_one_line_errors(tmp_path: Path) -> None:
@@ -162,7 +175,9 @@ def test_bad_run_directories_are_one_line_errors(tmp_path: Path) -> None:
 
 
 def test_without_the_report_extra_the_run_says_how_to_get_it(replay: Path, monkeypatch, tmp_path: Path) -> None:
-    for name in [m for m in sys.modules if m == "jinja2" or m.startswith(("jinja2.", "pytest_reasoning_evals.report.page"))]:
+    for name in [
+        m for m in sys.modules if m == "jinja2" or m.startswith(("jinja2.", "pytest_reasoning_evals.report.page"))
+    ]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "jinja2", None)  # what an install without the extra sees: no jinja2
     written = write_report(replay, out=tmp_path / "page.html")
@@ -182,7 +197,12 @@ def test_a_reply_cannot_break_out_of_the_page(replay: Path, tmp_path: Path) -> N
     assert "</" not in block  # nothing in the data can end its script element
     outside = html.replace(block, "")
     assert "document.title=" not in outside and "<img src=x" not in outside  # the reply is only data
-    assert items_json(html)["items"][[r["id"] for r in sorted(records, key=lambda r: r["id"])].index(question["id"])]["raw"] == question["raw_text"]
+    assert (
+        items_json(html)["items"][[r["id"] for r in sorted(records, key=lambda r: r["id"])].index(question["id"])][
+            "raw"
+        ]
+        == question["raw_text"]
+    )
 
 
 def test_dialectic_run_directory_gets_its_page(pytester) -> None:
@@ -203,11 +223,14 @@ def test_dialectic_run_directory_gets_its_page(pytester) -> None:
     assert f"report: {directory / REPORT_FILE}" in result.stdout.str()
 
 
-@pytest.mark.parametrize(("cells", "expected"), [
-    ((10, 0, 0, 10), (0.0, 0.0)),  # no discordant pair, the interval still has width
-    ((12, 2, 9, 6), (7 / 29, 7 / 29)),
-    ((0, 5, 0, 0), (-1.0, -1.0)),
-])
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        ((10, 0, 0, 10), (0.0, 0.0)),  # no discordant pair, the interval still has width
+        ((12, 2, 9, 6), (7 / 29, 7 / 29)),
+        ((0, 5, 0, 0), (-1.0, -1.0)),
+    ],
+)
 def test_paired_delta_interval_contains_the_change_and_stays_in_range(cells, expected) -> None:
     low, high = paired_delta_interval(*cells)
     delta = expected[0]

@@ -23,8 +23,15 @@ if CHROMIUM is None:
     pytest.skip("no Chromium on this machine (apt-get install chromium; .ci/run installs it)", allow_module_level=True)
 
 # Chromium on a machine without network: no background services, no sandbox as root (CI runs as root)
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-quic"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 BASELINE = PROJECT_ROOT / "snapshots" / f"{DEFAULT_MODEL}_zeroshot.baseline.json"
 
 
@@ -65,8 +72,9 @@ def replayed(pytester) -> Path:
     """A real replay of the committed SmolLM2 cassettes (every question and the first 14 dialogues),
     compared with the committed baseline, with a gate: its run directory."""
     add_eval_module(pytester)
-    result = pytester.runpytest_subprocess("--eval-max-items", "1010", f"--eval-baseline={BASELINE}", "--eval-min-accuracy", "0.4",
-                                "-n", "2")
+    result = pytester.runpytest_subprocess(
+        "--eval-max-items", "1010", f"--eval-baseline={BASELINE}", "--eval-min-accuracy", "0.4", "-n", "2"
+    )
     assert result.ret == 0, result.stdout.str()
     return run_dir(pytester, DEFAULT_MODEL, subset=True)
 
@@ -88,7 +96,7 @@ def test_the_page_renders_the_run_in_chromium(browser, replayed: Path, tmp_path:
     families = {name: d for name, d in summary["task_details"].items() if d["total"]}
     chart = page.locator('figure[data-chart="family-accuracy"] svg')
     assert chart.is_visible() and chart.bounding_box()["width"] > 400
-    for name, d in families.items():
+    for name in families:
         bar = chart.locator(f'[id="bar-{name}"]')
         assert bar.count() == 1 and bar.bounding_box()["width"] > 0, name
     for d in families.values():

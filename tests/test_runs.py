@@ -20,8 +20,11 @@ from pytest_reasoning_evals.chaosbench.questions import load_questions, shard_of
 from pytest_reasoning_evals.prefetch import Prefetcher
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
-FAKE_MODELS = ("models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: " + KEY_VAR +
-               "\n    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n")
+FAKE_MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
+    + KEY_VAR
+    + "\n    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n"
+)
 
 
 def completions(directory) -> list[dict]:
@@ -29,7 +32,9 @@ def completions(directory) -> list[dict]:
 
 
 def merge_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "merge", *map(str, args)], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "merge", *map(str, args)], capture_output=True, text=True
+    )
 
 
 # --- shards ---
@@ -52,7 +57,9 @@ def test_three_shards_merged_equal_the_unsharded_run(pytester) -> None:
         result.stdout.fnmatch_lines([f"*eval summary: random (zeroshot), shard {index} of 3*"])
         shard_dirs.append(pytester.path / "results" / f"random_zeroshot_shard{index}of3")
     shard_ids = [{r["id"] for r in completions(d)} for d in shard_dirs]
-    assert all(shard_ids) and not (shard_ids[0] & shard_ids[1] or shard_ids[1] & shard_ids[2] or shard_ids[0] & shard_ids[2])
+    assert all(shard_ids) and not (
+        shard_ids[0] & shard_ids[1] or shard_ids[1] & shard_ids[2] or shard_ids[0] & shard_ids[2]
+    )
 
     assert pytester.runpytest("--model", "random", "-n", "2").ret == 0
     unsharded = run_dir(pytester, "random")
@@ -80,7 +87,18 @@ def test_merge_refuses_shards_that_do_not_make_one_run(pytester) -> None:
     add_eval_module(pytester)
     for index in range(2):
         pytester.runpytest("--model", "random", "--eval-num-shards", "2", "--eval-shard-index", str(index))
-    pytester.runpytest("--model", "random", "--eval-num-shards", "2", "--eval-shard-index", "1", "--eval-seed", "9", "--eval-out-dir", "other")
+    pytester.runpytest(
+        "--model",
+        "random",
+        "--eval-num-shards",
+        "2",
+        "--eval-shard-index",
+        "1",
+        "--eval-seed",
+        "9",
+        "--eval-out-dir",
+        "other",
+    )
     pytester.runpytest("--model", "random", "--eval-max-items", "3")
     results = pytester.path / "results"
     shard0, shard1 = results / "random_zeroshot_shard0of2", results / "random_zeroshot_shard1of2"
@@ -119,7 +137,9 @@ def test_resume_asks_only_what_is_missing_and_ends_with_the_full_summary(pyteste
     (directory / "completions.jsonl").write_text("\n".join(kept) + "\n" + lines[1][:40])
     result = pytester.runpytest("--model", "random", "--eval-resume", "-n", "2")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines([f"*{len(lines) - len(kept)} items*", f"*{len(kept)} items resumed from an earlier run*"])
+    result.stdout.fnmatch_lines(
+        [f"*{len(lines) - len(kept)} items*", f"*{len(kept)} items resumed from an earlier run*"]
+    )
     asked = result.parseoutcomes()
     assert asked.get("passed", 0) + asked.get("wrong", 0) + asked.get("failed", 0) == len(lines) - len(kept)
     assert (directory / "summary.json").read_text() == full_summary
@@ -135,7 +155,9 @@ def test_resume_refuses_answers_made_under_another_configuration(pytester) -> No
     pytester.runpytest("--model", "random", "--eval-seed", "1", "--eval-max-items", "5")
     result = pytester.runpytest("--model", "random", "--eval-seed", "2", "--eval-max-items", "5", "--eval-resume")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--eval-resume: the answers in * were made with another configuration (differs in: config_hash, seed)*"])
+    result.stderr.fnmatch_lines(
+        ["*--eval-resume: the answers in * were made with another configuration (differs in: config_hash, seed)*"]
+    )
 
 
 def test_checkpoint_progress_is_written(pytester) -> None:
@@ -173,17 +195,34 @@ def small_bank(path, dialogues: int = 2, turns: int = 3, questions: int = 12):
     records = [question(f"q-{i:02d}", "TRUE" if i % 3 else "FALSE") for i in range(questions)]
     for d in range(dialogues):
         for t in range(1, turns + 1):
-            records.append(question(f"d{d}-t{t}", "TRUE" if (d + t) % 2 else "FALSE", family="multi_hop",
-                                    dialogue_id=f"d{d}", turn=t))
+            records.append(
+                question(
+                    f"d{d}-t{t}", "TRUE" if (d + t) % 2 else "FALSE", family="multi_hop", dialogue_id=f"d{d}", turn=t
+                )
+            )
     return write_jsonl(path, records)
 
 
 def eval_args(pytester, base_url: str, tag: str, price_in: float = 0.0) -> list[str]:
     models = pytester.path / f"models-{tag}.yaml"
     models.write_text(FAKE_MODELS.format(url=base_url, price_in=price_in))
-    return ["test_chaosbench.py", "--eval-models-file", str(models), "--model", "fake", "--eval-cases",
-            str(small_bank(pytester.path / "bank.jsonl")), "--eval-cassette-dir", str(pytester.path / f"cassettes-{tag}"),
-            "--eval-out-dir", str(pytester.path / f"results-{tag}"), "--eval-record-mode", "once", "-p", "no:cacheprovider"]
+    return [
+        "test_chaosbench.py",
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        str(small_bank(pytester.path / "bank.jsonl")),
+        "--eval-cassette-dir",
+        str(pytester.path / f"cassettes-{tag}"),
+        "--eval-out-dir",
+        str(pytester.path / f"results-{tag}"),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:cacheprovider",
+    ]
 
 
 @pytest.fixture
@@ -209,8 +248,12 @@ def test_sigkill_mid_dialogue_then_resume_pays_no_call_twice(pytester, key) -> N
         server.responder = answer_by_text
         server.hold_after = 14  # the 12 questions and two turns of the first dialogue; turn 3 hangs
         args = eval_args(pytester, server.openai_base, "killed")
-        process = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=pytester.path,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *args],
+            cwd=pytester.path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 120
         while server.held == 0 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
@@ -239,16 +282,23 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
     with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call
         server.responder = answer_by_text
         args = eval_args(pytester, server.openai_base, "budget", price_in=250_000.0)[1:]
-        result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "10", "-n", workers, "-rs", "--eval-concurrency", "1")
+        result = pytester.runpytest_subprocess(
+            *args, "--eval-max-cost", "10", "-n", workers, "-rs", "--eval-concurrency", "1"
+        )
         assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # a partial run is not a pass
-        result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: * items not asked (--eval-max-cost budget spent))"])
+        result.stdout.fnmatch_lines(
+            ["gate complete: FAILED (the run is incomplete: * items not asked (--eval-max-cost budget spent))"]
+        )
         asked = len(server.requests)
         assert 4 <= asked <= 4 + int(workers), "stops once $10 is spent ($12 after 4 calls), plus calls in flight"
         # (with --eval-concurrency N, up to N calls per process: tests/test_concurrency.py)
         summary = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())
         items = 12 + 2
         assert summary["not_asked"]["count"] > 0
-        assert summary["not_asked"]["count"] + summary["total_questions"] + summary["dialogue_details"]["total_dialogues"] == items
+        assert (
+            summary["not_asked"]["count"] + summary["total_questions"] + summary["dialogue_details"]["total_dialogues"]
+            == items
+        )
         result.stdout.fnmatch_lines([f"NOT ASKED: {summary['not_asked']['count']} items*"])
         result.stdout.fnmatch_lines(["SKIPPED * not asked: the --eval-max-cost budget of $10 is spent"])
 
@@ -271,7 +321,10 @@ def test_merge_gates_on_the_merged_summary(pytester) -> None:
     passed = merge_cli(*shards, "--min-accuracy", "0.4")
     assert passed.returncode == 0 and "gate min-accuracy: passed" in passed.stdout
     failed = merge_cli(*shards, "--min-accuracy", "0.6")
-    assert failed.returncode == 1 and "gate min-accuracy: FAILED (overall accuracy 0.5000, required >= 0.6)" in failed.stdout
+    assert (
+        failed.returncode == 1
+        and "gate min-accuracy: FAILED (overall accuracy 0.5000, required >= 0.6)" in failed.stdout
+    )
 
 
 # --- the example workflow for the full bank ---
@@ -285,7 +338,9 @@ def test_the_example_workflow_runs_every_shard_with_options_that_exist(pytester)
     eval_run = next(r for r in runs if r.startswith("pytest evals"))
     merge_run = next(r for r in runs if r.startswith("reasoning-evals merge"))
     pytest_help = pytester.runpytest("--help").stdout.str()
-    merge_help = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "merge", "--help"], capture_output=True, text=True).stdout
+    merge_help = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "merge", "--help"], capture_output=True, text=True
+    ).stdout
     for run, help_text in ((eval_run, pytest_help), (merge_run, merge_help)):
         for option in re.findall(r"(--[a-z][a-z-]+)", run):
             assert option in help_text, f"{option} is not an option of: {run.split()[0:3]}"
@@ -303,15 +358,18 @@ def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, w
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.script(*[status(503, retry_after=0)] * 500)  # every call fails, retried at once
-        result = pytester.runpytest_subprocess(*eval_args(pytester, server.openai_base, "outage")[1:], "-n", workers,
-                                               "--eval-concurrency", concurrency)
+        result = pytester.runpytest_subprocess(
+            *eval_args(pytester, server.openai_base, "outage")[1:], "-n", workers, "--eval-concurrency", concurrency
+        )
         asked = len(server.requests)
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*provider outage: 3 call(s) in a row failed after their retries (last: HTTP 503*"])
     # 5 attempts per item, 3 failed items per process plus the calls running ahead, and under
     # xdist one more item per other process
     processes, ahead = max(1, int(workers)), Prefetcher.pool_size(int(concurrency)) if concurrency != "1" else 0
-    assert asked <= 5 * (3 + ahead) * processes + 5 * (processes - 1), f"stopped after 3 failed items per process, not 14: {asked}"
+    assert asked <= 5 * (3 + ahead) * processes + 5 * (processes - 1), (
+        f"stopped after 3 failed items per process, not 14: {asked}"
+    )
     summary = json.loads((pytester.path / "results-outage" / "fake_zeroshot" / "summary.json").read_text())
     assert summary["complete"] is False and "provider outage" in summary["incomplete_reason"]
     result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: *provider outage*"])
@@ -323,7 +381,9 @@ def test_no_server_at_all_stops_within_one_retry_budget(pytester, key) -> None:
     result = pytester.runpytest_subprocess(*eval_args(pytester, "http://127.0.0.1:9/v1", "down")[1:])
     elapsed = time.monotonic() - started
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*provider outage: 1 call(s) in a row failed after their retries (last: connection failed*"])
+    result.stdout.fnmatch_lines(
+        ["*provider outage: 1 call(s) in a row failed after their retries (last: connection failed*"]
+    )
     summary = json.loads((pytester.path / "results-down" / "fake_zeroshot" / "summary.json").read_text())
     assert summary["complete"] is False and summary["num_errors"] == 1, "the first item only: the others were not asked"
     assert elapsed < 60, f"one retry budget (~8 s), not one per item: {elapsed:.0f} s"

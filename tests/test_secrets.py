@@ -7,7 +7,6 @@ so that this file passes the scanner itself and any other secrets scanner run in
 from __future__ import annotations
 
 import base64
-
 import hashlib
 import json
 from pathlib import Path
@@ -59,8 +58,16 @@ def cassette(value: str, header: str = "Authorization") -> str:
 
 
 def result_row(item_id: str, raw: str) -> str:
-    return json.dumps({"item_id": item_id, "model": "local-model", "mode": "direct",
-                       "raw_response": raw, "parsed": "TRUE", "correct": True})
+    return json.dumps(
+        {
+            "item_id": item_id,
+            "model": "local-model",
+            "mode": "direct",
+            "raw_response": raw,
+            "parsed": "TRUE",
+            "correct": True,
+        }
+    )
 
 
 def results_jsonl(value: str) -> str:
@@ -158,14 +165,14 @@ NOT_SECRETS = {
     "sha256 in csv": f"cb-atomic-001,{SHA256},{SHA256[:12]}",
     "git sha": "commit " + hashlib.sha1(b"x").hexdigest(),
     "long english words": "pneumonoultramicroscopicsilicovolcanoconiosis and antidisestablishmentarianism"
-                          " and Supercalifragilisticexpialidocious",
+    " and Supercalifragilisticexpialidocious",
     "glued words": "internationalizationcharacterizationsincomprehensibilities",
     "snake_case id": '"item_id": "cb-perturbation_robustness-008"',
     "long snake_case id": "chaosbench_perturbation_robustness_family_item_00008_variant_B",
     "word ending in sk-": "risk-assessment_for_long_identifier_names_0001",
     "cassette uri": "    uri: http://127.0.0.1:8080/v1/chat/completions",
     "cassette body": '    body: \'{"messages": [{"role": "user", "content": "Answer the following question'
-                     ' with TRUE or FALSE: a system with a positive Lyapunov exponent is chaotic."}]}\'',
+    " with TRUE or FALSE: a system with a positive Lyapunov exponent is chaotic.\"}]}'",
     "absolute path": '"path": "/home/Runner/work/ReasoningEvals2024/main/evals"',
     "url": "https://github.com/SomeOrganization/pytest-reasoning-evals2024/actions/runs",
     "chat completion id": '"id": "chatcmpl-0001", "system_fingerprint": "fp_44709d6fcb"',
@@ -206,14 +213,17 @@ def test_a_directory_is_walked_for_every_file_binary_ones_included(tmp_path: Pat
     notes = write(tmp_path / "results" / "notes.py", f"KEY = '{key}'\n")
     findings = scan_paths([tmp_path / "results"])
     assert sorted((f.path, f.line, f.kind) for f in findings) == sorted(
-        [(str(nested), 2, "anthropic"), (str(blob), 1, "anthropic"), (str(notes), 1, "anthropic")])
+        [(str(nested), 2, "anthropic"), (str(blob), 1, "anthropic"), (str(notes), 1, "anthropic")]
+    )
 
 
 def test_temporary_files_logs_and_files_without_a_suffix_are_scanned(tmp_path: Path) -> None:
     # the review found a key in completions.jsonl.tmp, run.log and a suffix-less file unreported
     run = tmp_path / "results" / "m_zeroshot"
-    planted = [write(run / name, f"reply: {PLANTED['openai']}\n")
-               for name in ("completions.jsonl.1234.tmp", "run.log", "NOTES")]
+    planted = [
+        write(run / name, f"reply: {PLANTED['openai']}\n")
+        for name in ("completions.jsonl.1234.tmp", "run.log", "NOTES")
+    ]
     assert sorted(f.path for f in scan_paths([tmp_path / "results"])) == sorted(str(p) for p in planted)
 
 
@@ -229,7 +239,7 @@ def test_a_binary_yaml_body_is_decoded_before_scanning() -> None:
     # vcrpy stores a reply that is not UTF-8 as !!binary base64: its lines are not keys
     body = "Réponse: vrai ".encode("latin-1") * 20
     encoded = base64.b64encode(body).decode()
-    block = "\n".join("        " + encoded[i:i + 60] for i in range(0, len(encoded), 60))
+    block = "\n".join("        " + encoded[i : i + 60] for i in range(0, len(encoded), 60))
     cassette = f"interactions:\n- response:\n    body:\n      string: !!binary |\n{block}\n    status: {{code: 200}}\n"
     assert scan_text(cassette, "c.yaml") == []
     leaked = base64.b64encode(f"token {PLANTED['openai']} ".encode() + b"\xff").decode()
@@ -318,11 +328,19 @@ def test_command_line_fails_on_a_planted_key(tmp_path) -> None:
     key = "sk-ant-" + "Zq9x" * 8
     (tmp_path / "cassettes").mkdir()
     (tmp_path / "cassettes" / "item.yaml").write_text(f"headers:\n  x-api-key:\n  - {key}\n")
-    result = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "scan-secrets", "cassettes"],
-                            cwd=tmp_path, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "scan-secrets", "cassettes"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1
     assert "cassettes/item.yaml:3: anthropic: sk-a…" in result.stdout
     assert key not in result.stdout
-    clean = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "scan-secrets", "cassettes"],
-                           cwd=tmp_path / "cassettes", capture_output=True, text=True)
+    clean = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "scan-secrets", "cassettes"],
+        cwd=tmp_path / "cassettes",
+        capture_output=True,
+        text=True,
+    )
     assert clean.returncode == 2, "an explicit path that does not exist is an error"

@@ -17,8 +17,10 @@ from pytest_reasoning_evals.shipped import shipped
 
 SNAPSHOTS = PROJECT_ROOT / "snapshots"
 # (mode, selection): the default suite zero-shot, and the chain-of-thought subset that has cassettes
-COT_SUBSET = ("00001 or 00002 or 00003 or 00004 or 00005"  # the first five questions of each family
-              " or dlg-0001 or dlg-0002 or dlg-0003 or dlg-0004 or dlg-0005")  # and the first five dialogues
+COT_SUBSET = (
+    "00001 or 00002 or 00003 or 00004 or 00005"  # the first five questions of each family
+    " or dlg-0001 or dlg-0002 or dlg-0003 or dlg-0004 or dlg-0005"
+)  # and the first five dialogues
 RUNS = {"zeroshot": [], "cot": ["-k", COT_SUBSET]}
 
 
@@ -36,14 +38,18 @@ def test_replay_reproduces_the_committed_summary(pytester, data_regression, mode
 def dialectic_summaries(directory) -> dict:
     """What the dialectic baseline pins: every per-response result and the three summaries (the
     query and reply texts are the cassettes' own, which the results are read from)."""
-    per_response = [{k: v for k, v in json.loads(line).items() if k not in ("query", "text")}
-                    for line in (directory / "per_response.jsonl").read_text().splitlines()]
+    per_response = [
+        {k: v for k, v in json.loads(line).items() if k not in ("query", "text")}
+        for line in (directory / "per_response.jsonl").read_text().splitlines()
+    ]
     return {
         "per_response": per_response,
         "variants": json.loads((directory / "variant_summary.json").read_text()),
         "multiturn": json.loads((directory / "multiturn_summary.json").read_text()),
         "cross_provider": json.loads((directory / "cross_provider_summary.json").read_text()),
-        "spotcheck_queue": [json.loads(line)["review_id"] for line in (directory / "spotcheck_queue.jsonl").read_text().splitlines()],
+        "spotcheck_queue": [
+            json.loads(line)["review_id"] for line in (directory / "spotcheck_queue.jsonl").read_text().splitlines()
+        ],
     }
 
 
@@ -51,11 +57,15 @@ def dialectic_summaries(directory) -> dict:
 def test_dialectic_replay_reproduces_the_committed_summaries(pytester, data_regression, workers: str) -> None:
     pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
     use_repo_cassettes(pytester)
-    result = pytester.runpytest_subprocess("-n", workers, "--eval-base-url", "http://127.0.0.1:9/v1")  # nothing listens there
+    result = pytester.runpytest_subprocess(
+        "-n", workers, "--eval-base-url", "http://127.0.0.1:9/v1"
+    )  # nothing listens there
     assert result.ret == 0, result.stdout.str()
     assert "cassette miss" not in result.stdout.str()
-    data_regression.check(dialectic_summaries(pytester.path / "results" / f"{DEFAULT_MODEL}_dialectic"),
-                          fullpath=SNAPSHOTS / f"{DEFAULT_MODEL}_dialectic.summary.yml")
+    data_regression.check(
+        dialectic_summaries(pytester.path / "results" / f"{DEFAULT_MODEL}_dialectic"),
+        fullpath=SNAPSHOTS / f"{DEFAULT_MODEL}_dialectic.summary.yml",
+    )
 
 
 def test_the_replay_matches_the_committed_baseline_item_by_item(pytester) -> None:

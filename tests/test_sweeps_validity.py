@@ -103,24 +103,46 @@ def _toy_bistable() -> MapModel:
     def jac(x, p):
         return np.where(x[0] < 0, 0.5, 4.0 * (1.0 - 2.0 * x[0]))[None, None] + 0 * p["s"]
 
-    return MapModel(id="toy_bistable", kind="map", description="toy", defaults={"s": 0.0}, f=f, jacobian=jac,
-                    initial=lambda p, rng: [0.3], timescale=1.0, dt=1.0, transient=100, horizon=2000)
+    return MapModel(
+        id="toy_bistable",
+        kind="map",
+        description="toy",
+        defaults={"s": 0.0},
+        f=f,
+        jacobian=jac,
+        initial=lambda p, rng: [0.3],
+        timescale=1.0,
+        dt=1.0,
+        transient=100,
+        horizon=2000,
+    )
 
 
 def test_runs_that_disagree_make_the_point_ambiguous(monkeypatch):
     monkeypatch.setitem(dynamics.MODELS, "toy_bistable", _toy_bistable())
-    both = sweeps.SweepSpec("toy_bistable", "s", (0.0, 1.0), transient=100, horizon=2000,
-                            box=((-0.9, 0.9),), n_random=6)
+    both = sweeps.SweepSpec(
+        "toy_bistable", "s", (0.0, 1.0), transient=100, horizon=2000, box=((-0.9, 0.9),), n_random=6
+    )
     points = sweeps.run_points(both, seed=0)
     for p in points:
-        assert set(p["runs"]) == {"c", "f"}, p["runs"]          # both basins were sampled
+        assert set(p["runs"]) == {"c", "f"}, p["runs"]  # both basins were sampled
         assert p["regime"] == "ambiguous"
-    only_chaos = sweeps.SweepSpec("toy_bistable", "s", (0.0,), transient=100, horizon=2000,
-                                  box=((0.05, 0.95),), n_random=3)
+    only_chaos = sweeps.SweepSpec(
+        "toy_bistable", "s", (0.0,), transient=100, horizon=2000, box=((0.05, 0.95),), n_random=3
+    )
     p = sweeps.run_points(only_chaos, seed=0)[0]
     assert p["runs"] == "cccc" and p["regime"] == "chaotic" and p["k01"] > 0.8
-    guarded = sweeps.SweepSpec("toy_bistable", "s", (0.0, 1.0), transient=100, horizon=2000,
-                               box=((0.05, 0.95),), n_random=3, bifurcations=(0.9,), margin=0.2)
+    guarded = sweeps.SweepSpec(
+        "toy_bistable",
+        "s",
+        (0.0, 1.0),
+        transient=100,
+        horizon=2000,
+        box=((0.05, 0.95),),
+        n_random=3,
+        bifurcations=(0.9,),
+        margin=0.2,
+    )
     low, high = sweeps.run_points(guarded, seed=0)
     assert low["regime"] == "chaotic" and "near_bifurcation" not in low
     assert high["regime"] == "ambiguous" and high["near_bifurcation"] == 0.9 and high["runs"] == "cccc"
@@ -147,8 +169,11 @@ def test_dysts_names_do_not_leak_predicates(dysts_catalog):
     names = [e["name"] for e in dysts_catalog]
     assert len(set(names)) == len(names)
     assert len(set(compute_indicators.DYSTS_NAMES.values())) == len(compute_indicators.DYSTS_NAMES)
-    pattern = re.compile(r"four-dimensional|dimension|hyper|chaotic|chaos|damped|random|periodic|regime|attractor|"
-                         r"scroll|wing|forced|driven|oscillator", re.IGNORECASE)
+    pattern = re.compile(
+        r"four-dimensional|dimension|hyper|chaotic|chaos|damped|random|periodic|regime|attractor|"
+        r"scroll|wing|forced|driven|oscillator",
+        re.IGNORECASE,
+    )
     for name in list(names) + list(compute_indicators.DYSTS_NAMES.values()):
         assert not pattern.search(name), name
         assert not compute_indicators.leaking_name_words(name), name
@@ -162,13 +187,21 @@ def test_dysts_names_do_not_leak_predicates(dysts_catalog):
 
 def test_dysts_yaml_writes_unknown_as_null():
     assert compute_indicators._yaml_scalar(None) == "null"
-    assert yaml.safe_load("truth: " + compute_indicators._yaml_map({"Mixing": None, "Chaotic": True})) == \
-        {"truth": {"Mixing": None, "Chaotic": True}}
+    assert yaml.safe_load("truth: " + compute_indicators._yaml_map({"Mixing": None, "Chaotic": True})) == {
+        "truth": {"Mixing": None, "Chaotic": True}
+    }
 
 
 def test_label_problems_skip_unknown_values():
-    truth = {"Chaotic": None, "PosLyap": None, "Hyperchaotic": None, "FixedPointAttr": None, "Stochastic": None,
-             "Mixing": None, "Ergodic": None}
+    truth = {
+        "Chaotic": None,
+        "PosLyap": None,
+        "Hyperchaotic": None,
+        "FixedPointAttr": None,
+        "Stochastic": None,
+        "Mixing": None,
+        "Ergodic": None,
+    }
     entry = compute_indicators.Entry("x", "the x system", {"model": "logistic"}, {}, truth, "core")
     values = {"lle": 0.5, "lle2": 0.3, "k01": 0.1, "settings": {"eps": 0.01}}
     assert compute_indicators.label_problems(entry, values) == []

@@ -20,23 +20,44 @@ from test_runs import small_bank as bank  # 12 questions and 2 dialogues of 3 tu
 
 from pytest_reasoning_evals.progress import Progress, Tally
 
-FAKE_MODELS = ("models:\n  fake:\n    provider: openai_compatible\n    model_id: fake-model\n    api_key_env: null\n"
-               "    base_url: {url}\n    price_in: 1.0\n    price_out: 2.0\n")
-PROGRESS = re.compile(r"eval progress: (\d+)/(\d+) items \((\d+)%\), [\d.]+/s, (?:ETA|done in) \S+, "
-                      r"calls (\d+) live / (\d+) cassette, (\d+) failed, \$([\d.]+)( of \$[\d.]+)? spent")
+FAKE_MODELS = (
+    "models:\n  fake:\n    provider: openai_compatible\n    model_id: fake-model\n    api_key_env: null\n"
+    "    base_url: {url}\n    price_in: 1.0\n    price_out: 2.0\n"
+)
+PROGRESS = re.compile(
+    r"eval progress: (\d+)/(\d+) items \((\d+)%\), [\d.]+/s, (?:ETA|done in) \S+, "
+    r"calls (\d+) live / (\d+) cassette, (\d+) failed, \$([\d.]+)( of \$[\d.]+)? spent"
+)
 
 
 def live_args(pytester, url: str) -> list[str]:
     models = pytester.path / "models.yaml"
     models.write_text(FAKE_MODELS.format(url=url))
-    return ["test_chaosbench.py", "--eval-models-file", str(models), "--model", "fake", "-p", "no:randomly",
-            "--eval-cases", str(bank(pytester.path / "bank.jsonl")), "--eval-cassette-dir", str(pytester.path / "cassettes"),
-            "--eval-record-mode", "once"]
+    return [
+        "test_chaosbench.py",
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "-p",
+        "no:randomly",
+        "--eval-cases",
+        str(bank(pytester.path / "bank.jsonl")),
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        "--eval-record-mode",
+        "once",
+    ]
 
 
 def test_default_replay_of_this_repository_is_short_and_ends_with_the_summary(tmp_path) -> None:
-    done = subprocess.run([sys.executable, "-m", "pytest", "evals", "-p", "no:randomly", "--eval-out-dir", str(tmp_path)],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "evals", "-p", "no:randomly", "--eval-out-dir", str(tmp_path)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
     lines = done.stdout.splitlines()
     assert len(lines) < 150, f"{len(lines)} lines"
@@ -60,7 +81,9 @@ def test_unknowns_are_listed_one_line_each_and_v_lists_every_one(pytester) -> No
     args = ["--model", "random", "-p", "no:randomly", "--eval-max-items", "80"]
     result = pytester.runpytest(*args)
     out = result.stdout.str()
-    listing = re.search(r"wrong answers, UNKNOWNs and unmet checks: (\d+) \(one line each, the first 30; -v lists all\)", out)
+    listing = re.search(
+        r"wrong answers, UNKNOWNs and unmet checks: (\d+) \(one line each, the first 30; -v lists all\)", out
+    )
     assert listing and int(listing[1]) > 30, out
     shown = re.findall(r"^test_chaosbench.py::test_\w+\[[\w-]+\] - (?:expected|UNKNOWN|turn)", out, re.M)
     assert len(shown) == 30 and f"... and {int(listing[1]) - 30} more" in out
@@ -74,8 +97,9 @@ def test_a_live_run_in_a_log_prints_progress_lines(pytester, workers: str) -> No
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.responder = answer_by_text
-        result = pytester.runpytest_subprocess(*live_args(pytester, server.openai_base)[1:], "--eval-max-cost", "5",
-                                               "-n", workers)
+        result = pytester.runpytest_subprocess(
+            *live_args(pytester, server.openai_base)[1:], "--eval-max-cost", "5", "-n", workers
+        )
     assert result.ret == 0, result.stdout.str()
     found = [m.groups() for m in PROGRESS.finditer(result.stdout.str())]
     assert found, result.stdout.str()
@@ -93,8 +117,14 @@ def test_a_live_run_in_a_log_prints_progress_lines(pytester, workers: str) -> No
 def run_in_terminal(args: list[str], cwd, timeout: float = 300) -> str:
     """Run pytest with a pseudo-terminal as its stdout (pytest then sees a TTY); -> what it wrote."""
     master, slave = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=cwd, stdout=slave, stderr=slave,
-                               stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "200"})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=cwd,
+        stdout=slave,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     os.close(slave)
     chunks, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -135,8 +165,9 @@ def test_the_line_reads_rate_time_left_calls_and_budget() -> None:
         progress.add(Tally(live=2, errors=0, spent=0.01), total=120)
     progress.add(Tally(cassette=1, errors=1), total=120)
     assert progress.live and progress.done == 31
-    assert progress.line(now[0]) == ("eval progress: 31/120 items (26%), 2.1/s, ETA 0m43s, calls 60 live / 1 cassette, "
-                                     "1 failed, $0.3000 of $2 spent")
+    assert progress.line(now[0]) == (
+        "eval progress: 31/120 items (26%), 2.1/s, ETA 0m43s, calls 60 live / 1 cassette, 1 failed, $0.3000 of $2 spent"
+    )
     replay = Progress(None, None, clock=lambda: now[0])
     replay.add(Tally(cassette=1), total=3)
     assert not replay.live  # a replay never shows the line

@@ -57,13 +57,17 @@ class Checkpoints:
             raise ResumeError(self._unmatched("is not a JSON object"))
         if stored != config:
             differ = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
-            raise ResumeError(f"--eval-resume: the answers in {self.folder.parent} were made with another "
-                              f"configuration (differs in: {', '.join(differ)}); run without --eval-resume "
-                              "or with another --eval-out-dir")
+            raise ResumeError(
+                f"--eval-resume: the answers in {self.folder.parent} were made with another "
+                f"configuration (differs in: {', '.join(differ)}); run without --eval-resume "
+                "or with another --eval-out-dir"
+            )
 
     def _unmatched(self, what: str) -> str:
-        return (f"--eval-resume: {self.config_file} {what}, so the answers in {self.folder.parent} cannot be "
-                "matched to a configuration; run without --eval-resume (or with another --eval-out-dir)")
+        return (
+            f"--eval-resume: {self.config_file} {what}, so the answers in {self.folder.parent} cannot be "
+            "matched to a configuration; run without --eval-resume (or with another --eval-out-dir)"
+        )
 
     def record_added(self) -> bool:
         """One more record: whether a checkpoint is due now."""
@@ -74,10 +78,12 @@ class Checkpoints:
         return True
 
     def write_progress(self, answered_count: int, not_asked: int, spent_usd: float) -> None:
-        write_json(self.progress_file, {
-            "answered": answered_count,
-            "not_asked": not_asked,
-            "spent_usd": spent_usd,
-            "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        })
-
+        write_json(
+            self.progress_file,
+            {
+                "answered": answered_count,
+                "not_asked": not_asked,
+                "spent_usd": spent_usd,
+                "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            },
+        )

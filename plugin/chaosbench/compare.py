@@ -30,8 +30,12 @@ class BaselineError(Exception):
 
 
 def _item(record: dict) -> dict:
-    return {"correct": record["correct"] is True, "gold": record["status"] != "no_gold",
-            "family": record["family"], "split": record["split"]}
+    return {
+        "correct": record["correct"] is True,
+        "gold": record["status"] != "no_gold",
+        "family": record["family"],
+        "split": record["split"],
+    }
 
 
 def baseline_file(run_dir: Path) -> dict:
@@ -40,8 +44,14 @@ def baseline_file(run_dir: Path) -> dict:
     if not records:
         raise BaselineError(f"{run_dir}: no completions.jsonl records; is this a ChaosBench run directory?")
     meta = _meta(run_dir)
-    return {"format": BASELINE_FORMAT, "source": str(run_dir), "model": meta.get("model"), "mode": meta.get("mode"),
-            "config_hash": meta.get("config_hash"), "items": {r["id"]: _item(r) for r in sorted(records, key=lambda r: r["id"])}}
+    return {
+        "format": BASELINE_FORMAT,
+        "source": str(run_dir),
+        "model": meta.get("model"),
+        "mode": meta.get("mode"),
+        "config_hash": meta.get("config_hash"),
+        "items": {r["id"]: _item(r) for r in sorted(records, key=lambda r: r["id"])},
+    }
 
 
 def dump_baseline(data: dict) -> str:
@@ -76,12 +86,16 @@ def load_baseline(path: Path) -> dict:
     except BaselineError:
         raise
     except json.JSONDecodeError as exc:
-        raise BaselineError(f"--eval-baseline {path}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+        raise BaselineError(
+            f"--eval-baseline {path}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})"
+        ) from None
     except RecursionError:
         raise BaselineError(f"--eval-baseline {path}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("items"), dict):
-        raise BaselineError(f"--eval-baseline {path}: not a run directory or a baseline file "
-                            f"(write one with `reasoning-evals baseline RUN_DIR {path}`)")
+        raise BaselineError(
+            f"--eval-baseline {path}: not a run directory or a baseline file "
+            f"(write one with `reasoning-evals baseline RUN_DIR {path}`)"
+        )
     for item_id, item in data["items"].items():
         where = f"--eval-baseline {path}:{_line_of(lines, item_id)}"
         if not isinstance(item, dict):
@@ -113,8 +127,10 @@ def _no_duplicates(path: Path, lines: list[str]):
         for key, _ in pairs:
             seen[key] = seen.get(key, 0) + 1
             if seen[key] == 2:
-                raise BaselineError(f"--eval-baseline {path}:{_line_of(lines, key, 2)}: item {key!r} is given twice "
-                                    f"(first at line {_line_of(lines, key)})")
+                raise BaselineError(
+                    f"--eval-baseline {path}:{_line_of(lines, key, 2)}: item {key!r} is given twice "
+                    f"(first at line {_line_of(lines, key)})"
+                )
         return dict(pairs)
 
     return hook
@@ -129,8 +145,13 @@ def _group_deltas(pairs: list[tuple[dict, dict]], key: str) -> dict[str, dict]:
         rows = groups[name]
         acc_before = ratio(sum(b["correct"] for b, _ in rows), len(rows))
         acc_now = ratio(sum(n["correct"] for _, n in rows), len(rows))
-        out[name] = {"n_paired": len(rows), "accuracy_baseline": acc_before, "accuracy_current": acc_now,
-                     "accuracy_delta": acc_now - acc_before, "accuracy_delta_ci95": _delta_interval(rows)}
+        out[name] = {
+            "n_paired": len(rows),
+            "accuracy_baseline": acc_before,
+            "accuracy_current": acc_now,
+            "accuracy_delta": acc_now - acc_before,
+            "accuracy_delta_ci95": _delta_interval(rows),
+        }
     return out
 
 
@@ -152,8 +173,12 @@ def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: floa
     dropped = delta is not None and delta < 0
     regressed = dropped and (p_value < alpha or (max_drop is not None and -delta > max_drop))
     return {
-        "baseline": {"path": baseline["source"], "config_hash": baseline.get("config_hash"),
-                     "model": baseline.get("model"), "mode": baseline.get("mode")},
+        "baseline": {
+            "path": baseline["source"],
+            "config_hash": baseline.get("config_hash"),
+            "model": baseline.get("model"),
+            "mode": baseline.get("mode"),
+        },
         "n_paired": len(pairs),
         "n_current_only": sum(i not in baseline["items"] for i in current),
         "n_baseline_only": sum(i not in current for i in baseline["items"]),
@@ -180,9 +205,11 @@ def _pct(value: float | None) -> str:
 
 def comparison_lines(c: dict) -> list[str]:
     delta = "n/a" if c["accuracy_delta"] is None else f"{c['accuracy_delta']:+.1%}"
-    lines = [f"baseline {c['baseline']['path']}: {c['n_paired']} paired items, accuracy {_pct(c['accuracy_baseline'])} -> "
-             f"{_pct(c['accuracy_current'])} ({delta}), fixed {c['fixed']}, broken {c['broken']}, "
-             f"McNemar p = {c['p_value']:.4g}: {'REGRESSED' if c['regressed'] else 'no significant regression'}"]
+    lines = [
+        f"baseline {c['baseline']['path']}: {c['n_paired']} paired items, accuracy {_pct(c['accuracy_baseline'])} -> "
+        f"{_pct(c['accuracy_current'])} ({delta}), fixed {c['fixed']}, broken {c['broken']}, "
+        f"McNemar p = {c['p_value']:.4g}: {'REGRESSED' if c['regressed'] else 'no significant regression'}"
+    ]
     if c["broken_ids"]:
         more = f" (and {len(c['broken_ids']) - SHOWN} more)" if len(c["broken_ids"]) > SHOWN else ""
         lines.append(f"  broken: {', '.join(c['broken_ids'][:SHOWN])}{more}")

@@ -80,7 +80,9 @@ def dialogue_record(dialogue: Dialogue, turns: list[dict], prompt_sha256: str) -
         "cost_usd": sum(t["cost_usd"] for t in turns),
         "error": errors[0] if errors else None,
         "cassette": next((t["cassette"] for t in turns if t["cassette"]), None),
-        "cassette_hit": all(t["cassette_hit"] for t in asked) if asked and asked[0]["cassette_hit"] is not None else None,
+        "cassette_hit": all(t["cassette_hit"] for t in asked)
+        if asked and asked[0]["cassette_hit"] is not None
+        else None,
         "turns": turns,
     }
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pytest_reasoning_evals.session import EvalSession
 
 
-def fixtures_for(session: "EvalSession") -> types.ModuleType:
+def fixtures_for(session: EvalSession) -> types.ModuleType:
     """The session's ChaosBench fixtures, as a plugin module (pytest reads fixtures from a
     module's attributes). They are session-scoped and take no argument: pytest resolves a
     fixture's arguments on every item even when its value is cached, and asking for
@@ -44,5 +44,8 @@ def fixtures_for(session: "EvalSession") -> types.ModuleType:
 
     plugin = types.ModuleType(f"{__name__}.session")
     plugin.chaosbench_prompt, plugin.chaosbench_model, plugin.chaosbench_outcome = (
-        chaosbench_prompt, chaosbench_model, chaosbench_outcome)
+        chaosbench_prompt,
+        chaosbench_model,
+        chaosbench_outcome,
+    )
     return plugin

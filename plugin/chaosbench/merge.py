@@ -17,18 +17,30 @@ import json
 from pathlib import Path
 
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
+from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.completions import load_completions
 from pytest_reasoning_evals.manifest import merged
-from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.results import LOCK_NAME, RunDirBusy, busy_holder, refuse_if_busy
 
 # What the merge reads of each shard's files (a dotted path, and the type it must have).
 NEEDS = {
-    "run_manifest.json": {"execution": dict, "execution.sharded": bool, "execution.shard_index": (int, type(None)),
-                          "execution.num_shards": (int, type(None)), "execution.config_hash": str,
-                          "execution.start_time": str, "execution.end_time": str, "dataset_config": dict},
-    "run_meta.json": {"model": str, "mode": str, "timestamp": str, "num_workers": int,
-                      "execution_time_seconds": (int, float)},
+    "run_manifest.json": {
+        "execution": dict,
+        "execution.sharded": bool,
+        "execution.shard_index": (int, type(None)),
+        "execution.num_shards": (int, type(None)),
+        "execution.config_hash": str,
+        "execution.start_time": str,
+        "execution.end_time": str,
+        "dataset_config": dict,
+    },
+    "run_meta.json": {
+        "model": str,
+        "mode": str,
+        "timestamp": str,
+        "num_workers": int,
+        "execution_time_seconds": (int, float),
+    },
     "summary.json": {"not_asked": dict, "not_asked.ids": list, "not_asked.count": int},
 }
 # Read when present (a shard of an older harness may lack them): their type is checked all the same.
@@ -64,8 +76,10 @@ def _read_json(path: Path) -> dict:
         if value is _MISSING and key not in needed:
             continue
         if value is _MISSING:
-            raise MergeError(f"{path.parent}: {path.name} has no {key!r}; is this a finished shard run directory "
-                             "written by this harness?")
+            raise MergeError(
+                f"{path.parent}: {path.name} has no {key!r}; is this a finished shard run directory "
+                "written by this harness?"
+            )
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise MergeError(f"{path.parent}: {path.name} has {key!r} = {value!r}, not a {_kind_name(kind)}")
     return data
@@ -93,14 +107,20 @@ class Shard:
             raise MergeError(f"{directory}: not a shard (run without --num-shards/--shard-index)")
         self.index, self.count = execution["shard_index"], execution["num_shards"]
         if not (isinstance(self.index, int) and isinstance(self.count, int) and 0 <= self.index < self.count):
-            raise MergeError(f"{directory}: run_manifest.json has shard_index {self.index!r} of num_shards {self.count!r}")
+            raise MergeError(
+                f"{directory}: run_manifest.json has shard_index {self.index!r} of num_shards {self.count!r}"
+            )
         self.config_hash = execution["config_hash"]
         if not all(isinstance(i, str) for i in self.summary["not_asked"]["ids"]):
             raise MergeError(f"{directory}: summary.json has not_asked ids that are not strings")
         read = load_completions(directory / "completions.jsonl")
         if read.unreadable:
-            raise MergeError(read.problem(directory / "completions.jsonl", "run this shard again with --eval-resume "
-                                          "(it asks their items again), then merge"))
+            raise MergeError(
+                read.problem(
+                    directory / "completions.jsonl",
+                    "run this shard again with --eval-resume (it asks their items again), then merge",
+                )
+            )
         self.records = read.records
 
 
@@ -108,15 +128,22 @@ def _check(shards: list[Shard], allow_partial: bool) -> None:
     first = shards[0]
     incomplete = [s for s in shards if not s.summary.get("complete", True)]
     if incomplete and not allow_partial:
-        raise MergeError("incomplete shard(s): " + "; ".join(f"{s.directory} ({s.summary.get('incomplete_reason')})" for s in incomplete)
-                         + " — run them again with --eval-resume, or merge anyway with --allow-partial")
+        raise MergeError(
+            "incomplete shard(s): "
+            + "; ".join(f"{s.directory} ({s.summary.get('incomplete_reason')})" for s in incomplete)
+            + " — run them again with --eval-resume, or merge anyway with --allow-partial"
+        )
     for shard in shards[1:]:
         if shard.config_hash != first.config_hash:
-            raise MergeError(f"{shard.directory} and {first.directory} were run with different configurations "
-                             "(model, prompt, data or selection): they are not shards of one run")
+            raise MergeError(
+                f"{shard.directory} and {first.directory} were run with different configurations "
+                "(model, prompt, data or selection): they are not shards of one run"
+            )
         if shard.count != first.count:
-            raise MergeError(f"{shard.directory} is shard {shard.index} of {shard.count}, "
-                             f"{first.directory} shard {first.index} of {first.count}")
+            raise MergeError(
+                f"{shard.directory} is shard {shard.index} of {shard.count}, "
+                f"{first.directory} shard {first.index} of {first.count}"
+            )
     indices = sorted(s.index for s in shards)
     missing = sorted(set(range(first.count)) - set(indices))
     if missing:
@@ -138,8 +165,10 @@ def check_target(target: Path, shards: list[Shard]) -> None:
     resolved = target.resolve()
     for shard in shards:
         if shard.directory.resolve() == resolved:
-            raise MergeError(f"{target} is one of the shard directories: the merge would overwrite it; "
-                             "give --out a new or empty directory")
+            raise MergeError(
+                f"{target} is one of the shard directories: the merge would overwrite it; "
+                "give --out a new or empty directory"
+            )
     if target.exists() and not target.is_dir():
         raise MergeError(f"{target} is a file, not a directory; give --out a new or empty directory")
     if not target.is_dir() or not [p for p in target.iterdir() if p.name != LOCK_NAME]:
@@ -152,8 +181,10 @@ def check_target(target: Path, shards: list[Shard]) -> None:
     if isinstance(execution, dict) and execution.get("merged") is True:
         return  # an earlier merge: merged again
     what = "a run directory" if manifest is not None else "files that are not a merge's"
-    raise MergeError(f"{target} holds {what} that the merge would overwrite; give --out a new or empty "
-                     "directory (or an earlier merge's)")
+    raise MergeError(
+        f"{target} holds {what} that the merge would overwrite; give --out a new or empty "
+        "directory (or an earlier merge's)"
+    )
 
 
 def merge(directories: list[Path], out: Path | None = None, allow_partial: bool = False) -> tuple[Path, dict]:
@@ -166,19 +197,37 @@ def merge(directories: list[Path], out: Path | None = None, allow_partial: bool 
     model, mode = first.meta["model"], first.meta["mode"]
     records = [r for s in shards for r in s.records]
     not_asked = [i for s in shards for i in s.summary["not_asked"]["ids"]]
-    stopped = "; ".join(f"shard {s.index}: {s.summary.get('incomplete_reason')}" for s in shards
-                        if not s.summary.get("complete", True) and not s.summary["not_asked"]["count"]) or None
+    stopped = (
+        "; ".join(
+            f"shard {s.index}: {s.summary.get('incomplete_reason')}"
+            for s in shards
+            if not s.summary.get("complete", True) and not s.summary["not_asked"]["count"]
+        )
+        or None
+    )
     summary = summarize(records, model=model, mode=mode, not_asked=not_asked, stopped=stopped)
     calls = call_counts(records)
-    meta, manifest = merged(first.meta, first.manifest, [s.meta for s in shards], [s.manifest for s in shards],
-                            summary, calls, api_success_rate(summary, calls), [str(s.directory) for s in shards])
+    meta, manifest = merged(
+        first.meta,
+        first.manifest,
+        [s.meta for s in shards],
+        [s.manifest for s in shards],
+        summary,
+        calls,
+        api_success_rate(summary, calls),
+        [str(s.directory) for s in shards],
+    )
     if not out and any(bad in f"{model}_{mode}" for bad in ("/", "\\", "..", "\0")):
-        raise MergeError(f"{first.directory}: run_meta.json names model {model!r} and mode {mode!r}, which make no "
-                         "directory name; give --out")
+        raise MergeError(
+            f"{first.directory}: run_meta.json names model {model!r} and mode {mode!r}, which make no "
+            "directory name; give --out"
+        )
     target = Path(out) if out else first.directory.parent / f"{model}_{mode}"
     check_target(target, shards)
     try:
-        lock = refuse_if_busy(target, "wait for it to end, or give --out another directory")  # no run writes it meanwhile
+        lock = refuse_if_busy(
+            target, "wait for it to end, or give --out another directory"
+        )  # no run writes it meanwhile
     except RunDirBusy as exc:
         raise MergeError(str(exc)) from None
     except OSError as exc:

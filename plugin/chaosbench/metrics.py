@@ -121,8 +121,12 @@ def call_counts(records: list[dict]) -> dict:
 def record_tally(record: dict) -> Tally:
     """What one item's record adds to the live progress line."""
     counts = call_counts([record])
-    return Tally(live=counts["live"], cassette=counts["cassette_hits"],
-                 errors=sum(bool(c.get("error")) for c in _calls(record) if c["provider"]), spent=live_cost(record))
+    return Tally(
+        live=counts["live"],
+        cassette=counts["cassette_hits"],
+        errors=sum(bool(c.get("error")) for c in _calls(record) if c["provider"]),
+        spent=live_cost(record),
+    )
 
 
 def api_success_rate(summary: dict, calls: dict) -> float | None:
@@ -130,8 +134,9 @@ def api_success_rate(summary: dict, calls: dict) -> float | None:
     return (calls["total"] - summary["num_errors"]) / calls["total"] if calls["total"] else None
 
 
-def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str] = (),
-              stopped: str | None = None) -> dict:
+def summarize(
+    records: list[dict], *, model: str, mode: str, not_asked: list[str] = (), stopped: str | None = None
+) -> dict:
     """`stopped`: why the run ended before asking everything (key refused, interrupt); with items
     not asked (budget) the summary is incomplete too."""
     records = sorted(records, key=lambda r: r["id"])
@@ -180,5 +185,6 @@ def summarize(records: list[dict], *, model: str, mode: str, not_asked: list[str
         "errors_by_kind": errors_by_kind(records),
         "not_asked": {"count": len(not_asked), "ids": sorted(not_asked)},
         "complete": stopped is None and not not_asked,
-        "incomplete_reason": stopped or (f"{len(not_asked)} items not asked (--eval-max-cost budget spent)" if not_asked else None),
+        "incomplete_reason": stopped
+        or (f"{len(not_asked)} items not asked (--eval-max-cost budget spent)" if not_asked else None),
     }

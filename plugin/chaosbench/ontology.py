@@ -57,8 +57,7 @@ _PREDICATE_LIST = (
     ),
     _p(
         "Deterministic",
-        "The future state is fully determined by the present state; the evolution law has no "
-        "noise terms.",
+        "The future state is fully determined by the present state; the evolution law has no noise terms.",
         "is deterministic",
         "is not deterministic",
         "Is {system} deterministic?",
@@ -79,8 +78,7 @@ _PREDICATE_LIST = (
     ),
     _p(
         "Sensitive",
-        "Nearby initial conditions separate (exponentially) fast: sensitive dependence on "
-        "initial conditions.",
+        "Nearby initial conditions separate (exponentially) fast: sensitive dependence on initial conditions.",
         "shows sensitive dependence on initial conditions",
         "does not show sensitive dependence on initial conditions",
         "Does {system} show sensitive dependence on initial conditions?",
@@ -94,16 +92,14 @@ _PREDICATE_LIST = (
     ),
     _p(
         "Periodic",
-        "The generic long-term behaviour is periodic (a periodic attractor, or periodic orbits "
-        "filling phase space).",
+        "The generic long-term behaviour is periodic (a periodic attractor, or periodic orbits filling phase space).",
         "has periodic long-term behaviour",
         "does not have periodic long-term behaviour",
         "Is the long-term behaviour of {system} periodic?",
     ),
     _p(
         "QuasiPeriodic",
-        "The generic long-term behaviour is quasi-periodic: motion on a torus with "
-        "incommensurate frequencies.",
+        "The generic long-term behaviour is quasi-periodic: motion on a torus with incommensurate frequencies.",
         "has quasi-periodic long-term behaviour",
         "does not have quasi-periodic long-term behaviour",
         "Is the long-term behaviour of {system} quasi-periodic?",
@@ -117,8 +113,7 @@ _PREDICATE_LIST = (
     ),
     _p(
         "Dissipative",
-        "Phase-space volume contracts on average (the Lyapunov exponents sum to a negative "
-        "number).",
+        "Phase-space volume contracts on average (the Lyapunov exponents sum to a negative number).",
         "is dissipative",
         "is not dissipative",
         "Is {system} dissipative?",
@@ -235,8 +230,7 @@ _PREDICATE_LIST = (
     ),
     _p(
         "Integrable",
-        "The system is completely integrable: it has enough conserved quantities and only "
-        "regular motion.",
+        "The system is completely integrable: it has enough conserved quantities and only regular motion.",
         "is completely integrable",
         "is not completely integrable",
         "Is {system} completely integrable?",
@@ -285,9 +279,7 @@ _REQUIRES_DIRECT: dict[str, tuple[str, ...]] = {
     "Periodic": ("Bounded",),
     "QuasiPeriodic": ("Bounded",),
 }
-REQUIRES: dict[str, tuple[str, ...]] = {
-    name: _REQUIRES_DIRECT.get(name, ()) for name in PREDICATES
-}
+REQUIRES: dict[str, tuple[str, ...]] = {name: _REQUIRES_DIRECT.get(name, ()) for name in PREDICATES}
 
 # Direct "excludes" axioms, each unordered pair once (the meaning is symmetric).
 EXCLUDES: tuple[tuple[str, str], ...] = (
@@ -319,9 +311,7 @@ EXCLUDES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _check_names(
-    requires: Mapping[str, Iterable[str]], excludes: Iterable[tuple[str, str]]
-) -> list[str]:
+def _check_names(requires: Mapping[str, Iterable[str]], excludes: Iterable[tuple[str, str]]) -> list[str]:
     problems = []
     for a, bs in requires.items():
         for name in (a, *bs):
@@ -422,9 +412,7 @@ def check_consistency(
         for i, a in enumerate(members):
             for b in members[i + 1 :]:
                 if b in direct.get(a, set()) and p not in (a, b):
-                    problems.append(
-                        f"{p} can never be true: it requires {a} and {b}, which are exclusive"
-                    )
+                    problems.append(f"{p} can never be true: it requires {a} and {b}, which are exclusive")
     return problems
 
 

@@ -11,8 +11,14 @@ from pytest_reasoning_evals.completions import CompletionsLog
 from pytest_reasoning_evals.results import write_csv, write_json
 
 
-def write_run_outputs(run_dir: Path, records: list[dict], summary: dict, run_meta: dict, manifest: dict,
-                      completions: CompletionsLog | None = None) -> None:
+def write_run_outputs(
+    run_dir: Path,
+    records: list[dict],
+    summary: dict,
+    run_meta: dict,
+    manifest: dict,
+    completions: CompletionsLog | None = None,
+) -> None:
     """Every output file of a run (SPEC 5.5): the same writer for a run and for merged shards."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if completions is not None:
@@ -35,7 +41,18 @@ def accuracy_table(details: dict[str, dict]) -> tuple[list[str], list[list]]:
     rows = []
     for name, d in details.items():
         ci = d["accuracy_ci95"] or [None, None]
-        rows.append([name, d["total"], d["evaluated"], d["correct"], d["unknown"], _cell(d["accuracy"]), _cell(ci[0]), _cell(ci[1])])
+        rows.append(
+            [
+                name,
+                d["total"],
+                d["evaluated"],
+                d["correct"],
+                d["unknown"],
+                _cell(d["accuracy"]),
+                _cell(ci[0]),
+                _cell(ci[1]),
+            ]
+        )
     return header, rows
 
 
@@ -54,12 +71,28 @@ def _shapes() -> dict[str, dict]:
     from pytest_reasoning_evals.manifest import run_meta
 
     summary = summarize([], model="", mode="")
-    meta = run_meta(model="", mode="", started_at="", num_workers=1, summary=summary, dataset_version="", config_hash="",
-                    execution_time_seconds=0.0, api_success_rate=None, calls={"total": 0}, resumed_items=0, max_cost_usd=None,
-                    spent_usd=0.0)
+    meta = run_meta(
+        model="",
+        mode="",
+        started_at="",
+        num_workers=1,
+        summary=summary,
+        dataset_version="",
+        config_hash="",
+        execution_time_seconds=0.0,
+        api_success_rate=None,
+        calls={"total": 0},
+        resumed_items=0,
+        max_cost_usd=None,
+        spent_usd=0.0,
+    )
     comparison = compare({"source": "", "items": {}}, [], alpha=0.05, max_drop=None)
-    return {"summary.json": summary, "run_meta.json": meta, "comparison.json": comparison,
-            "run_manifest.json": {"prompt": {}, "dataset_config": {}, "execution": {}, "model_config": {}}}
+    return {
+        "summary.json": summary,
+        "run_meta.json": meta,
+        "comparison.json": comparison,
+        "run_manifest.json": {"prompt": {}, "dataset_config": {}, "execution": {}, "model_config": {}},
+    }
 
 
 OPTIONAL_KEYS = {"run_meta.json", "run_manifest.json"}  # read with .get(): a key an older run did not write is no harm

@@ -27,7 +27,7 @@ class PromptTemplate:
     text: str
 
     @classmethod
-    def load(cls, prompts_dir: Path, mode: str) -> "PromptTemplate":
+    def load(cls, prompts_dir: Path, mode: str) -> PromptTemplate:
         path = prompts_dir / f"{mode}.txt"
         try:
             text = path.read_text(encoding="utf-8")

@@ -20,18 +20,26 @@ import pytest
 
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
 from pytest_reasoning_evals.casefiles import CaseFileError
-from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeError
+from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
+from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.gates import check_gates
-from pytest_reasoning_evals.chaosbench.names import FAMILIES
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, record_tally, summarize
+from pytest_reasoning_evals.chaosbench.names import FAMILIES
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
-from pytest_reasoning_evals.chaosbench.questions import (Dialogue, Question, files_digest, group_dialogues,
-                                                         load_questions, select, select_dialogues, shard_of,
-                                                         unmatched_selection)
+from pytest_reasoning_evals.chaosbench.questions import (
+    Dialogue,
+    Question,
+    files_digest,
+    group_dialogues,
+    load_questions,
+    select,
+    select_dialogues,
+    shard_of,
+    unmatched_selection,
+)
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
-from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.gates import GateResult, write_gates
@@ -39,8 +47,8 @@ from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.prefetch import ItemQueue
 from pytest_reasoning_evals.progress import Tally
-from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send, stop_reason
+from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
 from pytest_reasoning_evals.shipped import shipped
@@ -92,7 +100,9 @@ class Protocol(EvalProtocol):
     def prompt_is_shipped(self) -> bool:
         """The prompt's text is the shipped one (written for ChaosBench's dynamical systems), wherever it was read from."""
         try:
-            return self.prompt.text == (shipped("chaosbench", "prompts") / f"{self.settings.mode}.txt").read_text(encoding="utf-8")
+            return self.prompt.text == (shipped("chaosbench", "prompts") / f"{self.settings.mode}.txt").read_text(
+                encoding="utf-8"
+            )
         except OSError:
             return False
 
@@ -103,9 +113,11 @@ class Protocol(EvalProtocol):
         if not own or not self.prompt_is_shipped:
             return None
         names = ", ".join(own[:5]) + (f" and {len(own) - 5} more" if len(own) > 5 else "")
-        return (f"NOTE: these questions are not the ChaosBench bank (families: {names}) but are asked with the shipped "
-                f"{self.settings.mode} prompt, which says they are about dynamical systems; give your own prompt with "
-                f"--eval-prompts (ini eval_prompts)")
+        return (
+            f"NOTE: these questions are not the ChaosBench bank (families: {names}) but are asked with the shipped "
+            f"{self.settings.mode} prompt, which says they are about dynamical systems; give your own prompt with "
+            f"--eval-prompts (ini eval_prompts)"
+        )
 
     @functools.cached_property
     def items(self) -> tuple[list[Question], list[Dialogue]]:
@@ -146,8 +158,9 @@ class Protocol(EvalProtocol):
         except RunDirBusy as exc:
             raise UsageProblem(str(exc)) from None
         except OSError as exc:
-            raise UsageProblem(f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} "
-                               f"({exc.strerror or exc})") from None
+            raise UsageProblem(
+                f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})"
+            ) from None
 
     def item_collected(self, item: pytest.Item) -> None:
         """-k matches family, split and system id (`-k lorenz63`, `-k "atomic and core"`)."""
@@ -177,8 +190,14 @@ class Protocol(EvalProtocol):
         run_ahead = (self._upcoming_requests, lambda unclaimed: not self.budget.exhausted(unclaimed))
         model = self.session.models.get(self.settings.model, run_ahead=run_ahead)
         self.session.models.warm_index(self.settings.model, self._cassettes)
-        return BudgetedModel(model, self.budget, lambda item_id, calls, paid: send(
-            self.session.current_item, {"protocol": self.name, "not_asked": item_id, "live_calls": calls, "cost_usd": paid}))
+        return BudgetedModel(
+            model,
+            self.budget,
+            lambda item_id, calls, paid: send(
+                self.session.current_item,
+                {"protocol": self.name, "not_asked": item_id, "live_calls": calls, "cost_usd": paid},
+            ),
+        )
 
     def _cassettes(self) -> Iterator[tuple[str, str]]:
         """(suite, item id) of each question and dialogue this process runs, in order (one
@@ -202,9 +221,12 @@ class Protocol(EvalProtocol):
     def report(self, node: pytest.Item, record: dict) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
         a one-line reason (no traceback). Whether the session fails is up to the gates."""
-        send(node, {"protocol": self.name, "record": record},
-             [("eval_status", record["status"]), ("eval_label", record.get("label")), ("eval_gold", record.get("gold"))],
-             failure=failure_reason(record))
+        send(
+            node,
+            {"protocol": self.name, "record": record},
+            [("eval_status", record["status"]), ("eval_label", record.get("label")), ("eval_gold", record.get("gold"))],
+            failure=failure_reason(record),
+        )
 
     def error_record(self, item: pytest.Item, error: str) -> dict | None:
         """An item that raised inside the harness: an error record (no answer, counted in
@@ -214,8 +236,14 @@ class Protocol(EvalProtocol):
         if isinstance(value, Question):
             return score(value, failed, self.prompt.sha256)
         if isinstance(value, Dialogue):
-            return dialogue_record(value, [{**score(turn, failed, self.prompt.sha256), "turn": turn.turn, "dialogue_id": value.id}
-                                           for turn in value.turns], self.prompt.sha256)
+            return dialogue_record(
+                value,
+                [
+                    {**score(turn, failed, self.prompt.sha256), "turn": turn.turn, "dialogue_id": value.id}
+                    for turn in value.turns
+                ],
+                self.prompt.sha256,
+            )
         return None
 
     def teststatus(self, payload: dict):
@@ -266,7 +294,8 @@ class Protocol(EvalProtocol):
                 records = [r for r in records if selected.get(r["id"]) == r.get("kind", "question")]
                 self.resume_notes.append(
                     f"{self.completions.path}: {len(foreign)} record(s) of items outside this run's selection ignored "
-                    f"(first: {sorted(r['id'] for r in foreign)[0]!r}); not counted, and dropped when the file is rewritten")
+                    f"(first: {sorted(r['id'] for r in foreign)[0]!r}); not counted, and dropped when the file is rewritten"
+                )
         self.records = records
         self.answered_ids = frozenset(r["id"] for r in self.records)
         self.active = bool(self.records)  # a resumed run with nothing left to ask still reports
@@ -284,7 +313,9 @@ class Protocol(EvalProtocol):
             self.budget.charge_unasked(payload["cost_usd"])  # a dialogue's turns paid before the budget stopped it
             return
         record = payload["record"]
-        self.harness_errors += bool(payload.get("harness_error")) and not payload.get("stopped")  # a refused key's item: the stop says why
+        self.harness_errors += bool(payload.get("harness_error")) and not payload.get(
+            "stopped"
+        )  # a refused key's item: the stop says why
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.completions.append(record)
         self.budget.charge(record)
@@ -307,26 +338,52 @@ class Protocol(EvalProtocol):
         self.lock.try_hold()
         if not self._begun:
             self._begin()
-        broken = f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)" if self.harness_errors else None
-        self.summary = summarize(self.records, model=s.model, mode=s.mode, not_asked=self.not_asked,
-                                 stopped="; ".join(filter(None, (stop_reason(session), broken))) or None)
+        broken = (
+            f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)"
+            if self.harness_errors
+            else None
+        )
+        self.summary = summarize(
+            self.records,
+            model=s.model,
+            mode=s.mode,
+            not_asked=self.not_asked,
+            stopped="; ".join(filter(None, (stop_reason(session), broken))) or None,
+        )
         # paid by calls made ahead for items that never ran (the run stopped first): in no record
         self.budget.charge_unasked(self.session.unclaimed.get(s.model, 0.0))
         self.summary["cost_usd"] += self.budget.unasked  # ... and by items the budget stopped midway
-        self.gates = check_gates(self.summary, min_accuracy=s.min_accuracy, strict_items=s.strict_items,
-                                 min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
+        self.gates = check_gates(
+            self.summary,
+            min_accuracy=s.min_accuracy,
+            strict_items=s.strict_items,
+            min_coverage=s.min_coverage,
+            max_fol_violation_rate=s.max_fol_violation_rate,
+        )
         dataset = self._dataset()
         calls = call_counts(self.records)
-        meta = run_meta(model=s.model, mode=s.mode, started_at=self.started_at, num_workers=self.session.num_workers(),
-                        summary=self.summary, dataset_version=dataset["version"], config_hash=self.config_hash,
-                        execution_time_seconds=round(time.monotonic() - self.session.started, 3),
-                        api_success_rate=api_success_rate(self.summary, calls), calls=calls,
-                        resumed_items=len(self.answered_ids), max_cost_usd=s.max_cost, spent_usd=self.budget.run_spent)
+        meta = run_meta(
+            model=s.model,
+            mode=s.mode,
+            started_at=self.started_at,
+            num_workers=self.session.num_workers(),
+            summary=self.summary,
+            dataset_version=dataset["version"],
+            config_hash=self.config_hash,
+            execution_time_seconds=round(time.monotonic() - self.session.started, 3),
+            api_success_rate=api_success_rate(self.summary, calls),
+            calls=calls,
+            resumed_items=len(self.answered_ids),
+            max_cost_usd=s.max_cost,
+            spent_usd=self.budget.run_spent,
+        )
         if s.baseline is not None:  # comparison.json first: the report reads it
             self.gates += self._compare_with_baseline()
         else:  # an earlier run's comparison is not this run's
             (self.run_dir / "comparison.json").unlink(missing_ok=True)
-        write_run_outputs(self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions)
+        write_run_outputs(
+            self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions
+        )
         write_gates(self.run_dir, self.gates)
         self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
         self.html_report = write_run_report(self.run_dir, len(self.records))
@@ -334,10 +391,19 @@ class Protocol(EvalProtocol):
 
     def judge_unrun(self) -> list[GateResult]:
         s = self.settings
-        gates = check_gates(summarize([], model=s.model, mode=s.mode), min_accuracy=s.min_accuracy, strict_items=s.strict_items,
-                            min_coverage=s.min_coverage, max_fol_violation_rate=s.max_fol_violation_rate)
+        gates = check_gates(
+            summarize([], model=s.model, mode=s.mode),
+            min_accuracy=s.min_accuracy,
+            strict_items=s.strict_items,
+            min_coverage=s.min_coverage,
+            max_fol_violation_rate=s.max_fol_violation_rate,
+        )
         if s.baseline is not None and (s.fail_on_regression or s.max_accuracy_drop is not None):
-            gates.append(GateResult("no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare"))
+            gates.append(
+                GateResult(
+                    "no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare"
+                )
+            )
         return gates
 
     def _compare_with_baseline(self) -> list[GateResult]:
@@ -350,38 +416,63 @@ class Protocol(EvalProtocol):
             return [GateResult("baseline", False, str(exc))]
         except Exception as exc:  # noqa: BLE001 - the run is paid for: its outputs are written whatever the comparison does
             (self.run_dir / "comparison.json").unlink(missing_ok=True)
-            return [GateResult("baseline", False, f"--eval-baseline {s.baseline}: cannot be compared ({type(exc).__name__}: {exc})")]
+            return [
+                GateResult(
+                    "baseline", False, f"--eval-baseline {s.baseline}: cannot be compared ({type(exc).__name__}: {exc})"
+                )
+            ]
         write_json(self.run_dir / "comparison.json", self.comparison)
         if not (s.fail_on_regression or s.max_accuracy_drop is not None):
             return []
         c = self.comparison
         if c["n_paired"] == 0:
-            return [GateResult("no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare")]
+            return [
+                GateResult(
+                    "no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare"
+                )
+            ]
         delta = f"{c['accuracy_delta']:+.4f}"
-        return [GateResult("no-regression", not c["regressed"],
-                           f"paired accuracy {c['accuracy_baseline']:.4f} -> {c['accuracy_current']:.4f} ({delta}), "
-                           f"broken {c['broken']}, fixed {c['fixed']}, McNemar p = {c['p_value']:.4g}, alpha {c['alpha']}"
-                           + (f", max drop {c['max_accuracy_drop']}" if c["max_accuracy_drop"] is not None else ""))]
+        return [
+            GateResult(
+                "no-regression",
+                not c["regressed"],
+                f"paired accuracy {c['accuracy_baseline']:.4f} -> {c['accuracy_current']:.4f} ({delta}), "
+                f"broken {c['broken']}, fixed {c['fixed']}, McNemar p = {c['p_value']:.4g}, alpha {c['alpha']}"
+                + (f", max drop {c['max_accuracy_drop']}" if c["max_accuracy_drop"] is not None else ""),
+            )
+        ]
 
     def terminal(self) -> tuple[str, list[str]]:
         s = self.settings
-        title = f"eval summary: {s.model} ({s.mode})" + (f", shard {s.shard_index} of {s.num_shards}" if s.shard else "")
-        lines = summary_lines(self.summary, self.gates, self.run_dir, calls=call_counts(self.records),
-                              resumed=len(self.answered_ids),
-                              comparison=comparison_lines(self.comparison) if self.comparison else [],
-                              report=self.html_report.note if self.html_report else None)
+        title = f"eval summary: {s.model} ({s.mode})" + (
+            f", shard {s.shard_index} of {s.num_shards}" if s.shard else ""
+        )
+        lines = summary_lines(
+            self.summary,
+            self.gates,
+            self.run_dir,
+            calls=call_counts(self.records),
+            resumed=len(self.answered_ids),
+            comparison=comparison_lines(self.comparison) if self.comparison else [],
+            report=self.html_report.note if self.html_report else None,
+        )
         lines[:0] = [f"WARNING {note}" for note in self.resume_notes]
         misses = self.summary["errors_by_kind"]["cassette_miss"]
         if misses:
-            lines.insert(lines.index(f"results: {self.run_dir}"), f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
-                             f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: "
-                             f"{self.session.record_command(r['error'] for r in self.records if r.get('error'))}")
+            lines.insert(
+                lines.index(f"results: {self.run_dir}"),
+                f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
+                f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: "
+                f"{self.session.record_command(r['error'] for r in self.records if r.get('error'))}",
+            )
         note = self._shipped_prompt_note()
         if note:
             lines.insert(lines.index(f"results: {self.run_dir}"), note)
         if s.subset:
-            lines.append(f"subset run ({s.subset}): written beside the full run, whose results in "
-                         f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched")
+            lines.append(
+                f"subset run ({s.subset}): written beside the full run, whose results in "
+                f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched"
+            )
         return title, lines
 
     def markdown(self) -> str:
@@ -415,7 +506,11 @@ class Protocol(EvalProtocol):
 
     def run_config(self) -> dict:
         """checkpoints/config.json: a resumed run must match it."""
-        return {**self.answers_config, "config_hash": self.config_hash, "shard": list(self.settings.shard or ()) or None}
+        return {
+            **self.answers_config,
+            "config_hash": self.config_hash,
+            "shard": list(self.settings.shard or ()) or None,
+        }
 
     def _dataset(self) -> dict:
         digest = self.cases_digest
@@ -433,11 +528,26 @@ class Protocol(EvalProtocol):
         stamp = datetime.fromisoformat(self.started_at).strftime("%Y%m%d_%H%M%S")
         return run_manifest(
             run_id=f"{s.model}_{s.mode}_{stamp}",
-            model_config={"model": s.model, **self.session.models.spec(s.model).to_dict(), "mode": s.mode, "temperature": 0.0},
+            model_config={
+                "model": s.model,
+                **self.session.models.spec(s.model).to_dict(),
+                "mode": s.mode,
+                "temperature": 0.0,
+            },
             dataset=dataset,
-            prompt={"mode": s.mode, "path": str(self.prompt.path), "sha256": self.prompt.sha256, "text": self.prompt.text,
-                    "shipped_default": self.prompt_is_shipped},
-            selection={"splits": list(s.splits), "families": list(s.families), "max_items": s.max_items, "subset": s.subset},
+            prompt={
+                "mode": s.mode,
+                "path": str(self.prompt.path),
+                "sha256": self.prompt.sha256,
+                "text": self.prompt.text,
+                "shipped_default": self.prompt_is_shipped,
+            },
+            selection={
+                "splits": list(s.splits),
+                "families": list(s.families),
+                "max_items": s.max_items,
+                "subset": s.subset,
+            },
             seed=s.seed,
             args=list(self.session.config.invocation_params.args),
             rootdir=self.session.config.rootpath,

@@ -89,7 +89,9 @@ def _predicates(value: object, where: str) -> tuple[dict, ...]:
         raise CaseFileError(f"{where}: predicates must be a list of {{name, polarity}}, got {value!r}")
     for entry in value:
         if not (isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry.get("polarity") in POLARITIES):
-            raise CaseFileError(f"{where}: each predicate needs a name and a polarity (positive|negative), got {entry!r}")
+            raise CaseFileError(
+                f"{where}: each predicate needs a name and a polarity (positive|negative), got {entry!r}"
+            )
     return tuple({"name": _shared(e["name"]), "polarity": _shared(e["polarity"])} for e in value)
 
 
@@ -278,7 +280,9 @@ def select_dialogues(
 ) -> list[Dialogue]:
     """Dialogues whose turns all lie in the selected splits and families."""
     return [
-        d for d in dialogues if all((not splits or t.split in splits) and (not families or t.family in families) for t in d.turns)
+        d
+        for d in dialogues
+        if all((not splits or t.split in splits) and (not families or t.family in families) for t in d.turns)
     ]
 
 

@@ -20,8 +20,15 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: dict | None = None,
-                  resumed: int = 0, comparison: list[str] = (), report: str | None = None) -> list[str]:
+def summary_lines(
+    summary: dict,
+    gates: list[GateResult],
+    run_dir: Path,
+    calls: dict | None = None,
+    resumed: int = 0,
+    comparison: list[str] = (),
+    report: str | None = None,
+) -> list[str]:
     lines = [
         f"overall accuracy {_pct(summary['overall_accuracy']).strip()} {_ci(summary['overall_accuracy_ci95'])} "
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), "
@@ -46,12 +53,18 @@ def summary_lines(summary: dict, gates: list[GateResult], run_dir: Path, calls: 
     tokens = summary["tokens"]
     lines.append(
         f"tokens in {tokens['input']:,} / out {tokens['output']:,}, cost ${summary['cost_usd']:.4f}"
-        + (f"; calls {calls['total']:,}: {calls['cassette_hits']:,} cassette hits, {calls['live']:,} live" if calls else "")
+        + (
+            f"; calls {calls['total']:,}: {calls['cassette_hits']:,} cassette hits, {calls['live']:,} live"
+            if calls
+            else ""
+        )
         + (f"; {resumed:,} items resumed from an earlier run" if resumed else "")
     )
     if summary["not_asked"]["count"]:
-        lines.append(f"NOT ASKED: {summary['not_asked']['count']} items (--max-cost budget spent); "
-                     "run again with --eval-resume to ask them")
+        lines.append(
+            f"NOT ASKED: {summary['not_asked']['count']} items (--max-cost budget spent); "
+            "run again with --eval-resume to ask them"
+        )
     lines.extend(comparison)
     for gate in gates:
         lines.append(gate_line(gate))
@@ -68,30 +81,47 @@ def _md_pct(value: float | None) -> str:
 def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dict | None) -> str:
     """The run as Markdown for a CI job summary ($GITHUB_STEP_SUMMARY); text from outside (names,
     paths, ids, gate details with a provider's error) made inert (markdown.py)."""
-    out = [f"### {inline(title)}", "",
-           f"Overall accuracy **{_md_pct(summary['overall_accuracy'])}** {_ci(summary['overall_accuracy_ci95'])} "
-           f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), coverage {_md_pct(summary['coverage'])}, "
-           f"UNKNOWN {summary['num_unknown']}.", "",
-           "| family | n | accuracy | 95% CI |" + (" Δ paired accuracy vs baseline |" if comparison else ""),
-           "|---|---:|---:|---|" + ("---:|" if comparison else "")]
+    out = [
+        f"### {inline(title)}",
+        "",
+        f"Overall accuracy **{_md_pct(summary['overall_accuracy'])}** {_ci(summary['overall_accuracy_ci95'])} "
+        f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), coverage {_md_pct(summary['coverage'])}, "
+        f"UNKNOWN {summary['num_unknown']}.",
+        "",
+        "| family | n | accuracy | 95% CI |" + (" Δ paired accuracy vs baseline |" if comparison else ""),
+        "|---|---:|---:|---|" + ("---:|" if comparison else ""),
+    ]
     deltas = (comparison or {}).get("family_deltas", {})
     for name, d in summary["task_details"].items():
         if d["total"]:
             delta = deltas.get(name, {}).get("accuracy_delta")
             cell = f" {'n/a' if delta is None else f'{delta:+.1%}'} |" if comparison else ""
-            out.append(f"| {inline(name)} | {d['total']} | {_md_pct(d['accuracy'])} | {_ci(d['accuracy_ci95'])} |{cell}")
+            out.append(
+                f"| {inline(name)} | {d['total']} | {_md_pct(d['accuracy'])} | {_ci(d['accuracy_ci95'])} |{cell}"
+            )
     dd = summary["dialogue_details"]
     if dd["total_dialogues"]:
-        out += ["", f"Dialogues: {dd['total_dialogues']}, accuracy {_md_pct(summary['dialogue_accuracy'])}, "
-                    f"FOL violation rate {_rate(summary['fol_violation_rate'])}, contradiction rate {_rate(summary['contradiction_rate'])}."]
+        out += [
+            "",
+            f"Dialogues: {dd['total_dialogues']}, accuracy {_md_pct(summary['dialogue_accuracy'])}, "
+            f"FOL violation rate {_rate(summary['fol_violation_rate'])}, contradiction rate {_rate(summary['contradiction_rate'])}.",
+        ]
     if comparison:
         c = comparison
-        out += ["", f"Against the baseline {code(c['baseline']['path'])}: {c['n_paired']} paired items, accuracy "
-                    f"{_md_pct(c['accuracy_baseline'])} → {_md_pct(c['accuracy_current'])}, fixed {c['fixed']}, broken {c['broken']}, "
-                    f"McNemar p = {c['p_value']:.4g}: **{'regressed' if c['regressed'] else 'no significant regression'}**."]
+        out += [
+            "",
+            f"Against the baseline {code(c['baseline']['path'])}: {c['n_paired']} paired items, accuracy "
+            f"{_md_pct(c['accuracy_baseline'])} → {_md_pct(c['accuracy_current'])}, fixed {c['fixed']}, broken {c['broken']}, "
+            f"McNemar p = {c['p_value']:.4g}: **{'regressed' if c['regressed'] else 'no significant regression'}**.",
+        ]
         if c["broken_ids"]:
-            out.append(f"Broken: {', '.join(code(i) for i in c['broken_ids'][:20])}" + (" …" if len(c["broken_ids"]) > 20 else ""))
+            out.append(
+                f"Broken: {', '.join(code(i) for i in c['broken_ids'][:20])}"
+                + (" …" if len(c["broken_ids"]) > 20 else "")
+            )
     if gates:
         out += ["", "| gate | verdict | detail |", "|---|---|---|"]
-        out += [f"| {inline(g.name)} | {'✅ passed' if g.passed else '❌ FAILED'} | {inline(g.detail)} |" for g in gates]
+        out += [
+            f"| {inline(g.name)} | {'✅ passed' if g.passed else '❌ FAILED'} | {inline(g.detail)} |" for g in gates
+        ]
     return "\n".join(out) + "\n\n"

@@ -63,9 +63,30 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> dic
 # What the summary, the gates, a comparison and the progress line read of a record (a
 # question's, a dialogue's, a dialogue turn's): all the controller keeps in memory of each item,
 # while completions.jsonl has the whole record (its question, reply, prompt hash, cassette...).
-SUMMARIZED = ("id", "kind", "family", "split", "system_id", "bias", "predicates", "provider", "label", "gold",
-              "correct", "status", "error", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd",
-              "cassette_hit", "turn", "turns", "num_turns", "num_correct_turns")
+SUMMARIZED = (
+    "id",
+    "kind",
+    "family",
+    "split",
+    "system_id",
+    "bias",
+    "predicates",
+    "provider",
+    "label",
+    "gold",
+    "correct",
+    "status",
+    "error",
+    "input_tokens",
+    "output_tokens",
+    "thinking_tokens",
+    "cost_usd",
+    "cassette_hit",
+    "turn",
+    "turns",
+    "num_turns",
+    "num_correct_turns",
+)
 SUMMARIZED_SET = frozenset(SUMMARIZED)
 
 # Summarized fields whose values repeat across records (the rest: ids, tokens, costs, errors).
@@ -129,10 +150,16 @@ def compact(record: dict) -> SummaryRow:
 
 
 def _summarized(record: dict) -> dict:
-    out = {k: intern(v) if k in SHARED_VALUES and type(v) is str else v for k, v in record.items() if k in SUMMARIZED_SET}
+    out = {
+        k: intern(v) if k in SHARED_VALUES and type(v) is str else v for k, v in record.items() if k in SUMMARIZED_SET
+    }
     if "predicates" in out:
-        out["predicates"] = tuple({intern(k): intern(v) if type(v) is str else v for k, v in pred.items()}
-                                  for pred in out["predicates"]) or NO_PREDICATES
+        out["predicates"] = (
+            tuple(
+                {intern(k): intern(v) if type(v) is str else v for k, v in pred.items()} for pred in out["predicates"]
+            )
+            or NO_PREDICATES
+        )
     return out
 
 

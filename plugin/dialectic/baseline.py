@@ -27,8 +27,10 @@ def load_responses(path: Path) -> tuple[str, list[dict]]:
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"--eval-dialectic-baseline {path}: {getattr(exc, 'strerror', None) or exc} "
-                            "(a <model>_dialectic run directory)") from None
+        raise BaselineError(
+            f"--eval-dialectic-baseline {path}: {getattr(exc, 'strerror', None) or exc} "
+            "(a <model>_dialectic run directory)"
+        ) from None
     responses = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
@@ -74,8 +76,11 @@ def compare(baseline: tuple[str, list[dict]], current: list[dict], *, alpha: flo
     before = {(r["query_id"], r["variant"]): r for r in before_rows}
     variants = []
     for variant in sorted({r["variant"] for r in current}):
-        pairs = [(before[(r["query_id"], variant)], r) for r in current
-                 if r["variant"] == variant and (r["query_id"], variant) in before]
+        pairs = [
+            (before[(r["query_id"], variant)], r)
+            for r in current
+            if r["variant"] == variant and (r["query_id"], variant) in before
+        ]
         scored = [(b["score"], n["score"]) for b, n in pairs if b["score"] is not None and n["score"] is not None]
         lower, higher = sum(n < b for b, n in scored), sum(n > b for b, n in scored)
         new_fails = sorted(n["query_id"] for b, n in pairs if n["hard_fail"] and not b["hard_fail"])
@@ -84,27 +89,42 @@ def compare(baseline: tuple[str, list[dict]], current: list[dict], *, alpha: flo
         p_score, p_fails = mcnemar_exact(lower, higher), mcnemar_exact(len(new_fails), len(gone_fails))
         score_drop = mean_before is not None and mean_now < mean_before and p_score < alpha
         more_fails = len(new_fails) > len(gone_fails) and p_fails < alpha
-        variants.append({
-            "variant": variant, "n_paired": len(pairs), "n_scored": len(scored),
-            "mean_score_baseline": mean_before, "mean_score_current": mean_now,
-            "mean_score_delta": None if mean_before is None else mean_now - mean_before,
-            "score_lower": lower, "score_higher": higher, "p_value_score": p_score,
-            "hard_fails_baseline": sum(b["hard_fail"] for b, _ in pairs),
-            "hard_fails_current": sum(n["hard_fail"] for _, n in pairs),
-            "new_hard_fails": new_fails, "resolved_hard_fails": gone_fails, "p_value_hard_fails": p_fails,
-            "regressed": score_drop or more_fails,
-        })
-    return {"baseline": {"path": source}, "alpha": alpha, "variants": variants,
-            "regressed": any(v["regressed"] for v in variants)}
+        variants.append(
+            {
+                "variant": variant,
+                "n_paired": len(pairs),
+                "n_scored": len(scored),
+                "mean_score_baseline": mean_before,
+                "mean_score_current": mean_now,
+                "mean_score_delta": None if mean_before is None else mean_now - mean_before,
+                "score_lower": lower,
+                "score_higher": higher,
+                "p_value_score": p_score,
+                "hard_fails_baseline": sum(b["hard_fail"] for b, _ in pairs),
+                "hard_fails_current": sum(n["hard_fail"] for _, n in pairs),
+                "new_hard_fails": new_fails,
+                "resolved_hard_fails": gone_fails,
+                "p_value_hard_fails": p_fails,
+                "regressed": score_drop or more_fails,
+            }
+        )
+    return {
+        "baseline": {"path": source},
+        "alpha": alpha,
+        "variants": variants,
+        "regressed": any(v["regressed"] for v in variants),
+    }
 
 
 def comparison_lines(c: dict) -> list[str]:
     lines = []
     for v in c["variants"]:
         delta = "n/a" if v["mean_score_delta"] is None else f"{v['mean_score_delta']:+.1f}"
-        lines.append(f"baseline {c['baseline']['path']}, variant {v['variant']}: {v['n_paired']} paired cases, mean score "
-                     f"{delta} (sign test p = {v['p_value_score']:.4g}), hard fails {v['hard_fails_baseline']} -> "
-                     f"{v['hard_fails_current']} (p = {v['p_value_hard_fails']:.4g})"
-                     + (": REGRESSED" if v["regressed"] else "")
-                     + (f"; new hard fails: {', '.join(v['new_hard_fails'][:20])}" if v["new_hard_fails"] else ""))
+        lines.append(
+            f"baseline {c['baseline']['path']}, variant {v['variant']}: {v['n_paired']} paired cases, mean score "
+            f"{delta} (sign test p = {v['p_value_score']:.4g}), hard fails {v['hard_fails_baseline']} -> "
+            f"{v['hard_fails_current']} (p = {v['p_value_hard_fails']:.4g})"
+            + (": REGRESSED" if v["regressed"] else "")
+            + (f"; new hard fails: {', '.join(v['new_hard_fails'][:20])}" if v["new_hard_fails"] else "")
+        )
     return lines

@@ -55,8 +55,14 @@ def _case(entry: object, where: str) -> Case:
     if entry["expected_mode"] not in MODES:
         raise CaseFileError(f"{where}: expected_mode must be dialectic or bypass, got {entry['expected_mode']!r}")
     check_id(str(entry["id"]), where)
-    return Case(str(entry["id"]), str(entry["category"]), str(entry["query"]).strip(), entry["expected_mode"],
-                str(entry.get("notes") or ""), where)
+    return Case(
+        str(entry["id"]),
+        str(entry["category"]),
+        str(entry["query"]).strip(),
+        entry["expected_mode"],
+        str(entry.get("notes") or ""),
+        where,
+    )
 
 
 def load_file(path: Path) -> list[Case]:

@@ -22,21 +22,39 @@ def public(response: dict) -> dict:
     """The response as the controller keeps it (no extraction internals beyond the metrics); sent
     once per worker with the first check record that names it."""
     c = response["completion"]
-    return {k: response[k] for k in ("query_id", "variant", "model", "category", "query", "expected_mode", "text",
-                                     "metrics", "hard_fail")} | {
-        "mode": response["extraction"]["mode"], "signals": response["extraction"]["signals"],
-        "stability": response["extraction"]["stability"], "pcc_ceiling": response["extraction"]["pcc_ceiling"],
+    return {
+        k: response[k]
+        for k in ("query_id", "variant", "model", "category", "query", "expected_mode", "text", "metrics", "hard_fail")
+    } | {
+        "mode": response["extraction"]["mode"],
+        "signals": response["extraction"]["signals"],
+        "stability": response["extraction"]["stability"],
+        "pcc_ceiling": response["extraction"]["pcc_ceiling"],
         "confidences": response["extraction"]["confidences"],
         "cruxes": response["extraction"]["cruxes"],
-        "tokens": {"input": c["input_tokens"], "output": c["output_tokens"], "total": c["input_tokens"] + c["output_tokens"]},
-        "cost_usd": c["cost_usd"], "latency_ms": c["latency_ms"], "error": c["error"], "cassette": c["cassette"],
+        "tokens": {
+            "input": c["input_tokens"],
+            "output": c["output_tokens"],
+            "total": c["input_tokens"] + c["output_tokens"],
+        },
+        "cost_usd": c["cost_usd"],
+        "latency_ms": c["latency_ms"],
+        "error": c["error"],
+        "cassette": c["cassette"],
         "cassette_hit": c.get("cassette_hit"),
     }
 
 
 def _record(check: str, response: dict, passed: bool, reason: str | None, **extra) -> dict:
-    return {"suite": SUITE, "check": check, "id": f"{response['query_id']}-{response['variant']}-{check}",
-            "response_key": response_key(response), "passed": passed, "reason": reason, **extra}
+    return {
+        "suite": SUITE,
+        "check": check,
+        "id": f"{response['query_id']}-{response['variant']}-{check}",
+        "response_key": response_key(response),
+        "passed": passed,
+        "reason": reason,
+        **extra,
+    }
 
 
 def structure(case: Case, variant: Variant, response: dict) -> dict:
@@ -47,8 +65,16 @@ def structure(case: Case, variant: Variant, response: dict) -> dict:
     if response["completion"]["error"]:
         return _record("structure", response, False, f"no response: {response['completion']['error']}")
     e = response["extraction"]
-    missing = [what for what, ok in (("hypotheses (>= 2)", e["h_count"] >= 2), ("oscillation table", e["oscillation_table"]),
-                                     ("cruxes", bool(e["cruxes"])), ("confidence", e["confidence"] is not None)) if not ok]
+    missing = [
+        what
+        for what, ok in (
+            ("hypotheses (>= 2)", e["h_count"] >= 2),
+            ("oscillation table", e["oscillation_table"]),
+            ("cruxes", bool(e["cruxes"])),
+            ("confidence", e["confidence"] is not None),
+        )
+        if not ok
+    ]
     reason = f"structure: missing {', '.join(missing)} (found {e['h_count']} hypotheses)" if missing else None
     return _record("structure", response, not missing, reason)
 
@@ -63,8 +89,11 @@ def pcc(case: Case, variant: Variant, response: dict) -> dict:
 def mode(case: Case, variant: Variant, response: dict) -> dict:
     e = response["extraction"]
     ok = response["metrics"]["mode_correct"]
-    reason = None if ok else (f"mode: expected {case.expected_mode}, got {e['mode']} "
-                              f"(signals: {', '.join(e['signals']) or 'none'})")
+    reason = (
+        None
+        if ok
+        else (f"mode: expected {case.expected_mode}, got {e['mode']} (signals: {', '.join(e['signals']) or 'none'})")
+    )
     return _record("mode", response, ok, reason)
 
 
@@ -75,7 +104,9 @@ def judged(case: Case, variant: Variant, response: dict, verdict: Verdict) -> di
     elif score is None:
         reason = f"no usable judgement: {'; '.join(verdict.errors)}"
     elif score < PASS_SCORE:
-        reason = f"score {score:.1f} < {PASS_SCORE:g}" + (" (judges disagree: needs human review)" if verdict.agreement is False else "")
+        reason = f"score {score:.1f} < {PASS_SCORE:g}" + (
+            " (judges disagree: needs human review)" if verdict.agreement is False else ""
+        )
     else:
         reason = None
     return _record("judge", response, reason is None, reason, score=score, judge=verdict.to_dict())
@@ -84,13 +115,29 @@ def judged(case: Case, variant: Variant, response: dict, verdict: Verdict) -> di
 def resolution(conversation: dict) -> dict:
     turns = conversation["turns_to_resolution"]
     failed = [*conversation["judge_errors"], *conversation.get("reply_errors", ())]
-    reason = None if turns is not None else f"not resolved after {conversation['turns']} turns" + (
-        f" ({len(failed)} call{'s' if len(failed) > 1 else ''} failed; first: {failed[0]})" if failed else "")  # not the model's doing
-    return {"suite": SUITE, "check": "resolution", "id": f"{conversation['query_id']}-{conversation['variant']}-resolution",
-            "conversation": conversation, "passed": turns is not None, "reason": reason}
+    reason = (
+        None
+        if turns is not None
+        else f"not resolved after {conversation['turns']} turns"
+        + (f" ({len(failed)} call{'s' if len(failed) > 1 else ''} failed; first: {failed[0]})" if failed else "")
+    )  # not the model's doing
+    return {
+        "suite": SUITE,
+        "check": "resolution",
+        "id": f"{conversation['query_id']}-{conversation['variant']}-resolution",
+        "conversation": conversation,
+        "passed": turns is not None,
+        "reason": reason,
+    }
 
 
 def cross_provider(result: dict, errors: list[str]) -> dict:
     reason = "; ".join(errors) if errors else None
-    return {"suite": SUITE, "check": "cross_provider", "id": f"{result['query_id']}-cross_provider",
-            "comparison": result, "passed": not errors, "reason": reason}
+    return {
+        "suite": SUITE,
+        "check": "cross_provider",
+        "id": f"{result['query_id']}-cross_provider",
+        "comparison": result,
+        "passed": not errors,
+        "reason": reason,
+    }

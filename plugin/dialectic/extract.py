@@ -69,9 +69,7 @@ _HYP_BOLD = re.compile(r"\*\*H(\d+)(?:\s*:|\s*\(|\*\*\s*:)")
 # "## H1:" / "## H1 (" (levels 1-4) and "Hypothesis 1:" (bold tolerated before the colon). Only a
 # plain "Hypothesis N" counts: a word before it ("Counter-hypothesis 1", "Null hypothesis 2",
 # "Alternative hypothesis 3") names another kind of hypothesis.
-_HYP_OTHER = re.compile(
-    r"^ {0,3}#{1,4}\s+H(\d+)\s*[:(]|(?<![\w-])(?<!\w[ \t])(?i:hypothesis)\s+(\d+)[*_]*\s*:", re.M
-)
+_HYP_OTHER = re.compile(r"^ {0,3}#{1,4}\s+H(\d+)\s*[:(]|(?<![\w-])(?<!\w[ \t])(?i:hypothesis)\s+(\d+)[*_]*\s*:", re.M)
 
 # Pipe-table delimiter row ("|---|:--:|"); at least two columns, so "---" alone is a rule.
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
@@ -189,7 +187,7 @@ def _value(rest: str) -> float | None:
     rest = rest.split("|", 1)[0]
     m = _VALUE.match(rest)
     if m and _ARITH.match(rest, m.end()):
-        tail = rest[m.end():]
+        tail = rest[m.end() :]
         m = _VALUE.match(tail.rsplit("=", 1)[1].strip(" *_~\u2248")) if "=" in tail else None
     if not m:
         return None
@@ -207,7 +205,7 @@ def _confidences(lines: list[str]) -> list[float]:
         for m, nxt in zip(matches, matches[1:] + [None]):
             if m["sep"] == "=" and m["object"] and _CLAUSE.search(m["object"]):
                 continue
-            value = _value(line[m.end():nxt.start() if nxt else len(line)])
+            value = _value(line[m.end() : nxt.start() if nxt else len(line)])
             if value is not None:
                 values.append(value)
     return values
@@ -231,7 +229,7 @@ def _section(lines: list[str], heads: _Heads, begin: int, level: int) -> tuple[l
             if k in heading_lines:
                 end = j
                 break
-    return lines[begin + 1:end], level
+    return lines[begin + 1 : end], level
 
 
 def _types(label: str, canonical_only: bool = False) -> list[str] | None:
@@ -263,9 +261,8 @@ def _types(label: str, canonical_only: bool = False) -> list[str] | None:
 
 
 def _in_label_position(text: str, m: re.Match) -> bool:
-    before = text[:m.start()].rstrip()
-    return before.strip("*_ ") == "" or before.endswith(("**", "__")) or bool(
-        _LABEL_AFTER.match(text, m.end()))
+    before = text[: m.start()].rstrip()
+    return before.strip("*_ ") == "" or before.endswith(("**", "__")) or bool(_LABEL_AFTER.match(text, m.end()))
 
 
 def _crux_entry(text: str) -> dict:
@@ -280,12 +277,12 @@ def _crux_entry(text: str) -> dict:
     lead = _LEAD_LABEL.match(text)
     lead_types = _types(lead[1], canonical_only=True) if lead else None
     if chosen is None and lead_types:
-        name, types = text[lead.end():], lead_types
+        name, types = text[lead.end() :], lead_types
     else:
         canonical = set(CANONICAL_CRUX_TYPES)
         chosen = chosen or next(((m, t) for m, t in groups if canonical & set(t)), None)
         m, types = chosen or (None, [])
-        name = text[:m.start()] + text[m.end():] if m else text
+        name = text[: m.start()] + text[m.end() :] if m else text
     name = _TITLE_NUMBER.sub("", _MARKUP.sub("", name))
     name = _SPACE_BEFORE_PUNCT.sub("", " ".join(name.split()))
     return {"name": name.strip(" :-\u2013\u2014"), "types": types}
@@ -296,8 +293,13 @@ def _label_block(body: list[str]) -> list[str]:
     that is not blank, indented, a list item or a typed bold-led entry, e.g. the enclosing
     section's "**Position**: H3" (which would otherwise be a junk untyped crux)."""
     for j, line in enumerate(body):
-        if line.strip() and not (line[:1] in " \t" or _NUMBERED.match(line) or _BULLET.match(line)
-                                 or _BOLD_LED.match(line) and _crux_entry(line.strip())["types"]):
+        if line.strip() and not (
+            line[:1] in " \t"
+            or _NUMBERED.match(line)
+            or _BULLET.match(line)
+            or _BOLD_LED.match(line)
+            and _crux_entry(line.strip())["types"]
+        ):
             return body[:j]
     return body
 

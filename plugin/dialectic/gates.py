@@ -6,14 +6,18 @@ from pytest_reasoning_evals.gates import GateResult
 from pytest_reasoning_evals.providers.base import MISS
 
 
-def check_dialectic_gates(variants: list[dict], *, max_hard_fails: int | None, required: tuple[str, ...]) -> list[GateResult]:
+def check_dialectic_gates(
+    variants: list[dict], *, max_hard_fails: int | None, required: tuple[str, ...]
+) -> list[GateResult]:
     """Opt-in: at most N PCC hard fails over all responses; named variants must pass (SPEC 6.8)."""
     results = []
     if not variants and (max_hard_fails is not None or required):
         return [GateResult("dialectic", False, "nothing evaluated: no dialectic response was judged")]
     if max_hard_fails is not None:
         hard = sum(v["hard_fails"] for v in variants)
-        results.append(GateResult("max-hard-fails", hard <= max_hard_fails, f"{hard} PCC hard fails, allowed {max_hard_fails}"))
+        results.append(
+            GateResult("max-hard-fails", hard <= max_hard_fails, f"{hard} PCC hard fails, allowed {max_hard_fails}")
+        )
     for name in required:
         rows = [v for v in variants if v["variant"] == name]
         if not rows:
@@ -21,9 +25,13 @@ def check_dialectic_gates(variants: list[dict], *, max_hard_fails: int | None, r
             continue
         for v in rows:
             score = "n/a" if v["mean_score"] is None else f"{v['mean_score']:.1f}"
-            results.append(GateResult(
-                f"variant-pass[{name}]", v["pass"],
-                f"{v['model']}: hard fails {v['hard_fails']}, mean score {score} (>= 70), mode accuracy {v['mode_accuracy']:.2f} (>= 0.9)"))
+            results.append(
+                GateResult(
+                    f"variant-pass[{name}]",
+                    v["pass"],
+                    f"{v['model']}: hard fails {v['hard_fails']}, mean score {score} (>= 70), mode accuracy {v['mode_accuracy']:.2f} (>= 0.9)",
+                )
+            )
     return results
 
 
@@ -38,9 +46,14 @@ def check_failed_calls(responses: list[dict]) -> list[GateResult]:
         return []
     misses = sum(str(r["error"]).startswith(MISS) for r in failed)
     rate = len(failed) / len(responses)
-    return [GateResult("dialectic-failed-calls", rate <= MAX_ERROR_RATE,
-                       f"{len(failed)} of {len(responses)} responses ({rate:.1%}) failed ({len(failed) - misses} provider "
-                       f"errors, {misses} cassette misses), allowed {MAX_ERROR_RATE:.0%}")]
+    return [
+        GateResult(
+            "dialectic-failed-calls",
+            rate <= MAX_ERROR_RATE,
+            f"{len(failed)} of {len(responses)} responses ({rate:.1%}) failed ({len(failed) - misses} provider "
+            f"errors, {misses} cassette misses), allowed {MAX_ERROR_RATE:.0%}",
+        )
+    ]
 
 
 JUDGED_CHECKS = ("judge", "resolution")  # the items whose own calls go to the judge (and, resolving, the model)
@@ -55,9 +68,14 @@ def check_failed_judge_calls(records: list[dict]) -> list[GateResult]:
         return []
     misses = sum(any(MISS in e for e in _call_errors(r)) for r in failed)
     rate = len(failed) / len(judged)
-    return [GateResult("dialectic-judge-failed-calls", rate <= MAX_ERROR_RATE,
-                       f"{len(failed)} of {len(judged)} judge and resolution items ({rate:.1%}) had failed calls "
-                       f"({misses} with cassette misses), allowed {MAX_ERROR_RATE:.0%}")]
+    return [
+        GateResult(
+            "dialectic-judge-failed-calls",
+            rate <= MAX_ERROR_RATE,
+            f"{len(failed)} of {len(judged)} judge and resolution items ({rate:.1%}) had failed calls "
+            f"({misses} with cassette misses), allowed {MAX_ERROR_RATE:.0%}",
+        )
+    ]
 
 
 def _call_errors(record: dict) -> list[str]:

@@ -37,10 +37,13 @@ def test_resolution(dialectic_case, dialectic_resolution_variant, dialectic_runn
     dialectic_outcome(checks.resolution(dialectic_runner.resolution(dialectic_case, dialectic_resolution_variant)))
 
 
-def test_cross_provider(dialectic_case, dialectic_resolution_variant, dialectic_compare_models, dialectic_runner,
-                        dialectic_outcome):
+def test_cross_provider(
+    dialectic_case, dialectic_resolution_variant, dialectic_compare_models, dialectic_runner, dialectic_outcome
+):
     result = dialectic_runner.cross_provider(dialectic_case, dialectic_resolution_variant, dialectic_compare_models)
-    responses = {alias: dialectic_runner.response(dialectic_case, dialectic_resolution_variant, alias)
-                 for alias in dialectic_compare_models}
+    responses = {
+        alias: dialectic_runner.response(dialectic_case, dialectic_resolution_variant, alias)
+        for alias in dialectic_compare_models
+    }
     errors = [f"{alias}: {r['completion']['error']}" for alias, r in responses.items() if r["completion"]["error"]]
     dialectic_outcome(checks.cross_provider(result, errors))

@@ -34,8 +34,10 @@ TEMPLATE = """## Evaluate Dialectical Response Quality
 # Servers that can constrain output to a schema (OpenAI, llama.cpp, Gemini) get this one.
 SCHEMA = {
     "type": "object",
-    "properties": {**{d: {"type": "integer", "minimum": 0, "maximum": 10} for d in DIMENSIONS},
-                   "rationale": {"type": "string"}},
+    "properties": {
+        **{d: {"type": "integer", "minimum": 0, "maximum": 10} for d in DIMENSIONS},
+        "rationale": {"type": "string"},
+    },
     "required": [*DIMENSIONS, "rationale"],
     "additionalProperties": False,
 }
@@ -46,8 +48,10 @@ class JudgeError(ValueError):
 
 
 def prompt(query: str, response: str) -> tuple[dict, ...]:
-    return ({"role": "system", "content": SYSTEM},
-            {"role": "user", "content": TEMPLATE.format(response=response, query=query)})
+    return (
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": TEMPLATE.format(response=response, query=query)},
+    )
 
 
 def json_object(text: str) -> dict:
@@ -83,7 +87,7 @@ class Verdict:
     """What n judges said about one response."""
 
     judgements: tuple[dict, ...]  # the parsed replies of the judges that answered properly
-    errors: tuple[str, ...]       # one message per judge whose reply was unusable
+    errors: tuple[str, ...]  # one message per judge whose reply was unusable
 
     @property
     def medians(self) -> dict[str, float] | None:
@@ -114,7 +118,13 @@ class Verdict:
         return None if medians is None else round(10 * statistics.fmean(medians.values()), 4)
 
     def to_dict(self) -> dict:
-        return {"n_judges": len(self.judgements) + len(self.errors), "n_valid": len(self.judgements),
-                "medians": self.medians, "spread": self.spread, "agreement": self.agreement,
-                "needs_human_review": self.needs_human_review, "errors": list(self.errors),
-                "judgements": list(self.judgements)}
+        return {
+            "n_judges": len(self.judgements) + len(self.errors),
+            "n_valid": len(self.judgements),
+            "medians": self.medians,
+            "spread": self.spread,
+            "agreement": self.agreement,
+            "needs_human_review": self.needs_human_review,
+            "errors": list(self.errors),
+            "judgements": list(self.judgements),
+        }

@@ -17,8 +17,11 @@ Determine if user's **core uncertainty** is resolved (can make decision, trade-o
 {{"resolved": true|false, "confidence": <0.0-1.0>, "reasoning": "..."}}"""
 SCHEMA = {
     "type": "object",
-    "properties": {"resolved": {"type": "boolean"}, "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                   "reasoning": {"type": "string"}},
+    "properties": {
+        "resolved": {"type": "boolean"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "reasoning": {"type": "string"},
+    },
     "required": ["resolved", "confidence", "reasoning"],
     "additionalProperties": False,
 }
@@ -50,7 +53,9 @@ def summarize(conversations: list[dict]) -> dict:
         "resolved": len(resolved),
         "resolution_rate": len(resolved) / total if total else None,
         "first_turn_resolution_rate": sum(c["turns_to_resolution"] == 1 for c in resolved) / total if total else None,
-        "mean_turns_to_resolution": (sum(c["turns_to_resolution"] for c in resolved) / len(resolved)) if resolved else None,
+        "mean_turns_to_resolution": (sum(c["turns_to_resolution"] for c in resolved) / len(resolved))
+        if resolved
+        else None,
         "total_tokens": sum(c["total_tokens"] for c in conversations),
         "total_cost_usd": cost,
         "cost_per_resolution": cost / len(resolved) if resolved else None,

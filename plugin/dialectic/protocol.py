@@ -23,8 +23,8 @@ import pytest
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.questions import shard_of
 from pytest_reasoning_evals.dialectic import checks
-from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, comparison_lines, load_responses
+from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls, check_failed_judge_calls
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
@@ -57,7 +57,9 @@ class Protocol(EvalProtocol):
         self.summaries: dict | None = None
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
-        self.baseline: tuple[str, list[dict]] | None = None  # controller: read at the start, before this run writes anything
+        self.baseline: tuple[str, list[dict]] | None = (
+            None  # controller: read at the start, before this run writes anything
+        )
         self.harness_errors = 0  # controller: items that raised before sending their record
         self.html_report: Written | None = None  # report.html, or why it was not written
         self.started_at = now()
@@ -89,8 +91,10 @@ class Protocol(EvalProtocol):
         variant = max(variants, key=lambda v: len(v.name.encode()))
         longest = max(len(f"{case.id}__{variant.name}{suffix}.yaml".encode()) for suffix in suffixes)
         if longest > MAX_FILE_NAME:
-            raise CaseFileError(f"{case.source}: case id {case.id!r} with variant {variant.name!r} makes cassette file "
-                                f"names of {longest} bytes (at most {MAX_FILE_NAME}); shorten the id or the variant's name")
+            raise CaseFileError(
+                f"{case.source}: case id {case.id!r} with variant {variant.name!r} makes cassette file "
+                f"names of {longest} bytes (at most {MAX_FILE_NAME}); shorten the id or the variant's name"
+            )
 
     @property
     def resolution_variant(self) -> Variant:
@@ -111,13 +115,19 @@ class Protocol(EvalProtocol):
             except RunDirBusy as exc:
                 raise UsageProblem(str(exc)) from None
             except OSError as exc:
-                raise UsageProblem(f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})") from None
+                raise UsageProblem(
+                    f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})"
+                ) from None
         if "dialectic_item" in metafunc.fixturenames:
-            metafunc.parametrize("dialectic_item", [pytest.param((c, v), id=f"{c.id}@{v.name}", marks=_marks(c, v))
-                                                    for c in cases for v in variants])
+            metafunc.parametrize(
+                "dialectic_item",
+                [pytest.param((c, v), id=f"{c.id}@{v.name}", marks=_marks(c, v)) for c in cases for v in variants],
+            )
         if "dialectic_case" in metafunc.fixturenames:
             v = self.resolution_variant
-            metafunc.parametrize("dialectic_case", [pytest.param(c, id=f"{c.id}@{v.name}", marks=_marks(c, v)) for c in cases])
+            metafunc.parametrize(
+                "dialectic_case", [pytest.param(c, id=f"{c.id}@{v.name}", marks=_marks(c, v)) for c in cases]
+            )
 
     def groups(self, param_ids: set[str]) -> dict[str, str]:
         cases, variants = self.items
@@ -142,8 +152,12 @@ class Protocol(EvalProtocol):
         if key and key not in self._sent:
             self._sent.add(key)
             payload["response"] = checks.public(self.runner.cached(key))
-        send(node, payload, [("eval_check", record["check"]), ("eval_passed", record["passed"])],
-             failure=None if record["passed"] else record["reason"])
+        send(
+            node,
+            payload,
+            [("eval_check", record["check"]), ("eval_passed", record["passed"])],
+            failure=None if record["passed"] else record["reason"],
+        )
 
     def teststatus(self, payload: dict):
         if payload["record"]["passed"] or self.session.config.option.verbose > 0:
@@ -156,8 +170,12 @@ class Protocol(EvalProtocol):
         if r is None:
             return Tally()
         hit = r.get("cassette_hit")
-        return Tally(live=hit is False, cassette=hit is True, errors=bool(r["error"]),
-                     spent=r["cost_usd"] if hit is False else 0.0)
+        return Tally(
+            live=hit is False,
+            cassette=hit is True,
+            errors=bool(r["error"]),
+            spent=r["cost_usd"] if hit is False else 0.0,
+        )
 
     # --- results (controller) ---
 
@@ -182,8 +200,13 @@ class Protocol(EvalProtocol):
         s = self.settings
         self.lock.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
-        self.gates = check_failed_calls(list(self.responses.values())) + check_failed_judge_calls(self.records) + check_dialectic_gates(
-            self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
+        self.gates = (
+            check_failed_calls(list(self.responses.values()))
+            + check_failed_judge_calls(self.records)
+            + check_dialectic_gates(
+                self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass
+            )
+        )
         if self.harness_errors:
             self.gates.append(GateResult("dialectic-complete", False, self._harness_note()))
         if s.dialectic_baseline is not None:
@@ -199,7 +222,13 @@ class Protocol(EvalProtocol):
         s = self.settings
         gates = check_dialectic_gates([], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
         if s.dialectic_baseline is not None and s.fail_on_regression:
-            gates.append(GateResult("dialectic-no-regression", False, f"no case is paired with {s.dialectic_baseline}: nothing to compare"))
+            gates.append(
+                GateResult(
+                    "dialectic-no-regression",
+                    False,
+                    f"no case is paired with {s.dialectic_baseline}: nothing to compare",
+                )
+            )
         return gates
 
     def _run_meta(self, session: pytest.Session) -> dict:
@@ -208,14 +237,25 @@ class Protocol(EvalProtocol):
         cases, variants = self.items
         asked = json.dumps([[c.id, c.category, c.query, c.expected_mode] for c in cases]).encode()
         stopped = "; ".join(filter(None, (stop_reason(session), self._harness_note()))) or None
-        return {"model": s.model, "judges": list(s.judges), "compare_models": list(s.compare_models),
-                "variants": [{"name": v.name, "prompt_sha256": v.sha256, "path": v.path} for v in variants],
-                "cases": {"path": str(s.dialectic_cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
-                "timestamp": self.started_at, "execution_time_seconds": round(time.monotonic() - self.session.started, 3),
-                "num_workers": self.session.num_workers(), "complete": stopped is None, "incomplete_reason": stopped}
+        return {
+            "model": s.model,
+            "judges": list(s.judges),
+            "compare_models": list(s.compare_models),
+            "variants": [{"name": v.name, "prompt_sha256": v.sha256, "path": v.path} for v in variants],
+            "cases": {"path": str(s.dialectic_cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
+            "timestamp": self.started_at,
+            "execution_time_seconds": round(time.monotonic() - self.session.started, 3),
+            "num_workers": self.session.num_workers(),
+            "complete": stopped is None,
+            "incomplete_reason": stopped,
+        }
 
     def _harness_note(self) -> str | None:
-        return f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)" if self.harness_errors else None
+        return (
+            f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)"
+            if self.harness_errors
+            else None
+        )
 
     def _compare_with_baseline(self) -> list[GateResult]:
         s = self.settings
@@ -226,40 +266,65 @@ class Protocol(EvalProtocol):
             return [GateResult("dialectic-baseline", False, str(exc))]
         except Exception as exc:  # noqa: BLE001 - the run is paid for: its outputs are written whatever the comparison does
             (self.run_dir / "comparison.json").unlink(missing_ok=True)
-            return [GateResult("dialectic-baseline", False,
-                               f"--eval-dialectic-baseline {s.dialectic_baseline}: cannot be compared ({type(exc).__name__}: {exc})")]
+            return [
+                GateResult(
+                    "dialectic-baseline",
+                    False,
+                    f"--eval-dialectic-baseline {s.dialectic_baseline}: cannot be compared ({type(exc).__name__}: {exc})",
+                )
+            ]
         write_json(self.run_dir / "comparison.json", self.comparison)
         if not s.fail_on_regression:
             return []
         if not any(v["n_paired"] for v in self.comparison["variants"]):
-            return [GateResult("dialectic-no-regression", False, f"no case is paired with {s.dialectic_baseline}: nothing to compare")]
+            return [
+                GateResult(
+                    "dialectic-no-regression",
+                    False,
+                    f"no case is paired with {s.dialectic_baseline}: nothing to compare",
+                )
+            ]
         worse = [v["variant"] for v in self.comparison["variants"] if v["regressed"]]
-        return [GateResult("dialectic-no-regression", not worse,
-                           f"regressed: {', '.join(worse)}" if worse else f"no variant regressed (alpha {s.regression_alpha})")]
+        return [
+            GateResult(
+                "dialectic-no-regression",
+                not worse,
+                f"regressed: {', '.join(worse)}" if worse else f"no variant regressed (alpha {s.regression_alpha})",
+            )
+        ]
 
     def _cassette_misses(self) -> dict[str, list[str]]:
         """The cassette-miss errors of this run's calls, by kind: the responses (each once), the
         judge calls and the resolution conversations' calls (their errors quote the miss)."""
+
         def misses(errors) -> list[str]:
-            return [error[error.index(MISS):] for error in errors if MISS in str(error)]
+            return [error[error.index(MISS) :] for error in errors if MISS in str(error)]
 
         return {
             "dialectic response": misses(r.get("error") or "" for r in self.responses.values()),
             "judge call": misses(e for r in self.records if r["check"] == "judge" for e in r["judge"]["errors"]),
-            "resolution call": misses(e for r in self.records if r["check"] == "resolution"
-                                      for e in (*r["conversation"]["judge_errors"], *r["conversation"].get("reply_errors", ()))),
+            "resolution call": misses(
+                e
+                for r in self.records
+                if r["check"] == "resolution"
+                for e in (*r["conversation"]["judge_errors"], *r["conversation"].get("reply_errors", ()))
+            ),
         }
 
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
         missed = self._cassette_misses()
         if any(missed.values()):
-            counts = [f"{len(errors)} {noun}{'s' if len(errors) > 1 else ''}" for noun, errors in missed.items() if errors]
+            counts = [
+                f"{len(errors)} {noun}{'s' if len(errors) > 1 else ''}" for noun, errors in missed.items() if errors
+            ]
             total = sum(map(len, missed.values()))
-            lines.append(f"CASSETTE MISSES: {' and '.join([', '.join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts)} "
-                         f"{'has' if total == 1 else 'have'} no matching cassette (a case, a variant's or the judge's prompt or "
-                         f"an option changed since the recording, they were never recorded, or their cassette could not be read); "
-                         f"record them with: {self.session.record_command([e for errors in missed.values() for e in errors])}")
+            lines.append(
+                f"CASSETTE MISSES: {' and '.join([', '.join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts)} "
+                f"{'has' if total == 1 else 'have'} no matching cassette (a case, a variant's or the judge's prompt or "
+                f"an option changed since the recording, they were never recorded, or their cassette could not be read); "
+                f"record them with: {self.session.record_command([e for errors in missed.values() for e in errors])}"
+            )
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)
         lines += [gate_line(g) for g in self.gates]
@@ -268,4 +333,3 @@ class Protocol(EvalProtocol):
         if self.settings.subset:
             lines.append(f"subset run ({self.settings.subset}): written beside the full run's results")
         return f"dialectic summary: {self.settings.model}", lines
-

@@ -24,17 +24,26 @@ MAX_TOKENS = 512  # per reply; part of every recorded request, so changing it me
 
 
 def _completion(c: Completion) -> dict:
-    return {"provider": c.provider, "model": c.model, "text": c.text, "input_tokens": c.input_tokens,
-            "output_tokens": c.output_tokens, "latency_ms": c.latency_ms, "cost_usd": c.cost_usd,
-            "finish_reason": c.finish_reason, "error": c.error, "cassette": c.extra.get("cassette"),
-            "cassette_hit": c.extra.get("cassette_hit")}
+    return {
+        "provider": c.provider,
+        "model": c.model,
+        "text": c.text,
+        "input_tokens": c.input_tokens,
+        "output_tokens": c.output_tokens,
+        "latency_ms": c.latency_ms,
+        "cost_usd": c.cost_usd,
+        "finish_reason": c.finish_reason,
+        "error": c.error,
+        "cassette": c.extra.get("cassette"),
+        "cassette_hit": c.extra.get("cassette_hit"),
+    }
 
 
 class DialecticRunner:
     def __init__(self, models: Callable[[str], Model], model_alias: str, judges: list[str]):
-        self.models = models          # alias -> model (built once per process by the session)
+        self.models = models  # alias -> model (built once per process by the session)
         self.model_alias = model_alias
-        self.judges = judges          # one alias per judge (n_judges of them; may repeat)
+        self.judges = judges  # one alias per judge (n_judges of them; may repeat)
         self._responses: dict[tuple, dict] = {}
         self._verdicts: dict[tuple, judge.Verdict] = {}
 
@@ -45,18 +54,32 @@ class DialecticRunner:
         alias = alias or self.model_alias
         key = (case.id, variant.name, alias)
         if key not in self._responses:
-            request = Request(item_id=f"{case.id}__{variant.name}", suite=SUITE,
-                              messages=variant.messages(case.query), max_tokens=MAX_TOKENS)
+            request = Request(
+                item_id=f"{case.id}__{variant.name}",
+                suite=SUITE,
+                messages=variant.messages(case.query),
+                max_tokens=MAX_TOKENS,
+            )
             completion = _completion(self.models(alias).complete(request))
             extraction = extract(completion["text"])
             valid = pcc_valid(extraction, case.expected_mode)
             self._responses[key] = {
-                "query_id": case.id, "variant": variant.name, "model": alias, "category": case.category,
-                "query": case.query, "expected_mode": case.expected_mode, "text": completion["text"],
+                "query_id": case.id,
+                "variant": variant.name,
+                "model": alias,
+                "category": case.category,
+                "query": case.query,
+                "expected_mode": case.expected_mode,
+                "text": completion["text"],
                 "extraction": extraction,
-                "metrics": {"h_count": extraction["h_count"], "oscillation": extraction["oscillation_table"],
-                            "cruxes": len(extraction["cruxes"]), "confidence": extraction["confidence"],
-                            "pcc_valid": valid, "mode_correct": extraction["mode"] == case.expected_mode},
+                "metrics": {
+                    "h_count": extraction["h_count"],
+                    "oscillation": extraction["oscillation_table"],
+                    "cruxes": len(extraction["cruxes"]),
+                    "confidence": extraction["confidence"],
+                    "pcc_valid": valid,
+                    "mode_correct": extraction["mode"] == case.expected_mode,
+                },
                 "hard_fail": valid is False,
                 "completion": completion,
             }
@@ -75,9 +98,13 @@ class DialecticRunner:
             text = self.response(case, variant, alias)["text"]
             judgements, errors = [], []
             for k, judge_alias in enumerate(self.judges, start=1):
-                request = Request(item_id=f"{case.id}__{variant.name}__{alias}__judge{k}", suite=JUDGE_SUITE,
-                                  messages=judge.prompt(case.query, text), max_tokens=judge.MAX_TOKENS,
-                                  json_schema=judge.SCHEMA)
+                request = Request(
+                    item_id=f"{case.id}__{variant.name}__{alias}__judge{k}",
+                    suite=JUDGE_SUITE,
+                    messages=judge.prompt(case.query, text),
+                    max_tokens=judge.MAX_TOKENS,
+                    json_schema=judge.SCHEMA,
+                )
                 completion = self.models(judge_alias).complete(request)
                 try:
                     if completion.error:
@@ -99,11 +126,18 @@ class DialecticRunner:
         replies, verdicts, errors, reply_errors = [first["completion"]], [], [], []
         turns_to_resolution = None
         for turn in range(1, multiturn.MAX_TURNS + 1):
-            prompt = multiturn.TEMPLATE.format(query=case.query, conversation_history=multiturn.history_text(messages[:-1]),
-                                               response=messages[-1]["content"])
-            request = Request(item_id=f"{case.id}__{variant.name}__{self.model_alias}__turn{turn}", suite=RESOLUTION_SUITE,
-                              messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
-                              max_tokens=judge.MAX_TOKENS, json_schema=multiturn.SCHEMA)
+            prompt = multiturn.TEMPLATE.format(
+                query=case.query,
+                conversation_history=multiturn.history_text(messages[:-1]),
+                response=messages[-1]["content"],
+            )
+            request = Request(
+                item_id=f"{case.id}__{variant.name}__{self.model_alias}__turn{turn}",
+                suite=RESOLUTION_SUITE,
+                messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
+                max_tokens=judge.MAX_TOKENS,
+                json_schema=multiturn.SCHEMA,
+            )
             completion = resolver.complete(request)
             try:
                 if completion.error:
@@ -112,25 +146,46 @@ class DialecticRunner:
             except ValueError as exc:  # JudgeError is a ValueError
                 errors.append(f"turn {turn}: {exc}")
                 verdict = {"resolved": False, "confidence": None, "reasoning": ""}
-            verdicts.append({"turn": turn, **verdict, "input_tokens": completion.input_tokens,
-                             "output_tokens": completion.output_tokens, "cost_usd": completion.cost_usd})
+            verdicts.append(
+                {
+                    "turn": turn,
+                    **verdict,
+                    "input_tokens": completion.input_tokens,
+                    "output_tokens": completion.output_tokens,
+                    "cost_usd": completion.cost_usd,
+                }
+            )
             if verdict["resolved"]:
                 turns_to_resolution = turn
                 break
             if turn == multiturn.MAX_TURNS:
                 break
             messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
-            reply = _completion(model.complete(Request(item_id=f"{case.id}__{variant.name}__followup{turn + 1}",
-                                                       suite=SUITE, messages=tuple(messages), max_tokens=MAX_TOKENS)))
+            reply = _completion(
+                model.complete(
+                    Request(
+                        item_id=f"{case.id}__{variant.name}__followup{turn + 1}",
+                        suite=SUITE,
+                        messages=tuple(messages),
+                        max_tokens=MAX_TOKENS,
+                    )
+                )
+            )
             replies.append(reply)
             if reply["error"]:
                 reply_errors.append(f"follow-up {turn + 1}: {reply['error']}")
             messages.append({"role": "assistant", "content": reply["text"]})
         calls = replies + verdicts
         return {
-            "query_id": case.id, "variant": variant.name, "model": self.model_alias,
-            "turns": len(replies), "turns_to_resolution": turns_to_resolution, "verdicts": verdicts,
-            "judge_errors": errors, "reply_errors": reply_errors, "replies": [r["text"] for r in replies[1:]],
+            "query_id": case.id,
+            "variant": variant.name,
+            "model": self.model_alias,
+            "turns": len(replies),
+            "turns_to_resolution": turns_to_resolution,
+            "verdicts": verdicts,
+            "judge_errors": errors,
+            "reply_errors": reply_errors,
+            "replies": [r["text"] for r in replies[1:]],
             "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
             "cost_usd": sum(c["cost_usd"] for c in calls),
         }

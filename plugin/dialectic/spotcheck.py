@@ -49,11 +49,23 @@ def queue(responses: list[dict], seed: int, rate: float = SAMPLE_RATE) -> tuple[
         why = flags(response) + (["sample"] if rid in sampled else [])
         if not why:
             continue
-        entries.append({"review_id": rid, "reasons": why, "query": response["query"], "response": response["text"],
-                        **{dim: None for dim in DIMENSIONS}, "rationale": None})
-        key[rid] = {"query_id": response["query_id"], "variant": response["variant"], "model": response["model"],
-                    # summary.responses() keeps the medians as judge_scores, not under "judge"
-                    "judge_medians": response.get("judge_scores")}
+        entries.append(
+            {
+                "review_id": rid,
+                "reasons": why,
+                "query": response["query"],
+                "response": response["text"],
+                **{dim: None for dim in DIMENSIONS},
+                "rationale": None,
+            }
+        )
+        key[rid] = {
+            "query_id": response["query_id"],
+            "variant": response["variant"],
+            "model": response["model"],
+            # summary.responses() keeps the medians as judge_scores, not under "judge"
+            "judge_medians": response.get("judge_scores"),
+        }
     return entries, key
 
 
@@ -78,9 +90,17 @@ def import_reviews(filled: Path, key_file: Path) -> dict:
         for dim in DIMENSIONS:
             gaps[dim].append(abs(float(entry[dim]) - medians[dim]))
     per_dimension = {
-        dim: {"agreement": sum(g <= AGREEMENT_SPREAD for g in values) / len(values), "mean_abs_gap": sum(values) / len(values)}
-        for dim, values in gaps.items() if values
+        dim: {
+            "agreement": sum(g <= AGREEMENT_SPREAD for g in values) / len(values),
+            "mean_abs_gap": sum(values) / len(values),
+        }
+        for dim, values in gaps.items()
+        if values
     }
     overall = [g <= AGREEMENT_SPREAD for values in gaps.values() for g in values]
-    return {"reviewed": reviewed, "reviewed_without_judge_scores": no_judge,
-            "agreement": sum(overall) / len(overall) if overall else None, "per_dimension": per_dimension}
+    return {
+        "reviewed": reviewed,
+        "reviewed_without_judge_scores": no_judge,
+        "agreement": sum(overall) / len(overall) if overall else None,
+        "per_dimension": per_dimension,
+    }

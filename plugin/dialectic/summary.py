@@ -32,19 +32,47 @@ def responses(records: list[dict], sent: dict[tuple, dict]) -> list[dict]:
         if "response_key" not in record:
             continue
         r = sent[tuple(record["response_key"])]
-        entry = merged.setdefault(_key(r), {"query_id": r["query_id"], "variant": r["variant"], "model": r["model"],
-                                            "hard_fail": r["hard_fail"], "score": None, "metrics": r["metrics"],
-                                            "judge_scores": None, "tokens": r["tokens"], "cost": r["cost_usd"],
-                                            "judge": None, "checks": {}, **{k: r[k] for k in (
-                                                "category", "expected_mode", "mode", "signals", "stability",
-                                                "pcc_ceiling", "confidences", "cruxes", "latency_ms", "error",
-                                                "query", "text")}})
+        entry = merged.setdefault(
+            _key(r),
+            {
+                "query_id": r["query_id"],
+                "variant": r["variant"],
+                "model": r["model"],
+                "hard_fail": r["hard_fail"],
+                "score": None,
+                "metrics": r["metrics"],
+                "judge_scores": None,
+                "tokens": r["tokens"],
+                "cost": r["cost_usd"],
+                "judge": None,
+                "checks": {},
+                **{
+                    k: r[k]
+                    for k in (
+                        "category",
+                        "expected_mode",
+                        "mode",
+                        "signals",
+                        "stability",
+                        "pcc_ceiling",
+                        "confidences",
+                        "cruxes",
+                        "latency_ms",
+                        "error",
+                        "query",
+                        "text",
+                    )
+                },
+            },
+        )
         entry["checks"][record["check"]] = record["passed"]
         if record["check"] == "judge":
             entry["score"] = record["score"]
             entry["judge_scores"] = record["judge"]["medians"]
-            entry["judge"] = {k: record["judge"][k] for k in ("n_judges", "n_valid", "spread", "agreement",
-                                                               "needs_human_review", "errors")}
+            entry["judge"] = {
+                k: record["judge"][k]
+                for k in ("n_judges", "n_valid", "spread", "agreement", "needs_human_review", "errors")
+            }
     return [merged[k] for k in sorted(merged)]
 
 
@@ -57,16 +85,28 @@ def variant_summaries(per_response: list[dict], rule: PassRule) -> list[dict]:
         hard_fails = sum(r["hard_fail"] for r in rows)
         mean_score = statistics.fmean(scores) if scores else None
         mode_accuracy = sum(r["metrics"]["mode_correct"] for r in rows) / len(rows)
-        out.append({
-            "variant": variant, "model": model, "test_cases": len(rows), "hard_fails": hard_fails,
-            "mean_score": mean_score, "mode_accuracy": mode_accuracy,
-            "pcc_compliance": (sum(r["metrics"]["pcc_valid"] for r in applicable) / len(applicable)) if applicable else None,
-            "pcc_applicable": len(applicable), "judged": len(scores),
-            "needs_human_review": sum(bool(r["judge"] and r["judge"]["needs_human_review"]) for r in rows),
-            "tokens": sum(r["tokens"]["total"] for r in rows), "cost_usd": sum(r["cost"] for r in rows),
-            "pass": hard_fails == 0 and mean_score is not None and mean_score >= rule.min_score
-                    and mode_accuracy >= rule.min_mode_accuracy,
-        })
+        out.append(
+            {
+                "variant": variant,
+                "model": model,
+                "test_cases": len(rows),
+                "hard_fails": hard_fails,
+                "mean_score": mean_score,
+                "mode_accuracy": mode_accuracy,
+                "pcc_compliance": (sum(r["metrics"]["pcc_valid"] for r in applicable) / len(applicable))
+                if applicable
+                else None,
+                "pcc_applicable": len(applicable),
+                "judged": len(scores),
+                "needs_human_review": sum(bool(r["judge"] and r["judge"]["needs_human_review"]) for r in rows),
+                "tokens": sum(r["tokens"]["total"] for r in rows),
+                "cost_usd": sum(r["cost"] for r in rows),
+                "pass": hard_fails == 0
+                and mean_score is not None
+                and mean_score >= rule.min_score
+                and mode_accuracy >= rule.min_mode_accuracy,
+            }
+        )
     return out
 
 
@@ -83,8 +123,9 @@ def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict],
         "multiturn": multiturn.summarize(conversations) | {"conversations_detail": conversations},
         "cross_provider": compare.summarize(comparisons),
     }
-    write_lines(directory / "per_response.jsonl",
-                (json.dumps(r, sort_keys=True) for r in per_response))  # with the query and reply: report.html shows them
+    write_lines(
+        directory / "per_response.jsonl", (json.dumps(r, sort_keys=True) for r in per_response)
+    )  # with the query and reply: report.html shows them
     write_json(directory / "variant_summary.json", {"pass_rule": rule.__dict__, "variants": variants})
     write_json(directory / "multiturn_summary.json", summaries["multiturn"])
     write_json(directory / "cross_provider_summary.json", summaries["cross_provider"])
@@ -102,17 +143,23 @@ def _fmt(value, spec: str = ".1f") -> str:
 def terminal_lines(summaries: dict, directory: Path) -> list[str]:
     lines = []
     for v in summaries["variants"]:
-        lines.append(f"variant {v['variant']} ({v['model']}): {v['test_cases']} cases, hard fails {v['hard_fails']}, "
-                     f"mean score {_fmt(v['mean_score'])}, mode accuracy {_fmt(v['mode_accuracy'], '.0%')}, "
-                     f"PCC compliance {_fmt(v['pcc_compliance'], '.0%')} ({v['pcc_applicable']} applicable), "
-                     f"{'PASS' if v['pass'] else 'not passing'}")
+        lines.append(
+            f"variant {v['variant']} ({v['model']}): {v['test_cases']} cases, hard fails {v['hard_fails']}, "
+            f"mean score {_fmt(v['mean_score'])}, mode accuracy {_fmt(v['mode_accuracy'], '.0%')}, "
+            f"PCC compliance {_fmt(v['pcc_compliance'], '.0%')} ({v['pcc_applicable']} applicable), "
+            f"{'PASS' if v['pass'] else 'not passing'}"
+        )
     m = summaries["multiturn"]
     if m["conversations"]:
-        lines.append(f"multi-turn: {m['resolved']}/{m['conversations']} resolved, first-turn rate "
-                     f"{_fmt(m['first_turn_resolution_rate'], '.0%')}, mean turns {_fmt(m['mean_turns_to_resolution'], '.2f')}")
+        lines.append(
+            f"multi-turn: {m['resolved']}/{m['conversations']} resolved, first-turn rate "
+            f"{_fmt(m['first_turn_resolution_rate'], '.0%')}, mean turns {_fmt(m['mean_turns_to_resolution'], '.2f')}"
+        )
     c = summaries["cross_provider"]
     if c["queries"]:
-        lines.append(f"cross-provider: {', '.join(c['providers_compared'])}; by quality {c['rankings']['by_quality']}, "
-                     f"by efficiency {c['rankings']['by_efficiency'] or 'n/a (no cost)'}")
+        lines.append(
+            f"cross-provider: {', '.join(c['providers_compared'])}; by quality {c['rankings']['by_quality']}, "
+            f"by efficiency {c['rankings']['by_efficiency'] or 'n/a (no cost)'}"
+        )
     lines.append(f"spot-check queue: {summaries['spotcheck_queue']} responses; dialectic results: {directory}")
     return lines

@@ -28,8 +28,10 @@ def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str, base_ur
     if spec.provider == "baseline":
         return
     if not (base_url or spec.base_url):
-        raise RegistryError(f"model {spec.alias!r} has no base_url: set base_url in its registry entry "
-                            "(--eval-models-file) or pass --eval-base-url URL")
+        raise RegistryError(
+            f"model {spec.alias!r} has no base_url: set base_url in its registry entry "
+            "(--eval-models-file) or pass --eval-base-url URL"
+        )
     var = spec.api_key_env
     if not var:
         return
@@ -47,8 +49,16 @@ def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str, base_ur
     )
 
 
-def build_model(spec: ModelSpec, *, seed: int, cassette_dir: Path, record_mode: str,
-                base_url: str | None = None, policy: RetryPolicy | None = None, index=None) -> Model:
+def build_model(
+    spec: ModelSpec,
+    *,
+    seed: int,
+    cassette_dir: Path,
+    record_mode: str,
+    base_url: str | None = None,
+    policy: RetryPolicy | None = None,
+    index=None,
+) -> Model:
     """`index`: a cassette_index.CassetteIndex the HTTP model's cassettes are read through."""
     if spec.provider == "baseline":
         return BaselineModel(spec, seed)

@@ -32,7 +32,15 @@ from dataclasses import dataclass
 import requests
 import urllib3
 
-from pytest_reasoning_evals.providers.base import MALFORMED, Completion, NotAdmitted, Request, Secret, mask_url, url_problem
+from pytest_reasoning_evals.providers.base import (
+    MALFORMED,
+    Completion,
+    NotAdmitted,
+    Request,
+    Secret,
+    mask_url,
+    url_problem,
+)
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call
 from pytest_reasoning_evals.registry import ModelSpec
 from pytest_reasoning_evals.secrets import SECRET_PATTERNS
@@ -225,7 +233,9 @@ class HttpModel:
             return None
         key = read_key(var)
         if key is None:
-            raise AuthError(f"{var} is not set: model {self.spec.alias!r} needs it to call {mask_url(self.spec.base_url)}")
+            raise AuthError(
+                f"{var} is not set: model {self.spec.alias!r} needs it to call {mask_url(self.spec.base_url)}"
+            )
         return key
 
     def call_for(self, request: Request, key: str | None) -> Call:
@@ -295,7 +305,11 @@ class HttpModel:
                 break
             pause = self.policy.wait(attempt, retry_after)
             if waited + pause > self.policy.max_total_wait:
-                who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
+                who = (
+                    "the server asked to wait"
+                    if self.policy.asked(retry_after) is not None
+                    else "the next retry would wait"
+                )
                 gave_up = (
                     f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
                     f"on waiting per call (--eval-max-retry-wait)"

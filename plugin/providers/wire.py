@@ -11,8 +11,8 @@ traceback's locals included).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from pytest_reasoning_evals.providers.base import Request, Secret
 from pytest_reasoning_evals.registry import ModelSpec

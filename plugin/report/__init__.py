@@ -19,8 +19,7 @@ REPORT_FILE = "report.html"
 # From this many records on, a run writes its page in a process of its own (write_run_report).
 APART_FROM = 2000
 EXTRA_MODULES = {"jinja2", "markupsafe", "matplotlib"}  # the `report` extra
-MISSING_EXTRA = ("report.html not written: it needs Jinja2 and matplotlib "
-                 "(pip install 'pytest-reasoning-evals[report]')")
+MISSING_EXTRA = "report.html not written: it needs Jinja2 and matplotlib (pip install 'pytest-reasoning-evals[report]')"
 
 
 class ReportError(Exception):
@@ -43,7 +42,9 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
         from pytest_reasoning_evals.report import page, runs  # noqa: F401 - without the extra: the note below
 
         with contextlib.ExitStack() as cleanup:  # the view's spooled rows are closed however the page ends
-            view = runs.read_run(run_dir, baseline, cleanup)  # before the temp file: a bad directory leaves nothing behind
+            view = runs.read_run(
+                run_dir, baseline, cleanup
+            )  # before the temp file: a bad directory leaves nothing behind
             with replacing(target) as handle:
                 page.write(view, handle)
     except ModuleNotFoundError as exc:
@@ -63,12 +64,16 @@ def write_run_report(run_dir: Path, records: int) -> Written:
     more than the memory it saves."""
     if records < APART_FROM:
         return write_report(run_dir)
-    done = subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)], capture_output=True, text=True
+    )
     if done.returncode == 0:
         return Written(run_dir / REPORT_FILE, f"report: {run_dir / REPORT_FILE}")
     said = done.stderr.strip().splitlines()
     if done.returncode == 2 and said:  # the command's own one-line note (a missing extra, a bad directory)
         return Written(None, said[-1])
-    return Written(None, f"report.html not written: `reasoning-evals report {run_dir}` failed (exit {done.returncode})"
-                         + (f": {said[-1]}" if said else ""))
+    return Written(
+        None,
+        f"report.html not written: `reasoning-evals report {run_dir}` failed (exit {done.returncode})"
+        + (f": {said[-1]}" if said else ""),
+    )

@@ -39,7 +39,7 @@ def _svg(fig: Figure, chart_id: str) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": chart_id, "font.family": "sans-serif"}):
         fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
     text = out.getvalue()
-    return text[text.index("<svg"):]  # inline: no XML declaration or DOCTYPE
+    return text[text.index("<svg") :]  # inline: no XML declaration or DOCTYPE
 
 
 def _spread(value: float, ci: Sequence[float]) -> list[list[float]]:
@@ -51,8 +51,11 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def accuracy_bars(chart_id: str, rows: Sequence[tuple[str, float | None, Sequence[float] | None, int]],
-                  xlabel: str = "accuracy (95% Wilson interval)") -> str:
+def accuracy_bars(
+    chart_id: str,
+    rows: Sequence[tuple[str, float | None, Sequence[float] | None, int]],
+    xlabel: str = "accuracy (95% Wilson interval)",
+) -> str:
     """Horizontal bars of (label, accuracy, [low, high], n), each with its interval and value."""
     fig, ax = _figure(len(rows))
     labels = [r[0] for r in rows][::-1]
@@ -71,8 +74,9 @@ def accuracy_bars(chart_id: str, rows: Sequence[tuple[str, float | None, Sequenc
     return _svg(fig, chart_id)
 
 
-def stacked_counts(chart_id: str, labels: Sequence[str], series: Sequence[tuple[str, str, Sequence[int]]],
-                   xlabel: str = "items") -> str:
+def stacked_counts(
+    chart_id: str, labels: Sequence[str], series: Sequence[tuple[str, str, Sequence[int]]], xlabel: str = "items"
+) -> str:
     """Horizontal stacked bars: per label, the counts of each (name, colour, counts) series."""
     fig, ax = _figure(len(labels))
     ys = range(len(labels))[::-1]
@@ -127,8 +131,9 @@ def delta_bars(chart_id: str, rows: Sequence[tuple[str, float | None, Sequence[f
     return _svg(fig, chart_id)
 
 
-def grouped_bars(chart_id: str, groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]],
-                 xlabel: str, xmax: float) -> str:
+def grouped_bars(
+    chart_id: str, groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], xlabel: str, xmax: float
+) -> str:
     """Per group (a judge dimension, say) one bar per series (a prompt variant), value written."""
     fig, ax = _figure(len(groups) * max(1, len(series)) * 0.6 + 1)
     palette = [ACCENT, "#dd6b20", GOOD, ERROR, MUTED]
@@ -136,7 +141,9 @@ def grouped_bars(chart_id: str, groups: Sequence[str], series: Sequence[tuple[st
     base = list(range(len(groups)))[::-1]
     for k, (name, values) in enumerate(series):
         ys = [b + 0.4 - height * (k + 0.5) for b in base]
-        bars = ax.barh(ys, [v or 0.0 for v in values], height=height * 0.92, color=palette[k % len(palette)], label=name)
+        bars = ax.barh(
+            ys, [v or 0.0 for v in values], height=height * 0.92, color=palette[k % len(palette)], label=name
+        )
         for group, y, value, patch in zip(groups, ys, values, bars.patches):
             patch.set_gid(f"bar-{_safe_id(name)}-{_safe_id(group)}")
             ax.text(value or 0.0, y, f" {'n/a' if value is None else f'{value:g}'}", va="center", fontsize=8, color=INK)

@@ -66,15 +66,33 @@ def _shown_status(record: dict) -> str:
 
 
 def _item_row(record: dict) -> dict:
-    row = {"id": record["id"], "kind": record.get("kind", "question"), "family": record["family"],
-           "split": record["split"], "system": record.get("system_id"), "status": _shown_status(record),
-           "gold": record.get("gold"), "label": record.get("label"), "latency_ms": record.get("latency_ms"),
-           "cost_usd": record.get("cost_usd"), "error": record.get("error")}
+    row = {
+        "id": record["id"],
+        "kind": record.get("kind", "question"),
+        "family": record["family"],
+        "split": record["split"],
+        "system": record.get("system_id"),
+        "status": _shown_status(record),
+        "gold": record.get("gold"),
+        "label": record.get("label"),
+        "latency_ms": record.get("latency_ms"),
+        "cost_usd": record.get("cost_usd"),
+        "error": record.get("error"),
+    }
     if "turns" in record:
         row["gold"] = f"{sum(t['correct'] is True for t in record['turns'])}/{len(record['turns'])} turns"
-        row["turns"] = [{"turn": t.get("turn"), "question": t.get("question"), "gold": t.get("gold"),
-                         "label": t.get("label"), "status": _shown_status(t), "raw": t.get("raw_text"),
-                         "error": t.get("error")} for t in record["turns"]]
+        row["turns"] = [
+            {
+                "turn": t.get("turn"),
+                "question": t.get("question"),
+                "gold": t.get("gold"),
+                "label": t.get("label"),
+                "status": _shown_status(t),
+                "raw": t.get("raw_text"),
+                "error": t.get("error"),
+            }
+            for t in record["turns"]
+        ]
     else:
         row.update(question=record.get("question"), raw=record.get("raw_text"), template=record.get("template"))
     return row
@@ -96,10 +114,22 @@ def _bias_rows(records: list[dict]) -> list[dict]:
         if record.get("bias") and record["status"] in ("correct", "wrong"):
             rows[record["bias"]]["n"] += 1
             rows[record["bias"]]["wrong"] += record["status"] == "wrong"
-    return [{"bias": name, "n": c["n"], "wrong": c["wrong"], "rate": c["wrong"] / c["n"]} for name, c in sorted(rows.items())]
+    return [
+        {"bias": name, "n": c["n"], "wrong": c["wrong"], "rate": c["wrong"] / c["n"]}
+        for name, c in sorted(rows.items())
+    ]
 
 
-ESSENTIAL = ("id", "kind", "family", "split", "status", "correct", "error", "bias")  # what the charts and a comparison read
+ESSENTIAL = (
+    "id",
+    "kind",
+    "family",
+    "split",
+    "status",
+    "correct",
+    "error",
+    "bias",
+)  # what the charts and a comparison read
 
 
 def row_json(row: dict) -> str:
@@ -152,16 +182,26 @@ def chaosbench_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.Exi
         "title": f"{summary['model']} ({summary['mode']})",
         "run_dir": str(run_dir),
         "header": {
-            "model": summary["model"], "mode": summary["mode"],
+            "model": summary["model"],
+            "mode": summary["mode"],
             "model_id": (manifest.get("model_config") or {}).get("model_id"),
-            "prompt_sha256": prompt.get("sha256"), "prompt_path": prompt.get("path"),
-            "dataset_version": meta.get("dataset_version") or dataset.get("version"), "dataset_path": dataset.get("path"),
-            "questions": summary["total_questions"], "dialogues": summary["dialogue_details"]["total_dialogues"],
-            "started": meta.get("timestamp"), "ended": execution.get("end_time"),
-            "seconds": meta.get("execution_time_seconds"), "workers": meta.get("num_workers"),
-            "complete": summary.get("complete", True), "incomplete_reason": summary.get("incomplete_reason"),
-            "calls": meta.get("calls"), "cost_usd": summary["cost_usd"], "tokens": summary["tokens"],
-            "resumed": meta.get("resumed_items", 0), "merged": bool(execution.get("merged")),
+            "prompt_sha256": prompt.get("sha256"),
+            "prompt_path": prompt.get("path"),
+            "dataset_version": meta.get("dataset_version") or dataset.get("version"),
+            "dataset_path": dataset.get("path"),
+            "questions": summary["total_questions"],
+            "dialogues": summary["dialogue_details"]["total_dialogues"],
+            "started": meta.get("timestamp"),
+            "ended": execution.get("end_time"),
+            "seconds": meta.get("execution_time_seconds"),
+            "workers": meta.get("num_workers"),
+            "complete": summary.get("complete", True),
+            "incomplete_reason": summary.get("incomplete_reason"),
+            "calls": meta.get("calls"),
+            "cost_usd": summary["cost_usd"],
+            "tokens": summary["tokens"],
+            "resumed": meta.get("resumed_items", 0),
+            "merged": bool(execution.get("merged")),
         },
         "gates": read_gates(run_dir),
         "summary": summary,
@@ -192,14 +232,30 @@ def _dimension_medians(responses: list[dict], variants: list[str]) -> dict[str, 
 
 
 def _response_row(r: dict) -> dict:
-    return {"id": f"{r['query_id']}@{r['variant']}", "case": r["query_id"], "variant": r["variant"], "model": r["model"],
-            "category": r.get("category"), "expected_mode": r.get("expected_mode"), "mode": r.get("mode"),
-            "status": "error" if r.get("error") else ("hard fail" if r["hard_fail"] else
-                                                      "passed" if all((r.get("checks") or {}).values()) else "failed"),
-            "score": r.get("score"), "confidence": r["metrics"].get("confidence"), "pcc_ceiling": r.get("pcc_ceiling"),
-            "checks": r.get("checks"), "judge_scores": r.get("judge_scores"), "judge": r.get("judge"),
-            "latency_ms": r.get("latency_ms"), "cost_usd": r.get("cost"), "error": r.get("error"),
-            "query": r.get("query"), "raw": r.get("text"), "cruxes": r.get("cruxes")}
+    return {
+        "id": f"{r['query_id']}@{r['variant']}",
+        "case": r["query_id"],
+        "variant": r["variant"],
+        "model": r["model"],
+        "category": r.get("category"),
+        "expected_mode": r.get("expected_mode"),
+        "mode": r.get("mode"),
+        "status": "error"
+        if r.get("error")
+        else ("hard fail" if r["hard_fail"] else "passed" if all((r.get("checks") or {}).values()) else "failed"),
+        "score": r.get("score"),
+        "confidence": r["metrics"].get("confidence"),
+        "pcc_ceiling": r.get("pcc_ceiling"),
+        "checks": r.get("checks"),
+        "judge_scores": r.get("judge_scores"),
+        "judge": r.get("judge"),
+        "latency_ms": r.get("latency_ms"),
+        "cost_usd": r.get("cost"),
+        "error": r.get("error"),
+        "query": r.get("query"),
+        "raw": r.get("text"),
+        "cruxes": r.get("cruxes"),
+    }
 
 
 def dialectic_run(run_dir: Path, baseline: Path | None) -> dict:
@@ -219,24 +275,35 @@ def dialectic_run(run_dir: Path, baseline: Path | None) -> dict:
         comparison = _json(run_dir / "comparison.json", required=False)
     variants = variant_file["variants"]
     names = [v["variant"] for v in variants]
-    turns = Counter("unresolved" if c["turns_to_resolution"] is None else str(c["turns_to_resolution"])
-                    for c in multiturn.get("conversations_detail", []))
+    turns = Counter(
+        "unresolved" if c["turns_to_resolution"] is None else str(c["turns_to_resolution"])
+        for c in multiturn.get("conversations_detail", [])
+    )
     model = meta.get("model") or (variants[0]["model"] if variants else run_dir.name)
     return {
         "kind": "dialectic",
         "title": f"{model} (dialectic)",
         "run_dir": str(run_dir),
-        "header": {"model": model, "judges": meta.get("judges"), "variants": meta.get("variants") or [{"name": n, "prompt_sha256": None} for n in names],
-                   "cases": meta.get("cases"), "started": meta.get("timestamp"), "seconds": meta.get("execution_time_seconds"),
-                   "complete": meta.get("complete", True), "incomplete_reason": meta.get("incomplete_reason"),
-                   "cost_usd": sum(v["cost_usd"] for v in variants) + (multiturn.get("total_cost_usd") or 0.0)},
+        "header": {
+            "model": model,
+            "judges": meta.get("judges"),
+            "variants": meta.get("variants") or [{"name": n, "prompt_sha256": None} for n in names],
+            "cases": meta.get("cases"),
+            "started": meta.get("timestamp"),
+            "seconds": meta.get("execution_time_seconds"),
+            "complete": meta.get("complete", True),
+            "incomplete_reason": meta.get("incomplete_reason"),
+            "cost_usd": sum(v["cost_usd"] for v in variants) + (multiturn.get("total_cost_usd") or 0.0),
+        },
         "gates": read_gates(run_dir),
         "pass_rule": variant_file.get("pass_rule"),
         "variants": variants,
         "dimensions": DIMENSIONS,
         "dimension_medians": _dimension_medians(responses, names),
         "multiturn": {k: v for k, v in multiturn.items() if k != "conversations_detail"},
-        "turns_histogram": sorted(turns.items(), key=lambda kv: (kv[0] == "unresolved", int(kv[0]) if kv[0].isdigit() else 0)),
+        "turns_histogram": sorted(
+            turns.items(), key=lambda kv: (kv[0] == "unresolved", int(kv[0]) if kv[0].isdigit() else 0)
+        ),
         "cross_provider": cross,
         "comparison": comparison,
         "rows": lambda: (row_json(_response_row(r)) for r in responses),  # JSON text per row

@@ -40,7 +40,13 @@ def key(monkeypatch):
 def model_for(provider: str, server: FakeProvider) -> HttpModel:
     base = {"openai": server.openai_base, "anthropic": server.anthropic_base, "gemini": server.gemini_base}[provider]
     spec = ModelSpec(
-        alias="fake", provider=provider, model_id="m", api_key_env=KEY_VAR, base_url=base, price_in=PRICE_IN, price_out=PRICE_OUT
+        alias="fake",
+        provider=provider,
+        model_id="m",
+        api_key_env=KEY_VAR,
+        base_url=base,
+        price_in=PRICE_IN,
+        price_out=PRICE_OUT,
     )
     return HttpModel(spec, POLICY)
 
@@ -54,7 +60,11 @@ def reply(provider: str, content=None, parts=None, prompt=12, completion=3) -> d
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
         }
     if provider == "anthropic":
-        return {"content": parts, "stop_reason": "end_turn", "usage": {"input_tokens": prompt, "output_tokens": completion}}
+        return {
+            "content": parts,
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": prompt, "output_tokens": completion},
+        }
     return {
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
         "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": completion},
@@ -79,13 +89,22 @@ def test_a_reply_whose_text_comes_in_parts_is_read(provider) -> None:
         elif provider == "anthropic":
             data = reply(
                 provider,
-                parts=[{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "TR"}, {"type": "text", "text": "UE"}],
+                parts=[
+                    {"type": "thinking", "thinking": "hm"},
+                    {"type": "text", "text": "TR"},
+                    {"type": "text", "text": "UE"},
+                ],
             )
         else:
             data = reply(provider, parts=[{"text": "hm", "thought": True}, {"text": "TR"}, {"text": "UE"}])
         server.script(status(200, body=body(data)))
         completion = model_for(provider, server).complete(REQUEST)
-    assert (completion.error, completion.text, completion.input_tokens, completion.output_tokens) == (None, "TRUE", 12, 3)
+    assert (completion.error, completion.text, completion.input_tokens, completion.output_tokens) == (
+        None,
+        "TRUE",
+        12,
+        3,
+    )
 
 
 def hostile(provider: str, shape: str) -> tuple[str, bool]:
@@ -97,21 +116,40 @@ def hostile(provider: str, shape: str) -> tuple[str, bool]:
             return body(reply(provider, content=value)), True
         part = {"type": "text", "text": value} if provider == "anthropic" else {"text": value}
         return body(reply(provider, parts=[part])), True
-    fine = {"content": "TRUE", "parts": [{"type": "text", "text": "TRUE"}] if provider == "anthropic" else [{"text": "TRUE"}]}
+    fine = {
+        "content": "TRUE",
+        "parts": [{"type": "text", "text": "TRUE"}] if provider == "anthropic" else [{"text": "TRUE"}],
+    }
     tokens = {"infinite": math.inf, "nan": math.nan, "negative": -5, "fractional": 2.5, "absurd": 10**15, "text": "12"}
     if shape in tokens:
         return body(reply(provider, **fine, completion=tokens[shape])), False
     if shape == "reason":  # a completion record's finish_reason is a string or null
         data = reply(provider, **fine)
-        (data["choices"][0] if provider == "openai" else data["candidates"][0] if provider == "gemini" else data).update(
-            {"openai": {"finish_reason": 7}, "anthropic": {"stop_reason": {"a": 1}}, "gemini": {"finishReason": [1]}}[provider]
+        (
+            data["choices"][0] if provider == "openai" else data["candidates"][0] if provider == "gemini" else data
+        ).update(
+            {"openai": {"finish_reason": 7}, "anthropic": {"stop_reason": {"a": 1}}, "gemini": {"finishReason": [1]}}[
+                provider
+            ]
         )
         return body(data), True
     assert shape == "deep"
     return DEEP, False
 
 
-SHAPES = ("number", "object", "list of numbers", "infinite", "nan", "negative", "fractional", "absurd", "text", "reason", "deep")
+SHAPES = (
+    "number",
+    "object",
+    "list of numbers",
+    "infinite",
+    "nan",
+    "negative",
+    "fractional",
+    "absurd",
+    "text",
+    "reason",
+    "deep",
+)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -143,11 +181,11 @@ def test_a_reply_without_its_answer_still_counts_the_tokens_it_was_billed() -> N
 # --- the runs ---
 
 
-
 def bank(pytester, questions: int) -> str:
     return str(
         write_jsonl(
-            pytester.path / "bank.jsonl", [question(f"q-{i:03d}", "TRUE" if i % 3 else "FALSE") for i in range(questions)]
+            pytester.path / "bank.jsonl",
+            [question(f"q-{i:03d}", "TRUE" if i % 3 else "FALSE") for i in range(questions)],
         )
     )
 
@@ -192,7 +230,9 @@ def progress_spent(stdout: str) -> float:
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_overshoot_is_bounded(pytester, workers: str) -> None:
+def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_overshoot_is_bounded(
+    pytester, workers: str
+) -> None:
     add_eval_module(pytester)
     concurrency, budget_calls = 8, 20
     with FakeProvider() as server:
@@ -201,7 +241,13 @@ def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_oversho
         server.delay = 0.05
         args = run_args(pytester, server, "budget", bank(pytester, 120), price_in=1.0)
         result = pytester.runpytest_subprocess(
-            *args, "--eval-max-cost", str(budget_calls * PRICE_PER_CALL), "--eval-concurrency", str(concurrency), "-n", workers
+            *args,
+            "--eval-max-cost",
+            str(budget_calls * PRICE_PER_CALL),
+            "--eval-concurrency",
+            str(concurrency),
+            "-n",
+            workers,
         )
         paid = len(server.requests) * PRICE_PER_CALL
     summary, meta, records = outputs(pytester, "budget")
@@ -217,7 +263,11 @@ def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_oversho
 @pytest.mark.parametrize("concurrency", ["1", "8"])
 def test_the_paid_turns_of_a_dialogue_the_budget_stopped_midway_are_reported(pytester, concurrency: str) -> None:
     add_eval_module(pytester)
-    turns = [question(f"d{d}-t{t}", "TRUE", family="multi_hop", dialogue_id=f"d{d}", turn=t) for d in range(3) for t in (1, 2, 3)]
+    turns = [
+        question(f"d{d}-t{t}", "TRUE", family="multi_hop", dialogue_id=f"d{d}", turn=t)
+        for d in range(3)
+        for t in (1, 2, 3)
+    ]
     cases = str(write_jsonl(pytester.path / "dialogues.jsonl", turns))
     with FakeProvider() as server:
         server.usage = Usage(prompt=125_000, completion=0)
@@ -422,10 +472,14 @@ def test_a_gate_line_is_one_line_of_bounded_length() -> None:
 
     line = gate_line(GateResult("complete", False, f"the run is incomplete: (last: HTTP 500: {MULTI_LINE}); stopped"))
     assert "\n" not in line and "\r" not in line, line
-    assert line.startswith("gate complete: FAILED (the run is incomplete: (last: HTTP 500: <html> <body> upstream connect"), line
+    assert line.startswith(
+        "gate complete: FAILED (the run is incomplete: (last: HTTP 500: <html> <body> upstream connect"
+    ), line
     assert line.endswith("…)") and len(line) < 240, line
     short = gate_line(GateResult("min-accuracy", True, "overall accuracy 0.9000, required >= 0.8"))
-    assert short == "gate min-accuracy: passed (overall accuracy 0.9000, required >= 0.8)", "a short detail is kept whole"
+    assert short == "gate min-accuracy: passed (overall accuracy 0.9000, required >= 0.8)", (
+        "a short detail is kept whole"
+    )
 
 
 def test_a_multi_line_error_body_is_one_gate_line_in_the_summary_block(pytester) -> None:

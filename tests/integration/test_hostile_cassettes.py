@@ -45,7 +45,9 @@ KEY_VAR = "FAKE_PROVIDER_KEY"
 POLICY = RetryPolicy(max_retries=0, timeout=5.0)
 CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must not need it
 SUITE = "chaosbench-zeroshot"
-MODELS = "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var}\n    base_url: {url}\n"
+MODELS = (
+    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var}\n    base_url: {url}\n"
+)
 
 
 @pytest.fixture
@@ -121,7 +123,9 @@ def printed_command(out: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_a_recording_run_whose_cassette_folder_cannot_be_a_folder_is_a_usage_error_before_any_call(pytester, server) -> None:
+def test_a_recording_run_whose_cassette_folder_cannot_be_a_folder_is_a_usage_error_before_any_call(
+    pytester, server
+) -> None:
     # Portable stand-in for a folder that cannot be written (tests run as root, which chmod does
     # not stop): the model's cassette folder is a file, so no cassette can be created under it.
     add_eval_module(pytester)
@@ -144,7 +148,8 @@ def test_a_read_only_cassette_folder_is_named_with_its_os_error(tmp_path, monkey
     monkeypatch.setattr(cassettes.os, "access", lambda path, mode: False)
     monkeypatch.setattr(cassettes.os, "statvfs", lambda path: os.statvfs_result((0,) * 8 + (os.ST_RDONLY, 255)))
     assert (
-        cassettes.save_problem(tmp_path / "cassettes" / "fake") == f"cannot save cassettes in {tmp_path}: Read-only file system"
+        cassettes.save_problem(tmp_path / "cassettes" / "fake")
+        == f"cannot save cassettes in {tmp_path}: Read-only file system"
     )
     monkeypatch.setattr(cassettes.os, "access", lambda path, mode: True)
     assert cassettes.save_problem(tmp_path / "cassettes" / "fake") is None
@@ -200,7 +205,10 @@ def test_refresh_records_only_the_items_that_changed_and_keeps_the_other_cassett
     assert answers_in(path_of(tmp_path)) == ["FALSE"], "the cassette holds what was used, not the stale answer"
     assert path_of(tmp_path, "q-2").read_bytes() == kept
     replay = client(tmp_path, "none", CLOSED_PORT_URL)
-    assert [replay.complete(r).text for r in (ask("question q-1, reworded"), ask("question q-2", "q-2"))] == ["FALSE", "TRUE"]
+    assert [replay.complete(r).text for r in (ask("question q-1, reworded"), ask("question q-2", "q-2"))] == [
+        "FALSE",
+        "TRUE",
+    ]
 
 
 def _only_a_500(path: Path) -> None:
@@ -248,17 +256,19 @@ def test_refresh_of_a_dialogue_keeps_the_turns_that_match_and_records_the_rest(s
 def test_the_advice_names_once_for_missing_files_and_refresh_for_everything_else() -> None:
     no_file = f"{MISS} for item 'q-1': no cassette file: /c/q-1.yaml"
     changed = f"{MISS} for item 'q-2': the cassette has no matching request (differs in: body): /c/q-2.yaml"
-    unreadable = (
-        f"{MISS} for item 'q-3': unreadable cassette (empty file): /c/q-3.yaml; --eval-record-mode=refresh records it anew"
-    )
+    unreadable = f"{MISS} for item 'q-3': unreadable cassette (empty file): /c/q-3.yaml; --eval-record-mode=refresh records it anew"
     assert cassettes.rerecord_mode([no_file, "provider error: HTTP 500"]) == "once"
     assert cassettes.rerecord_mode([no_file, changed]) == cassettes.rerecord_mode([unreadable]) == "refresh"
 
 
-def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the_changed_items(pytester, server) -> None:
+def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the_changed_items(
+    pytester, server
+) -> None:
     add_eval_module(pytester)
     bank(pytester)
-    assert pytester.runpytest_subprocess(*eval_args(pytester, server.openai_base, "--eval-record-mode", "once")).ret == 0
+    assert (
+        pytester.runpytest_subprocess(*eval_args(pytester, server.openai_base, "--eval-record-mode", "once")).ret == 0
+    )
     folder = pytester.path / "cassettes" / "fake" / SUITE
     before = {path.name: path.read_bytes() for path in folder.glob("*.yaml")}
     assert len(before) == 6
@@ -306,7 +316,9 @@ def test_whole_run_dialectic_refresh_records_the_changed_case_only(pytester, ser
     unchanged = {path: data for path, data in files.items() if path.name.startswith("a__")}
     assert len(files) == 6 and len(unchanged) == 3  # a response, a judgement and a resolution turn per case
 
-    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b2", "dialectic"))  # case b is asked in other words
+    cases = cases_file(
+        pytester.path / "cases.yaml", ("a", "dialectic"), ("b2", "dialectic")
+    )  # case b is asked in other words
     cases.write_text(cases.read_text().replace("id: b2", "id: b"))
     server.clear()
     replay = run(pytester, server, cases, *args, "--eval-record-mode", "none")
@@ -410,14 +422,19 @@ def _in_time(call, seconds: float = 20.0):
     ids=["fifo", "dev-zero", "too-large"],
 )
 @pytest.mark.parametrize("indexed", [False, True], ids=["file", "index"])
-def test_a_cassette_that_is_not_a_small_regular_file_is_unreadable_without_a_hang(tmp_path, plant, reason, indexed) -> None:
+def test_a_cassette_that_is_not_a_small_regular_file_is_unreadable_without_a_hang(
+    tmp_path, plant, reason, indexed
+) -> None:
     path = path_of(tmp_path)
     path.parent.mkdir(parents=True)
     plant(path)
     (tmp_path / "cache").mkdir()
     index = CassetteIndex(tmp_path / "cache") if indexed else None
     error = _in_time(lambda: client(tmp_path, "none", CLOSED_PORT_URL, index).complete(ask("question")).error)
-    assert error == f"{MISS} for item 'q-1': unreadable cassette ({reason}): {path}; --eval-record-mode=refresh records it anew"
+    assert (
+        error
+        == f"{MISS} for item 'q-1': unreadable cassette ({reason}): {path}; --eval-record-mode=refresh records it anew"
+    )
 
 
 def test_the_warmer_skips_a_fifo_and_a_link_to_dev_zero(tmp_path, server) -> None:
@@ -476,7 +493,9 @@ def test_whole_run_dialectic_judge_and_resolution_misses_print_the_record_comman
     replay = run(pytester, server, cases, *args, "--eval-record-mode", "none")
     out = replay.stdout.str()
     assert "judge call failed: cassette miss" in out and server.requests == [], out
-    assert replay.ret == 1 and "gate dialectic-judge-failed-calls: FAILED" in out, out  # a judge that judged nothing is no pass
+    assert replay.ret == 1 and "gate dialectic-judge-failed-calls: FAILED" in out, (
+        out
+    )  # a judge that judged nothing is no pass
     assert f"CASSETTE MISSES: {missed} no matching cassette" in out, out
     command = printed_command(out)
     assert command[-1] == f"--eval-record-mode={mode}"
@@ -513,7 +532,9 @@ def tree(folder: Path) -> dict[str, bytes | None]:
 
 
 @pytest.mark.parametrize(
-    ("selection", "subset"), [(("--collect-only",), False), (("-k", "no-such-item"), True)], ids=["collect-only", "k-nothing"]
+    ("selection", "subset"),
+    [(("--collect-only",), False), (("-k", "no-such-item"), True)],
+    ids=["collect-only", "k-nothing"],
 )
 def test_a_session_that_asks_nothing_keeps_the_budget_marker_and_every_file(pytester, selection, subset) -> None:
     earlier = ("-k", "q-1") if subset else ()
@@ -558,7 +579,9 @@ def test_k_matching_no_dialectic_item_leaves_no_new_folder(pytester, server, wor
     from test_dialectic import cases_file, run
 
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
-    result = run(pytester, server, cases, "--model", "fake", "--eval-n-judges", "1", "-k", "no-such-item", "-n", workers)
+    result = run(
+        pytester, server, cases, "--model", "fake", "--eval-n-judges", "1", "-k", "no-such-item", "-n", workers
+    )
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
     assert not (pytester.path / "results").exists() and server.requests == []
 
@@ -568,7 +591,9 @@ def test_the_last_process_of_a_run_that_wrote_nothing_removes_the_folders_it_mad
     for out, gone in ((tmp_path / "new" / "results", tmp_path / "new"), (tmp_path / "kept", tmp_path / "kept" / "run")):
         first = results.RunDirLock(out / "run", 4242, "pytest")  # what was new when the run started
         assert first.try_hold()
-        second = results.RunDirLock(out / "run", 4242, "pytest", new_folders=first.new_folders)  # a later worker is told
+        second = results.RunDirLock(
+            out / "run", 4242, "pytest", new_folders=first.new_folders
+        )  # a later worker is told
         assert second.try_hold()
         first.release()  # not the last: the run still holds its folder
         assert (out / "run" / ".lock").is_file()

@@ -18,7 +18,16 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, add_eval_module, fake_run_args, question, run_dir, use_repo_cassettes, write_jsonl
+from helpers import (
+    DIALECTIC_MODULE,
+    FAKE_KEY_VAR,
+    add_eval_module,
+    fake_run_args,
+    question,
+    run_dir,
+    use_repo_cassettes,
+    write_jsonl,
+)
 
 from pytest_reasoning_evals.local_server import LocalServer, LocalServerError
 from pytest_reasoning_evals.options import DEFAULT_MODEL
@@ -130,7 +139,9 @@ def test_a_comment_and_script_opening_in_a_reply_keeps_every_row(hostile_page: P
 def test_the_hostile_page_draws_every_row_in_chromium(hostile_page: Path) -> None:
     """The same page in headless Chromium (Debian's, as tests/test_report_browser.py drives it; skipped
     the same way where Chromium or Playwright is not installed): every row drawn, the reply only text."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')"
+    )
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium; .ci/run installs it)")
@@ -140,7 +151,9 @@ def test_the_hostile_page_draws_every_row_in_chromium(hostile_page: Path) -> Non
         try:
             page = browser.new_page()
             page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+            page.route(
+                "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+            )
             page.goto(hostile_page.resolve().as_uri())
             assert page.locator("#item-count").inner_text() == "(7 of 7)"
             assert page.locator("#item-rows tr.row").count() == 7
@@ -283,7 +296,16 @@ def other_server():
 
 
 def test_serve_local_refuses_a_busy_port_in_one_line(other_server) -> None:
-    command = [sys.executable, "-m", "pytest_reasoning_evals", "serve-local", "--port", str(other_server), "--n-threads", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_reasoning_evals",
+        "serve-local",
+        "--port",
+        str(other_server),
+        "--n-threads",
+        "1",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "ready" not in done.stdout

@@ -18,19 +18,24 @@ from pathlib import Path
 import pytest
 from fakeprovider import FakeProvider
 from helpers import EVAL_MODULE, question, read_summary, run_dir, write_jsonl
+
+from bankgen.validate import validate
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.merge import merge
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
 from pytest_reasoning_evals.chaosbench.questions import load_questions
 from pytest_reasoning_evals.report.runs import read_run
 
-from bankgen.validate import validate
-
 PROMPT = "Billing desk check. Reply with TRUE or FALSE only.\n\nStatement: {question}\n\nVerdict:"
 COT = "Billing desk check. Think it through, then end with TRUE or FALSE.\n\nStatement: {question}\n\nReasoning:"
 OWN = [
     {"id": "b-1", "question": "Is an invoice due 30 days after issue?", "ground_truth": "TRUE", "family": "billing"},
-    {"id": "b-2", "question": "Is VAT charged on exports outside the EU?", "ground_truth": "FALSE", "family": "billing"},
+    {
+        "id": "b-2",
+        "question": "Is VAT charged on exports outside the EU?",
+        "ground_truth": "FALSE",
+        "family": "billing",
+    },
     {"id": "b-3", "question": "Is a credit note a kind of invoice?", "ground_truth": "TRUE", "family": "billing"},
     {"id": "r-1", "question": "Is a refund possible within 14 days?", "ground_truth": "TRUE", "family": "refunds"},
     {"id": "r-2", "question": "Are refunds paid in cash?", "ground_truth": "FALSE", "family": "refunds"},
@@ -54,9 +59,7 @@ OWN = [
         "turn": 2,
     },
 ]
-MODELS = (
-    "models:\n  desk:\n    provider: openai_compatible\n    model_id: desk-model\n    base_url: {url}\n    api_key_env: null\n"
-)
+MODELS = "models:\n  desk:\n    provider: openai_compatible\n    model_id: desk-model\n    base_url: {url}\n    api_key_env: null\n"
 
 
 def own_project(pytester: pytest.Pytester, url: str, records: list[dict] = OWN) -> Path:
@@ -117,7 +120,9 @@ def test_own_questions_with_free_families_run_with_the_users_prompt_then_replay(
     # two shards, replayed and merged: the unsharded summary
     shards = []
     for index in range(2):
-        result = pytester.runpytest("--eval-num-shards", "2", "--eval-shard-index", str(index), "-p", "no:cacheprovider")
+        result = pytester.runpytest(
+            "--eval-num-shards", "2", "--eval-shard-index", str(index), "-p", "no:cacheprovider"
+        )
         assert result.ret == 0, result.stdout.str()
         shards.append(pytester.path / "results" / f"desk_zeroshot_shard{index}of2")
     _, merged_summary = merge(shards, pytester.path / "merged")
@@ -175,7 +180,9 @@ def test_a_malformed_own_line_names_file_and_line(pytester: pytest.Pytester, cha
 
 
 def test_defaults_of_an_own_question(tmp_path: Path) -> None:
-    cases = write_jsonl(tmp_path / "support.jsonl", [{"id": "s-1", "question": "Is it open on Sundays?", "ground_truth": False}])
+    cases = write_jsonl(
+        tmp_path / "support.jsonl", [{"id": "s-1", "question": "Is it open on Sundays?", "ground_truth": False}]
+    )
     (q,) = load_questions(cases)
     assert (q.family, q.split, q.system_id, q.template, q.predicates) == ("support", "core", "", "", ())
     assert q.ground_truth == "FALSE"

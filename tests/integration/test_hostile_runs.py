@@ -29,7 +29,11 @@ def all_true_bank(path, n: int = 10):
 
 def fake_run(pytester, url: str, tag: str, *extra: str) -> list[str]:
     """Arguments of a recording run of the fake model over ten questions whose gold is TRUE, into results/fake_zeroshot."""
-    return ["test_chaosbench.py", *fake_run_args(pytester, url, all_true_bank(pytester.path / "bank.jsonl"), tag), *extra]
+    return [
+        "test_chaosbench.py",
+        *fake_run_args(pytester, url, all_true_bank(pytester.path / "bank.jsonl"), tag),
+        *extra,
+    ]
 
 
 def no_traceback(result) -> None:
@@ -63,7 +67,9 @@ def test_a_worse_run_compared_with_its_own_output_folder_fails_the_regression_ga
             "--eval-fail-on-regression",
         )
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    result.stdout.fnmatch_lines(["gate no-regression: FAILED (paired accuracy 1.0000 -> 0.0000 (-1.0000), broken 10, *"])
+    result.stdout.fnmatch_lines(
+        ["gate no-regression: FAILED (paired accuracy 1.0000 -> 0.0000 (-1.0000), broken 10, *"]
+    )
     comparison = json.loads((own / "comparison.json").read_text())
     assert comparison["accuracy_baseline"] == 1.0 and comparison["accuracy_current"] == 0.0 and comparison["regressed"]
 
@@ -76,7 +82,9 @@ def test_a_worse_dialectic_run_compared_with_its_own_output_folder_fails_the_reg
     assert pytester.runpytest_subprocess("--eval-variant", "dialectic").ret == 0
     own = pytester.path / "results" / "smollm2-135m_dialectic"
     per_response = own / "per_response.jsonl"
-    better = [{**r, "score": 100.0} for r in map(json.loads, per_response.read_text().splitlines())]  # a better previous run
+    better = [
+        {**r, "score": 100.0} for r in map(json.loads, per_response.read_text().splitlines())
+    ]  # a better previous run
     per_response.write_text("".join(json.dumps(r) + "\n" for r in better))
     result = pytester.runpytest_subprocess(
         "--eval-variant", "dialectic", f"--eval-dialectic-baseline={own}", "--eval-fail-on-regression"
@@ -91,7 +99,8 @@ def test_a_worse_dialectic_run_compared_with_its_own_output_folder_fails_the_reg
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
     (line,) = error_lines(result)
     assert (
-        line == f"ERROR: --eval-dialectic-baseline {per_response}:{len(better) + 1}: 'score' is 'high', not a number or null"
+        line
+        == f"ERROR: --eval-dialectic-baseline {per_response}:{len(better) + 1}: 'score' is 'high', not a number or null"
     ), line
 
 
@@ -175,7 +184,9 @@ def test_an_item_raising_in_the_harness_makes_the_run_incomplete_and_is_an_error
     add_eval_module(pytester)
     pytester.makeconftest(RAISING_OUTCOME)
     cases = all_true_bank(pytester.path / "bank.jsonl")
-    result = pytester.runpytest("--model", "oracle", "--eval-cases", str(cases), "-p", "no:cacheprovider", "-n", workers)
+    result = pytester.runpytest(
+        "--model", "oracle", "--eval-cases", str(cases), "-p", "no:cacheprovider", "-n", workers
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     directory = run_dir(pytester, "oracle")
     summary = json.loads((directory / "summary.json").read_text())
@@ -194,7 +205,9 @@ def test_an_item_raising_in_the_harness_makes_the_run_incomplete_and_is_an_error
 
 def baseline_file(tmp, items_text: str):
     path = tmp / "base.json"
-    path.write_text('{\n  "format": "pytest-reasoning-evals/chaosbench-baseline/1",\n  "items": {\n' + items_text + "\n  }\n}\n")
+    path.write_text(
+        '{\n  "format": "pytest-reasoning-evals/chaosbench-baseline/1",\n  "items": {\n' + items_text + "\n  }\n}\n"
+    )
     return path
 
 
@@ -334,7 +347,9 @@ def test_an_unwritable_out_dir_is_a_usage_error_naming_the_option(pytester, wher
 
 
 def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_reasoning_evals", *map(str, args)], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning_evals", *map(str, args)], capture_output=True, text=True
+    )
 
 
 def edit_json(path, change) -> None:
@@ -366,11 +381,23 @@ def assert_one_line(result: subprocess.CompletedProcess, *parts: str) -> None:
         ("gates.json", lambda d: {"gates": [{"name": "x"}]}, "not the file a run writes"),
         ("comparison.json", lambda d: {"n_paired": "x"}, "no 'baseline'"),
     ],
-    ids=["summary-type", "summary-list", "summary-key", "meta-type", "manifest-type", "gates-type", "gates-entry", "comparison"],
+    ids=[
+        "summary-type",
+        "summary-list",
+        "summary-key",
+        "meta-type",
+        "manifest-type",
+        "gates-type",
+        "gates-entry",
+        "comparison",
+    ],
 )
 def test_report_of_a_hand_damaged_run_file_is_one_line_naming_it(pytester, file, change, said) -> None:
     add_eval_module(pytester)
-    assert pytester.runpytest("--model", "random", "--eval-cases", str(all_true_bank(pytester.path / "bank.jsonl"))).ret == 0
+    assert (
+        pytester.runpytest("--model", "random", "--eval-cases", str(all_true_bank(pytester.path / "bank.jsonl"))).ret
+        == 0
+    )
     directory = run_dir(pytester, "random")
     path = directory / file
     if not path.exists():
@@ -455,7 +482,11 @@ def test_a_dialectic_item_raising_in_the_harness_makes_the_run_incomplete(pytest
     pytester.makeconftest(RAISING_DIALECTIC_OUTCOME)
     result = pytester.runpytest_subprocess("--eval-variant", "dialectic")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    result.stdout.fnmatch_lines(["gate dialectic-complete: FAILED (16 items ended in a harness error (see their tracebacks))"])
+    result.stdout.fnmatch_lines(
+        ["gate dialectic-complete: FAILED (16 items ended in a harness error (see their tracebacks))"]
+    )
     meta = json.loads((pytester.path / "results" / "smollm2-135m_dialectic" / "run_meta.json").read_text())
     assert meta["complete"] is False and meta["incomplete_reason"].startswith("16 items ended in a harness error")
-    assert json.loads((pytester.path / "results" / "smollm2-135m_dialectic" / "gates.json").read_text())["passed"] is False
+    assert (
+        json.loads((pytester.path / "results" / "smollm2-135m_dialectic" / "gates.json").read_text())["passed"] is False
+    )
