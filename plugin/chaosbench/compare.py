@@ -1,8 +1,10 @@
 """Comparing a ChaosBench run with a baseline, item by item (SPEC 8): did a prompt or model change
 make answers better or worse, and is the difference more than chance?
 
-Paired items are the ids present in both runs with gold (questions and dialogues alike). An item
-is right when its record is correct; wrong, UNKNOWN and failed calls are not right. `fixed` =
+Paired items are the ids present in both runs with gold (questions and dialogues alike), except
+those whose calls failed in the baseline (an outage, a stale recording: nothing was measured, and
+counting them as not right would make any later run look fixed). An item is right when its record
+is correct; wrong, UNKNOWN and failed calls (of the current run) are not right. `fixed` =
 not right before and right now; `broken` = right before, not right now. The p-value is the exact
 two-sided McNemar test: the binomial test of min(broken, fixed) out of broken + fixed at 0.5,
 doubled and capped at 1 (1.0 when no pair disagrees). `regressed` = the paired accuracy dropped
@@ -33,6 +35,7 @@ def _item(record: dict) -> dict:
     return {
         "correct": record["correct"] is True,
         "gold": record["status"] != "no_gold",
+        "failed": bool(record.get("error")),  # its calls failed: the model was not measured on it
         "family": record["family"],
         "split": record["split"],
     }
@@ -69,6 +72,7 @@ def _meta(run_dir: Path) -> dict:
 
 
 ITEM_FIELDS = {"correct": bool, "gold": bool, "family": str, "split": str}  # what compare() reads of a baseline item
+OPTIONAL_ITEM_FIELDS = {"failed": bool}  # absent from baseline files written before it was kept
 
 
 def load_baseline(path: Path) -> dict:
@@ -106,6 +110,9 @@ def load_baseline(path: Path) -> dict:
             if not isinstance(item[field], kind):
                 expected = "true or false" if kind is bool else "a string"
                 raise BaselineError(f"{where}: item {item_id!r}: {field!r} is {item[field]!r}, not {expected}")
+        for field, kind in OPTIONAL_ITEM_FIELDS.items():
+            if field in item and not isinstance(item[field], kind):
+                raise BaselineError(f"{where}: item {item_id!r}: {field!r} is {item[field]!r}, not true or false")
     return {**data, "source": str(path)}
 
 
@@ -162,7 +169,9 @@ def _delta_interval(pairs: list[tuple[dict, dict]]) -> list[float] | None:
 
 def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: float | None) -> dict:
     current = {r["id"]: _item(r) for r in records}
-    ids = sorted(i for i in current if i in baseline["items"] and current[i]["gold"] and baseline["items"][i]["gold"])
+    shared = [i for i in current if i in baseline["items"] and current[i]["gold"] and baseline["items"][i]["gold"]]
+    failed_before = [i for i in shared if baseline["items"][i].get("failed", False)]
+    ids = sorted(set(shared) - set(failed_before))
     pairs = [(baseline["items"][i], current[i]) for i in ids]
     fixed = [i for i, (b, n) in zip(ids, pairs) if not b["correct"] and n["correct"]]
     broken = [i for i, (b, n) in zip(ids, pairs) if b["correct"] and not n["correct"]]
@@ -180,6 +189,7 @@ def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: floa
             "mode": baseline.get("mode"),
         },
         "n_paired": len(pairs),
+        "n_baseline_failed": len(failed_before),  # left out: their calls failed in the baseline
         "n_current_only": sum(i not in baseline["items"] for i in current),
         "n_baseline_only": sum(i not in current for i in baseline["items"]),
         "fixed": len(fixed),
@@ -210,6 +220,10 @@ def comparison_lines(c: dict) -> list[str]:
         f"{_pct(c['accuracy_current'])} ({delta}), fixed {c['fixed']}, broken {c['broken']}, "
         f"McNemar p = {c['p_value']:.4g}: {'REGRESSED' if c['regressed'] else 'no significant regression'}"
     ]
+    if c.get("n_baseline_failed"):
+        lines.append(
+            f"  {c['n_baseline_failed']} items left out: their calls failed in the baseline (nothing was measured)"
+        )
     if c["broken_ids"]:
         more = f" (and {len(c['broken_ids']) - SHOWN} more)" if len(c["broken_ids"]) > SHOWN else ""
         lines.append(f"  broken: {', '.join(c['broken_ids'][:SHOWN])}{more}")

@@ -74,6 +74,31 @@ def test_a_worse_run_compared_with_its_own_output_folder_fails_the_regression_ga
     assert comparison["accuracy_baseline"] == 1.0 and comparison["accuracy_current"] == 0.0 and comparison["regressed"]
 
 
+def test_items_whose_calls_failed_in_the_baseline_are_not_paired(pytester, key) -> None:
+    """A baseline run whose calls failed (an outage, a stale recording) measured nothing of them:
+    counting them as 'not right' would make any later run look fixed. They are left out, and a
+    baseline that measured nothing fails the regression gate."""
+    add_eval_module(pytester)
+    own = run_dir(pytester, "fake")
+    with FakeProvider() as server:
+        server.responder = lambda body: "TRUE"  # every answer right
+        assert pytester.runpytest(*fake_run(pytester, server.openai_base, "good")).ret == 0
+        # then a replay from a folder with no cassettes (a stale recording): every item a cassette miss
+        stale = pytester.runpytest(*fake_run(pytester, server.openai_base, "stale", "--eval-record-mode", "none"))
+        assert stale.ret == pytest.ExitCode.TESTS_FAILED
+        result = pytester.runpytest(
+            *fake_run(pytester, server.openai_base, "again"), "--eval-baseline", str(own), "--eval-fail-on-regression"
+        )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    comparison = json.loads((own / "comparison.json").read_text())
+    assert comparison["n_paired"] == 0 and comparison["n_baseline_failed"] == 10 and comparison["fixed"] == 0, (
+        comparison
+    )
+    result.stdout.fnmatch_lines(
+        ["*10 items left out: their calls failed in the baseline*", "gate no-regression: FAILED*"]
+    )
+
+
 def test_a_worse_dialectic_run_compared_with_its_own_output_folder_fails_the_regression_gate(pytester) -> None:
     from helpers import DIALECTIC_MODULE
 
