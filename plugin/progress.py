@@ -66,6 +66,10 @@ class Progress:
             return
         self._show(now)
 
+    def add_spent(self, cost: float) -> None:
+        """What calls made ahead paid for items that never ran (known only at the end)."""
+        self.tally += Tally(spent=cost)
+
     def close(self) -> None:
         """At the end of the run: the final counts, and the line ended."""
         if self.live and self.reporter is not None:
@@ -78,7 +82,9 @@ class Progress:
         if self.in_place:
             self.reporter.rewrite(self.line(now), erase=True)
         else:
-            self.reporter.ensure_newline()
+            # ensure_newline misses a line of item letters written after our last line ("Feval progress")
+            if getattr(getattr(self.reporter, "_tw", None), "width_of_current_line", 0):
+                self.reporter.write("\n")
             self.reporter.write_line(self.line(now))
 
     def line(self, now: float) -> str:

@@ -367,6 +367,7 @@ class EvalSession:
         if self.is_worker:
             return
         if self.progress is not None:
+            self.progress.add_spent(sum(self.unclaimed.values()))  # the last line shows all that was paid
             self.progress.close()
         from pytest_reasoning_evals.results import NOTHING_RUNS
 

@@ -379,6 +379,9 @@ def paid_and_reported(pytester, tag: str, paid: float, result) -> None:
     assert summary["cost_usd"] == paid, (summary["cost_usd"], paid, result.stdout.str())
     assert meta["spent_usd"] == paid
     assert len(records) < 120, "the run stopped early"
+    progress = [line for line in result.stdout.lines if "eval progress:" in line]
+    if progress:  # shown once a live call answered (a key refused at once shows none): its last line says it all
+        assert progress[-1].startswith("eval progress:") and progress[-1].endswith(f"${paid:.4f} spent"), progress
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
