@@ -330,10 +330,6 @@ def cassette_name(model_alias: str, suite: str, item_id: str) -> str:
     return f"{model_alias}/{suite}/{item_id}.yaml"
 
 
-def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
-    return root / cassette_name(model_alias, suite, item_id)
-
-
 # A recorded request as the opened cassette holds it: vcrpy's dict of it (Request._to_dict). The
 # usual replay compares its URL and body bytes; a vcrpy Request (which parses the URL and the
 # headers) is made only for the matchers, a save, or a recording's filters.
@@ -385,7 +381,7 @@ class CassetteClient:
         self._open: _Opened | None = None  # the conversation's cassette (the main thread's)
 
     def _file(self, suite: str, item_id: str) -> str:
-        """The item's cassette file (cassette_path, as a string)."""
+        """The item's cassette file under the root, as a string."""
         return os.path.join(self._root, cassette_name(self.model.spec.alias, suite, item_id))
 
     @contextlib.contextmanager

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import pytest
 
 from pytest_reasoning_evals.chaosbench.names import MODES
-from pytest_reasoning_evals.providers.base import alias_problem, mask_url, url_problem
+from pytest_reasoning_evals.providers.base import alias_problem, url_problem
 from pytest_reasoning_evals.shipped import shipped
 
 RECORD_MODES = ("none", "once", "refresh", "new_episodes", "rewrite")
@@ -300,12 +300,6 @@ class Settings(NamedTuple):
         if self.subset:
             name += "-subset"
         return self.out_dir / name
-
-    def to_dict(self) -> dict:
-        values = {k: (str(v) if isinstance(v, Path) else v) for k, v in self._asdict().items()}
-        if values["base_url"]:
-            values["base_url"] = mask_url(values["base_url"])
-        return values
 
 
 class _Reader:

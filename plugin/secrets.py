@@ -211,11 +211,6 @@ def _scan_files(files: Iterable[Path]) -> tuple[list[Finding], int]:
     return findings, scanned
 
 
-def scan_paths(paths: list[Path]) -> list[Finding]:
-    findings, _ = _scan_files(iter_files(paths))
-    return findings
-
-
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 

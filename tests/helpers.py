@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_reasoning_evals.cassettes import cassette_name
 from pytest_reasoning_evals.shipped import shipped
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +20,11 @@ DEFAULT_PROMPTS = shipped("chaosbench", "prompts")
 DEFAULT_VARIANT_PROMPTS = shipped("prompts")
 DEFAULT_DIALECTIC_CASES = shipped("dialectic")
 FAKE_KEY_VAR = "FAKE_PROVIDER_KEY"  # the key variable of the `fake` model (fake_models)
+
+
+def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
+    """An item's cassette file under a cassette root."""
+    return root / cassette_name(model_alias, suite, item_id)
 
 
 def use_repo_cassettes(pytester: pytest.Pytester, extra_ini: str = "") -> None:

@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 from fakeprovider import FakeProvider, status
-from helpers import add_eval_module, question, read_summary, write_jsonl
+from helpers import add_eval_module, cassette_path, question, read_summary, write_jsonl
 
-from pytest_reasoning_evals.cassettes import CassetteClient, cassette_path
+from pytest_reasoning_evals.cassettes import CassetteClient
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec

@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 import yaml
 from fakeprovider import FakeProvider, malformed, missing_fields, slow, status, truncated
-from helpers import add_eval_module, read_summary, run_dir
+from helpers import add_eval_module, cassette_path, read_summary, run_dir
 from test_cassettes import fake_run  # the same six-question recording run
 
-from pytest_reasoning_evals.cassettes import CassetteClient, cassette_path
+from pytest_reasoning_evals.cassettes import CassetteClient
 from pytest_reasoning_evals.providers.base import MISS, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from pytest_reasoning_evals.chaosbench.ontology import (
     EXCLUDES,
     PREDICATES,
     REQUIRES,
-    check_consistency,
     excludes_closure,
     requires_chains,
     requires_closure,
@@ -176,6 +176,54 @@ def test_violations_partial_assignment_with_unknowns():
 
 
 # ----------------------------------------------------------------------------- broken axiom sets
+
+
+def _check_names(requires: Mapping[str, Iterable[str]], excludes: Iterable[tuple[str, str]]) -> list[str]:
+    problems = []
+    for a, bs in requires.items():
+        for name in (a, *bs):
+            if name not in PREDICATES:
+                problems.append(f"unknown predicate {name!r} in requires axiom for {a!r}")
+    for pair in excludes:
+        for name in pair:
+            if name not in PREDICATES:
+                problems.append(f"unknown predicate {name!r} in excludes axiom {pair!r}")
+    return problems
+
+
+def check_consistency(
+    requires: Mapping[str, Iterable[str]] | None = None,
+    excludes: Iterable[tuple[str, str]] | None = None,
+) -> list[str]:
+    """Return human-readable problems with the axioms ([] when consistent); only these tests use it.
+
+    Every predicate p must be satisfiable: the assignment making {p} and everything p requires
+    true (and all else false) satisfies every requires axiom by construction, so p is satisfiable
+    exactly when that set contains no excluded pair. Also reported: unknown names, a predicate
+    excluding itself, duplicate exclusion pairs and a predicate requiring one it excludes.
+    """
+    requires = REQUIRES if requires is None else requires
+    excludes = tuple(EXCLUDES if excludes is None else excludes)
+    problems = _check_names(requires, excludes)
+    seen_pairs: set[frozenset[str]] = set()
+    for a, b in excludes:
+        if a == b:
+            problems.append(f"{a} excludes itself")
+        key = frozenset((a, b))
+        if key in seen_pairs:
+            problems.append(f"exclusion {a} x {b} is listed more than once")
+        seen_pairs.add(key)
+    closure = requires_closure(requires)
+    direct = ontology._symmetric(excludes)
+    for p in PREDICATES:
+        for q in sorted(closure[p] & direct.get(p, set()), key=ontology._order):
+            problems.append(f"{p} requires {q} but also excludes it")
+        members = sorted(closure[p] | {p}, key=ontology._order)
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                if b in direct.get(a, set()) and p not in (a, b):
+                    problems.append(f"{p} can never be true: it requires {a} and {b}, which are exclusive")
+    return problems
 
 
 def test_planted_inconsistent_axioms_detected():

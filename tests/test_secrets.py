@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning_evals.secrets import DEFAULT_PATHS, SECRET_PATTERNS, Finding, main, scan_paths, scan_text
+from pytest_reasoning_evals.secrets import (
+    DEFAULT_PATHS,
+    SECRET_PATTERNS,
+    Finding,
+    _scan_files,
+    iter_files,
+    main,
+    scan_text,
+)
 
 # kind -> the planted value; the whole value is what the scanner is expected to match.
 PLANTED = {
@@ -203,6 +211,12 @@ def write(path: Path, text: str | bytes) -> Path:
     else:
         path.write_text(text, encoding="utf-8")
     return path
+
+
+def scan_paths(paths: list[Path]) -> list[Finding]:
+    """What scan-secrets finds under the paths (main() without the printing)."""
+    findings, _ = _scan_files(iter_files(paths))
+    return findings
 
 
 def test_a_directory_is_walked_for_every_file_binary_ones_included(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ Axioms come in two kinds:
 * ``EXCLUDES``: pairs ``(a, b)`` that are never both true.
 
 Only implications and exclusions are used, so the all-false assignment always satisfies the
-axioms and every predicate can be false; ``check_consistency`` verifies that every predicate can
+axioms and every predicate can be false; tests/test_ontology.py checks that every predicate can
 also be true.
 """
 
@@ -27,7 +27,6 @@ __all__ = [
     "EXCLUDES",
     "requires_closure",
     "excludes_closure",
-    "check_consistency",
     "violations",
     "requires_chains",
 ]
@@ -311,19 +310,6 @@ EXCLUDES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _check_names(requires: Mapping[str, Iterable[str]], excludes: Iterable[tuple[str, str]]) -> list[str]:
-    problems = []
-    for a, bs in requires.items():
-        for name in (a, *bs):
-            if name not in PREDICATES:
-                problems.append(f"unknown predicate {name!r} in requires axiom for {a!r}")
-    for pair in excludes:
-        for name in pair:
-            if name not in PREDICATES:
-                problems.append(f"unknown predicate {name!r} in excludes axiom {pair!r}")
-    return problems
-
-
 def _closure(requires: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
     names = list(PREDICATES)
     for a, bs in requires.items():
@@ -381,48 +367,9 @@ def excludes_closure(
     return out
 
 
-def check_consistency(
-    requires: Mapping[str, Iterable[str]] | None = None,
-    excludes: Iterable[tuple[str, str]] | None = None,
-) -> list[str]:
-    """Return human-readable problems with the axioms ([] when consistent).
-
-    Every predicate p must be satisfiable: the assignment making {p} and everything p requires
-    true (and all else false) satisfies every requires axiom by construction, so p is satisfiable
-    exactly when that set contains no excluded pair. Also reported: unknown names, a predicate
-    excluding itself, duplicate exclusion pairs and a predicate requiring one it excludes.
-    """
-    requires = REQUIRES if requires is None else requires
-    excludes = tuple(EXCLUDES if excludes is None else excludes)
-    problems = _check_names(requires, excludes)
-    seen_pairs: set[frozenset[str]] = set()
-    for a, b in excludes:
-        if a == b:
-            problems.append(f"{a} excludes itself")
-        key = frozenset((a, b))
-        if key in seen_pairs:
-            problems.append(f"exclusion {a} x {b} is listed more than once")
-        seen_pairs.add(key)
-    closure = _closure(requires)
-    direct = _symmetric(excludes)
-    for p in PREDICATES:
-        for q in sorted(closure[p] & direct.get(p, set()), key=_order):
-            problems.append(f"{p} requires {q} but also excludes it")
-        members = sorted(closure[p] | {p}, key=_order)
-        for i, a in enumerate(members):
-            for b in members[i + 1 :]:
-                if b in direct.get(a, set()) and p not in (a, b):
-                    problems.append(f"{p} can never be true: it requires {a} and {b}, which are exclusive")
-    return problems
-
-
 def _order(name: str) -> tuple[int, str]:
     keys = list(PREDICATES)
     return (keys.index(name), name) if name in PREDICATES else (len(keys), name)
-
-
-def _fmt(value: bool) -> str:
-    return "True" if value else "False"
 
 
 def violations(assignment: Mapping[str, bool]) -> list[str]:

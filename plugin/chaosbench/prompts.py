@@ -7,7 +7,6 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_reasoning_evals.chaosbench.names import MODES  # noqa: F401 - re-exported: the modes of these templates
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.providers.base import Request
 

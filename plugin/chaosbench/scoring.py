@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from sys import intern
 
+from pytest_reasoning_evals.chaosbench.normalize import normalize_answer
 from pytest_reasoning_evals.chaosbench.questions import Question
-from pytest_reasoning_evals.normalize import normalize_answer
 from pytest_reasoning_evals.providers.base import Completion
 
 SUITE = "chaosbench"
@@ -165,8 +165,6 @@ def _summarized(record: dict) -> dict:
 
 def failure_reason(record: dict) -> str | None:
     """One line saying why the item did not pass, or None when it did."""
-    if "passed" in record:  # a dialectic check carries its own verdict
-        return None if record["passed"] else record["reason"]
     if "turns" in record:  # a dialogue: the first turn that did not pass, and how many did not
         failing = [t for t in record["turns"] if t["status"] in ("wrong", "unknown")]
         if not failing:

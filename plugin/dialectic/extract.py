@@ -46,6 +46,7 @@ SIGNALS = ("## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation", "**Confide
 
 _Heads = list[tuple[int, int, str]]  # (line index, level, plain title) per heading
 
+# Not chaosbench.normalize._strip_thinking, which differs on nesting, mismatched tags and the gap left.
 _TAGS = r"(?:extended_thinking|thinking|think|reasoning)\b"
 # A closed block; lazy and tag-matched so the answer between two blocks survives.
 _THINK_BLOCK = re.compile(rf"<({_TAGS})[^>]*>.*?</\1\s*>", re.I | re.S)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -109,9 +109,6 @@ class Completion:
     finish_reason: str | None = None
     error: str | None = None
     extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
     def provider_failed(self) -> bool:
         """The call failed after its retries (not a malformed reply or a cassette miss: those

@@ -17,7 +17,7 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider, Usage, missing_fields, status
-from helpers import add_eval_module, answer_by_text, fake_run_args, question, write_jsonl
+from helpers import add_eval_module, answer_by_text, cassette_path, fake_run_args, question, write_jsonl
 
 from pytest_reasoning_evals.providers.base import MALFORMED, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
@@ -421,7 +421,7 @@ def test_what_calls_made_ahead_paid_is_reported_when_an_outage_stops_the_run(pyt
 def test_a_cassette_whose_body_is_nested_too_deep_is_an_unreadable_cassette_of_its_item(tmp_path) -> None:
     import yaml
 
-    from pytest_reasoning_evals.cassettes import CassetteClient, cassette_path
+    from pytest_reasoning_evals.cassettes import CassetteClient
     from pytest_reasoning_evals.providers.base import MISS
 
     with FakeProvider() as server:

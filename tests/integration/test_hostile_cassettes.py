@@ -31,11 +31,11 @@ from pathlib import Path
 import pytest
 import yaml
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, question, read_summary, run_dir, write_jsonl
+from helpers import add_eval_module, cassette_path, question, read_summary, run_dir, write_jsonl
 
 from pytest_reasoning_evals import cassette_index, cassettes, results
 from pytest_reasoning_evals.cassette_index import MAX_BYTES, CassetteIndex
-from pytest_reasoning_evals.cassettes import CassetteClient, cassette_path, read_cassette
+from pytest_reasoning_evals.cassettes import CassetteClient, read_cassette
 from pytest_reasoning_evals.index_warmer import warm
 from pytest_reasoning_evals.providers.base import MISS, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
