@@ -50,9 +50,8 @@ def write_bank(root: Path, n: int) -> None:
 def record(root: Path, server: FakeProvider, workers: str, concurrency: int) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds of the pytest processes, mean requests the server held while
     it held any) of one recording run of every item, from empty cassettes."""
-    run = Path(
-        tempfile.mkdtemp(prefix=f"c{concurrency}-", dir=root)
-    )  # fresh cassettes, also for a repeated concurrency
+    # fresh cassettes, also for a repeated concurrency
+    run = Path(tempfile.mkdtemp(prefix=f"c{concurrency}-", dir=root))
     (root / "models.yaml").write_text(MODELS.format(url=server.openai_base))
     args = [
         "test_chaosbench.py",

@@ -440,9 +440,8 @@ class CassetteClient:
         except UnreadableCassette as exc:
             self.unreadable[path] = str(exc)
             return [], False
-        pairs = [
-            (q, r) for q, r in zip(requests_, responses) if 200 <= r["status"]["code"] < 300
-        ]  # never replay a failure
+        # never replay a failure
+        pairs = [(q, r) for q, r in zip(requests_, responses) if 200 <= r["status"]["code"] < 300]
         if recording:  # what a save writes back is filtered as a recording would be
             pairs = [(_without_keys(_vcr(q))._to_dict(), _scrub_headers(_decoded(r))) for q, r in pairs]
         return pairs, True

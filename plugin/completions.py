@@ -249,6 +249,5 @@ class CompletionsLog:
 
 
 def _line(record: dict) -> bytes:
-    return (strict_json(record, sort_keys=True) + "\n").encode(
-        "utf-8"
-    )  # a NaN cost is null: every JSON reader reads the line
+    # a NaN cost is null: every JSON reader reads the line
+    return (strict_json(record, sort_keys=True) + "\n").encode("utf-8")

@@ -113,9 +113,8 @@ class Prefetcher:
         self._claimed = 0.0  # live cost handed to items whose budget has charged it
         self._handed = 0.0  # ... and of the last one handed out: charged once its item is over
         self._failing = False  # the latest call failed after its retries: nothing runs ahead
-        self._asking: Future | None = (
-            None  # the asking item's call until it is handed over (an interrupt may come first)
-        )
+        # the asking item's call until it is handed over (an interrupt may come first)
+        self._asking: Future | None = None
         self._unused: list[Future] = []  # calls made ahead no item took
         self._limiter.admit = self._admit  # asked before each request is sent
 

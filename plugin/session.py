@@ -79,9 +79,8 @@ class EvalSession:
         self.terminalreporter = None  # controller: pytest's, from the session's start
         self.from_workers = False  # controller: the reports arrive from xdist workers
         self._status_payloads: dict[tuple, dict] = {}
-        self.unclaimed: dict[
-            str, float
-        ] = {}  # controller: per alias, what every process's calls made ahead paid for no item
+        # controller: per alias, what every process's calls made ahead paid for no item
+        self.unclaimed: dict[str, float] = {}
         self.freezer = Freezer()  # keeps the run's live objects out of the garbage collector's walk (frozen.py)
 
     # --- protocols and shared services, on first use ---
@@ -330,17 +329,15 @@ class EvalSession:
             self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
             self.harness_failures += bool(payload.get(HARNESS_ERROR))
             # pytest keeps every report to the end: keep only what its status line needs, not the record
-            status = (
-                None if payload.get(HARNESS_ERROR) else protocol.teststatus(payload)
-            )  # a harness error stays pytest's failure
+            # a harness error stays pytest's failure
+            status = None if payload.get(HARNESS_ERROR) else protocol.teststatus(payload)
             attach(report, self._status_payload(payload["protocol"], status))
         elif report.failed:
             self.harness_failures += 1
         result = yield
         if self.terminalreporter is not None and not self.infos.keys().isdisjoint(report.keywords):
-            make_lean(
-                report, self.terminalreporter.stats, self.from_workers
-            )  # an eval item's: its protocol's marker is a keyword
+            # an eval item's: its protocol's marker is a keyword
+            make_lean(report, self.terminalreporter.stats, self.from_workers)
         return result
 
     def _status_payload(self, protocol: str, status) -> dict:

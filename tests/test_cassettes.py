@@ -224,6 +224,5 @@ def test_refused_key_stops_the_session_once(pytester, server, workers: str) -> N
     )
     result.stdout.fnmatch_lines([f"*model key refused: *refused the key in {KEY_VAR}*HTTP 401*"])
     reason = read_summary(pytester, "fake")["incomplete_reason"]
-    assert reason.startswith("model key refused") and "harness error" not in reason, (
-        reason
-    )  # the stop, not a harness bug
+    # the stop, not a harness bug
+    assert reason.startswith("model key refused") and "harness error" not in reason, reason

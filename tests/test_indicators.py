@@ -202,6 +202,7 @@ def _chaotic_map_truth() -> dict:
 def test_planted_wrong_label_fails_verification(tmp_path, capsys):
     catalog = tmp_path / "systems"
     catalog.mkdir()
+    # r = 3.2 is periodic
     planted = {
         "id": "planted_logistic",
         "name": "the planted logistic map",
@@ -211,7 +212,7 @@ def test_planted_wrong_label_fails_verification(tmp_path, capsys):
         "source": "test",
         "simulate": {"model": "logistic"},
         "truth": _chaotic_map_truth(),
-    }  # r = 3.2 is periodic
+    }
     (catalog / "core.yaml").write_text(yaml.safe_dump({"systems": [planted]}), encoding="utf-8")
     files = dict(
         catalog_dir=catalog, indicators_file=tmp_path / "indicators.json", sweeps_file=tmp_path / "sweeps.json"

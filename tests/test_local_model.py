@@ -30,9 +30,8 @@ def completions(pytester) -> list[dict]:
 def test_record_from_the_live_server_then_replay_offline(pytester, tmp_path) -> None:
     add_eval_module(pytester)
     cassettes = tmp_path / "cassettes"
-    server = LocalServer(
-        port=free_port(), log=tmp_path / "server.log", n_threads=1
-    )  # the other xdist worker holds a core
+    # the other xdist worker holds a core
+    server = LocalServer(port=free_port(), log=tmp_path / "server.log", n_threads=1)
     # `=`: a path outside the project given as a separate word would move pytest's rootdir
     args = [
         "--model",

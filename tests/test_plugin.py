@@ -335,9 +335,8 @@ def test_a_harness_error_fails_the_session(evals: pytest.Pytester) -> None:
     )
     result = evals.runpytest("--model", "always-true", "--eval-cases", small_bank(evals))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    summary = read_summary(
-        evals, "always-true"
-    )  # the item that raised is an error record, and the run is not complete (issue 25)
+    # the item that raised is an error record, and the run is not complete (issue 25)
+    summary = read_summary(evals, "always-true")
     assert (summary["total_questions"], summary["num_errors"], summary["complete"]) == (4, 1, False)
     assert summary["incomplete_reason"].startswith("1 item ended in a harness error")
 
@@ -532,11 +531,12 @@ def test_a_session_without_eval_items_touches_nothing(pytester: pytest.Pytester)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     (session,) = sessions
     assert session.protocols == {} and "models" not in session.__dict__
+    # pytest's own cache only
     assert sorted(p.name for p in pytester.path.iterdir()) == [
         ".pytest_cache",
         "test_app.py",
         "tox.ini",
-    ]  # pytest's own cache only
+    ]
     assert "eval summary" not in result.stdout.str()
 
 

@@ -17,10 +17,11 @@ from pytest_reasoning_evals.shipped import shipped
 
 SNAPSHOTS = PROJECT_ROOT / "snapshots"
 # (mode, selection): the default suite zero-shot, and the chain-of-thought subset that has cassettes
+# and the first five dialogues
 COT_SUBSET = (
     "00001 or 00002 or 00003 or 00004 or 00005"  # the first five questions of each family
     " or dlg-0001 or dlg-0002 or dlg-0003 or dlg-0004 or dlg-0005"
-)  # and the first five dialogues
+)
 RUNS = {"zeroshot": [], "cot": ["-k", COT_SUBSET]}
 
 
@@ -57,9 +58,8 @@ def dialectic_summaries(directory) -> dict:
 def test_dialectic_replay_reproduces_the_committed_summaries(pytester, data_regression, workers: str) -> None:
     pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
     use_repo_cassettes(pytester)
-    result = pytester.runpytest_subprocess(
-        "-n", workers, "--eval-base-url", "http://127.0.0.1:9/v1"
-    )  # nothing listens there
+    # nothing listens there
+    result = pytester.runpytest_subprocess("-n", workers, "--eval-base-url", "http://127.0.0.1:9/v1")
     assert result.ret == 0, result.stdout.str()
     assert "cassette miss" not in result.stdout.str()
     data_regression.check(

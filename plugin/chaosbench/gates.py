@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pytest_reasoning_evals.gates import GateResult
 
-MAX_ERROR_RATE = (
-    0.05  # items whose call failed (provider errors, cassette misses; not UNKNOWN answers), unless --eval-min-coverage
-)
+# items whose call failed (provider errors, cassette misses; not UNKNOWN answers), unless --eval-min-coverage
+MAX_ERROR_RATE = 0.05
 
 
 def check_gates(

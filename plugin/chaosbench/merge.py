@@ -225,9 +225,8 @@ def merge(directories: list[Path], out: Path | None = None, allow_partial: bool 
     target = Path(out) if out else first.directory.parent / f"{model}_{mode}"
     check_target(target, shards)
     try:
-        lock = refuse_if_busy(
-            target, "wait for it to end, or give --out another directory"
-        )  # no run writes it meanwhile
+        # no run writes it meanwhile
+        lock = refuse_if_busy(target, "wait for it to end, or give --out another directory")
     except RunDirBusy as exc:
         raise MergeError(str(exc)) from None
     except OSError as exc:

@@ -313,9 +313,8 @@ class Protocol(EvalProtocol):
             self.budget.charge_unasked(payload["cost_usd"])  # a dialogue's turns paid before the budget stopped it
             return
         record = payload["record"]
-        self.harness_errors += bool(payload.get("harness_error")) and not payload.get(
-            "stopped"
-        )  # a refused key's item: the stop says why
+        # a refused key's item: the stop says why
+        self.harness_errors += bool(payload.get("harness_error")) and not payload.get("stopped")
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.completions.append(record)
         self.budget.charge(record)

@@ -115,12 +115,13 @@ def judged(case: Case, variant: Variant, response: dict, verdict: Verdict) -> di
 def resolution(conversation: dict) -> dict:
     turns = conversation["turns_to_resolution"]
     failed = [*conversation["judge_errors"], *conversation.get("reply_errors", ())]
+    # not the model's doing
     reason = (
         None
         if turns is not None
         else f"not resolved after {conversation['turns']} turns"
         + (f" ({len(failed)} call{'s' if len(failed) > 1 else ''} failed; first: {failed[0]})" if failed else "")
-    )  # not the model's doing
+    )
     return {
         "suite": SUITE,
         "check": "resolution",

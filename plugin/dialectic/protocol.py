@@ -57,9 +57,8 @@ class Protocol(EvalProtocol):
         self.summaries: dict | None = None
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
-        self.baseline: tuple[str, list[dict]] | None = (
-            None  # controller: read at the start, before this run writes anything
-        )
+        # controller: read at the start, before this run writes anything
+        self.baseline: tuple[str, list[dict]] | None = None
         self.harness_errors = 0  # controller: items that raised before sending their record
         self.html_report: Written | None = None  # report.html, or why it was not written
         self.started_at = now()

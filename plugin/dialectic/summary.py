@@ -123,9 +123,8 @@ def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict],
         "multiturn": multiturn.summarize(conversations) | {"conversations_detail": conversations},
         "cross_provider": compare.summarize(comparisons),
     }
-    write_lines(
-        directory / "per_response.jsonl", (json.dumps(r, sort_keys=True) for r in per_response)
-    )  # with the query and reply: report.html shows them
+    # with the query and reply: report.html shows them
+    write_lines(directory / "per_response.jsonl", (json.dumps(r, sort_keys=True) for r in per_response))
     write_json(directory / "variant_summary.json", {"pass_rule": rule.__dict__, "variants": variants})
     write_json(directory / "multiturn_summary.json", summaries["multiturn"])
     write_json(directory / "cross_provider_summary.json", summaries["cross_provider"])

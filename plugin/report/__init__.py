@@ -42,9 +42,8 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
         from pytest_reasoning_evals.report import page, runs  # noqa: F401 - without the extra: the note below
 
         with contextlib.ExitStack() as cleanup:  # the view's spooled rows are closed however the page ends
-            view = runs.read_run(
-                run_dir, baseline, cleanup
-            )  # before the temp file: a bad directory leaves nothing behind
+            # before the temp file: a bad directory leaves nothing behind
+            view = runs.read_run(run_dir, baseline, cleanup)
             with replacing(target) as handle:
                 page.write(view, handle)
     except ModuleNotFoundError as exc:

@@ -120,6 +120,7 @@ def _bias_rows(records: list[dict]) -> list[dict]:
     ]
 
 
+# what the charts and a comparison read
 ESSENTIAL = (
     "id",
     "kind",
@@ -129,7 +130,7 @@ ESSENTIAL = (
     "correct",
     "error",
     "bias",
-)  # what the charts and a comparison read
+)
 
 
 def row_json(row: dict) -> str:

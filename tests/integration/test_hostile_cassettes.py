@@ -316,9 +316,8 @@ def test_whole_run_dialectic_refresh_records_the_changed_case_only(pytester, ser
     unchanged = {path: data for path, data in files.items() if path.name.startswith("a__")}
     assert len(files) == 6 and len(unchanged) == 3  # a response, a judgement and a resolution turn per case
 
-    cases = cases_file(
-        pytester.path / "cases.yaml", ("a", "dialectic"), ("b2", "dialectic")
-    )  # case b is asked in other words
+    # case b is asked in other words
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b2", "dialectic"))
     cases.write_text(cases.read_text().replace("id: b2", "id: b"))
     server.clear()
     replay = run(pytester, server, cases, *args, "--eval-record-mode", "none")
@@ -493,9 +492,8 @@ def test_whole_run_dialectic_judge_and_resolution_misses_print_the_record_comman
     replay = run(pytester, server, cases, *args, "--eval-record-mode", "none")
     out = replay.stdout.str()
     assert "judge call failed: cassette miss" in out and server.requests == [], out
-    assert replay.ret == 1 and "gate dialectic-judge-failed-calls: FAILED" in out, (
-        out
-    )  # a judge that judged nothing is no pass
+    # a judge that judged nothing is no pass
+    assert replay.ret == 1 and "gate dialectic-judge-failed-calls: FAILED" in out, out
     assert f"CASSETTE MISSES: {missed} no matching cassette" in out, out
     command = printed_command(out)
     assert command[-1] == f"--eval-record-mode={mode}"
@@ -591,9 +589,8 @@ def test_the_last_process_of_a_run_that_wrote_nothing_removes_the_folders_it_mad
     for out, gone in ((tmp_path / "new" / "results", tmp_path / "new"), (tmp_path / "kept", tmp_path / "kept" / "run")):
         first = results.RunDirLock(out / "run", 4242, "pytest")  # what was new when the run started
         assert first.try_hold()
-        second = results.RunDirLock(
-            out / "run", 4242, "pytest", new_folders=first.new_folders
-        )  # a later worker is told
+        # a later worker is told
+        second = results.RunDirLock(out / "run", 4242, "pytest", new_folders=first.new_folders)
         assert second.try_hold()
         first.release()  # not the last: the run still holds its folder
         assert (out / "run" / ".lock").is_file()

@@ -107,9 +107,8 @@ def test_a_worse_dialectic_run_compared_with_its_own_output_folder_fails_the_reg
     assert pytester.runpytest_subprocess("--eval-variant", "dialectic").ret == 0
     own = pytester.path / "results" / "smollm2-135m_dialectic"
     per_response = own / "per_response.jsonl"
-    better = [
-        {**r, "score": 100.0} for r in map(json.loads, per_response.read_text().splitlines())
-    ]  # a better previous run
+    # a better previous run
+    better = [{**r, "score": 100.0} for r in map(json.loads, per_response.read_text().splitlines())]
     per_response.write_text("".join(json.dumps(r) + "\n" for r in better))
     result = pytester.runpytest_subprocess(
         "--eval-variant", "dialectic", f"--eval-dialectic-baseline={own}", "--eval-fail-on-regression"
