@@ -59,7 +59,7 @@ from vcr.serializers import compat
 from vcr.serializers import yamlserializer as YAML
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
-from pytest_reasoning_evals.providers.base import MISS, Completion, Request
+from pytest_reasoning_evals.providers.base import MISS, UNSAVED, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
 from pytest_reasoning_evals.providers.wire import Call
 from pytest_reasoning_evals.results import replacing
@@ -89,7 +89,6 @@ DROPPED_RESPONSE_HEADER_PREFIXES = (
 REFRESH = "refresh"  # the record mode that re-records only the items whose cassette does not answer them
 NO_FILE = "no cassette file"  # the miss `once` records; every other miss needs REFRESH
 RERECORD = f"--eval-record-mode={REFRESH} records it anew"  # ends the miss of an unreadable cassette
-UNSAVED = "cassette_unsaved"  # Completion.extra: why the answer's cassette could not be saved (the run must stop)
 STALE_TEMP = re.compile(r".+\.yaml\.(\d+)\.[0-9a-f]+\.tmp")  # results.temp_path of a cassette: <name>.<pid>.<hex>.tmp
 
 

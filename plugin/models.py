@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 import pytest
 
 from pytest_reasoning_evals.options import Settings
-from pytest_reasoning_evals.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.providers.base import UNSAVED, Completion, Model, Request
 
 
 class UsageProblem(Exception):
@@ -22,6 +22,7 @@ class UsageProblem(Exception):
 
 
 OUTAGE_AFTER = 3  # items in a row whose calls failed after all retries: the provider is down
+OUTAGE = "provider outage"  # how the stop reason of an outage starts (the session exits 1 on it)
 
 
 class StoppingModel:
@@ -65,8 +66,8 @@ class StoppingModel:
 
     def _watch(self, completion: Completion) -> None:
         """Count calls that failed after their retries; stop the session on an outage."""
-        if completion.extra.get("cassette_unsaved"):  # cassettes.UNSAVED: more answers would be paid for and lost
-            self._stop(completion.extra["cassette_unsaved"])
+        if completion.extra.get(UNSAVED):  # more answers would be paid for and lost
+            self._stop(completion.extra[UNSAVED])
         error = completion.error
         if not completion.provider_failed():
             self.failed_in_a_row = 0
@@ -74,7 +75,7 @@ class StoppingModel:
         self.failed_in_a_row += 1
         if error.startswith("connection failed") or self.failed_in_a_row >= OUTAGE_AFTER:
             self._stop(
-                f"provider outage: {self.failed_in_a_row} call(s) in a row failed after their retries "
+                f"{OUTAGE}: {self.failed_in_a_row} call(s) in a row failed after their retries "
                 f"(last: {error}); the run stopped, incomplete"
             )
 

@@ -90,11 +90,6 @@ class Prefetcher:
 
     HORIZON = 4  # items looked at ahead of the asking one: at most this many windows
 
-    @staticmethod
-    def pool_size(window: int) -> int:
-        """Calls running at most, the asking item's included: as many as requests may be out."""
-        return window
-
     def __init__(
         self,
         model,
@@ -106,8 +101,7 @@ class Prefetcher:
         self.window = window
         self.upcoming = upcoming  # the next items' requests in order (None: an item that cannot run ahead)
         self.may_start = may_start
-        self._most = self.pool_size(window)
-        self._pool = ThreadPoolExecutor(max_workers=self._most, thread_name_prefix="eval-call")
+        self._pool = ThreadPoolExecutor(max_workers=window, thread_name_prefix="eval-call")
         self._ahead: dict[tuple[str, str], tuple[Request, Future]] = {}
         self._limiter = model.model.limiter
         self._claimed = 0.0  # live cost handed to items whose budget has charged it
@@ -168,12 +162,12 @@ class Prefetcher:
         return [future for _, future in self._ahead.values() if not future.done()]
 
     def _run_ahead(self) -> None:
-        """Start the calls of the next items while fewer than pool_size run."""
+        """Start the calls of the next items while fewer than `window` run."""
         running = len(self._running())
-        if running >= self._most or self._failing:  # a failing provider is asked one item at a time
+        if running >= self.window or self._failing:  # a failing provider is asked one item at a time
             return
         for request in itertools.islice(self.upcoming(), self.HORIZON * self.window):
-            if running >= self._most or not self.may_start(self._unclaimed()):
+            if running >= self.window or not self.may_start(self._unclaimed()):
                 return
             if request is None or (request.suite, request.item_id) in self._ahead:
                 continue

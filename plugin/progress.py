@@ -34,6 +34,14 @@ class Tally:
         return self
 
 
+def write_own_line(reporter, text: str) -> None:
+    """`text` on a terminal line of its own: pytest's ensure_newline misses a line of item letters
+    or -q's "[100%]" written since its last line ("Feval progress")."""
+    if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
+        reporter.write("\n")
+    reporter.write_line(text)
+
+
 def _duration(seconds: float) -> str:
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
@@ -82,10 +90,7 @@ class Progress:
         if self.in_place:
             self.reporter.rewrite(self.line(now), erase=True)
         else:
-            # ensure_newline misses a line of item letters written after our last line ("Feval progress")
-            if getattr(getattr(self.reporter, "_tw", None), "width_of_current_line", 0):
-                self.reporter.write("\n")
-            self.reporter.write_line(self.line(now))
+            write_own_line(self.reporter, self.line(now))
 
     def line(self, now: float) -> str:
         elapsed = max(now - self.started, 1e-9)

@@ -30,6 +30,8 @@ SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries i
 # so pytest does not print a failure section each; the session lists them one line each.
 WRONG = "wrong"
 HARNESS = "harness error"  # how the error of an item that raised inside the harness starts (session.py)
+HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
+STOPPED = "stopped"  # ... while the session was stopping (a refused key): not a bug of the harness
 UNKNOWN = "unknown"  # the category of an answer with no TRUE/FALSE (or a failed call): counted apart
 _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -104,6 +106,7 @@ class EvalProtocol:
         self.fixtures = session.infos[self.name].fixtures  # the parametrized fixtures of its items
         self.active = False  # controller: it has results to summarize this run
         self.collected = False  # this process asked it for items (they may all be filtered out)
+        self.harness_errors = 0  # controller: its items that raised inside the harness (a bug, not an answer)
 
     # --- every process ---
 
@@ -168,6 +171,40 @@ class EvalProtocol:
     def finish(self, session: pytest.Session) -> list[GateResult]:
         """Write the outputs; -> the gates' verdicts."""
         raise NotImplementedError
+
+    # --- shared by the protocols (controller) ---
+
+    def count_harness_error(self, payload: dict) -> bool:
+        """Whether `payload` is of an item that raised before sending its record; counted unless
+        the session was stopping then (a refused key's item: the stop says why)."""
+        if not payload.get(HARNESS_ERROR):
+            return False
+        self.harness_errors += not payload.get(STOPPED)
+        return True
+
+    def harness_note(self) -> str | None:
+        """Why the run is incomplete on the harness's side, or None."""
+        n = self.harness_errors
+        return f"{n} item{'s' if n > 1 else ''} ended in a harness error (see their tracebacks)" if n else None
+
+    def incomplete_reason(self, session: pytest.Session) -> str | None:
+        """Why the run is incomplete: the session's stop and the items that raised, or None."""
+        return "; ".join(filter(None, (stop_reason(session), self.harness_note()))) or None
+
+    def hold_run_dir(self) -> None:
+        """Its run directory's lock (`self.lock`, results.RunDirLock), or a usage error naming the
+        run that holds it, or why the directory cannot be made."""
+        from pytest_reasoning_evals.models import UsageProblem
+        from pytest_reasoning_evals.results import RunDirBusy
+
+        try:
+            self.lock.acquire()
+        except RunDirBusy as exc:
+            raise UsageProblem(str(exc)) from None
+        except OSError as exc:
+            raise UsageProblem(
+                f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})"
+            ) from None
 
     def judge_unrun(self) -> list[GateResult]:
         """Gates of it are set but none of its items ran: -> their verdicts over nothing (a gate

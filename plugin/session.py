@@ -31,8 +31,10 @@ from pytest_reasoning_evals.options import Settings, settings_from
 from pytest_reasoning_evals.protocol import (
     FAILURE,
     HARNESS,
+    HARNESS_ERROR,
     PAYLOAD,
     SERIALIZED_KEY,
+    STOPPED,
     UNKNOWN,
     WRONG,
     EvalProtocol,
@@ -41,9 +43,6 @@ from pytest_reasoning_evals.protocol import (
     payload_of,
 )
 
-HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before sending its record
-STOPPED = "stopped"  # ... while the session was stopping (a refused key): not a bug of the harness
-
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
     from pytest_reasoning_evals.progress import Progress
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 STATUS = "teststatus"  # a consumed payload keeps only its pytest_report_teststatus answer
-OUTAGE = "provider outage"  # how models.StoppingModel's stop reason for an outage starts
 UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahead paid for items that never ran
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
@@ -411,9 +409,9 @@ class EvalSession:
         except OSError as exc:
             message = f"WARNING GITHUB_STEP_SUMMARY={path}: job summary not written ({exc.strerror or exc})"
             if self.terminalreporter is not None:
-                if self.terminalreporter._tw.width_of_current_line:  # after -q's "[100%]": a line of its own
-                    self.terminalreporter._tw.line()
-                self.terminalreporter.write_line(message)
+                from pytest_reasoning_evals.progress import write_own_line
+
+                write_own_line(self.terminalreporter, message)
             else:
                 print(message, file=sys.stderr)
 
@@ -422,6 +420,8 @@ class EvalSession:
         A resumed run with nothing left to ask (every item deselected) is judged the same way, and
         so is a run stopped by a provider outage: a failed measurement (exit 1), not an interrupt
         (Ctrl-C, a refused key: exit 2)."""
+        from pytest_reasoning_evals.models import OUTAGE
+
         settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         dsession = self.config.pluginmanager.get_plugin("dsession")  # xdist's controller holds a worker's reason
         reason = session.shouldstop or getattr(dsession, "shouldstop", None)

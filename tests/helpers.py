@@ -103,3 +103,11 @@ def fake_run_args(
     if out_dir:
         args += ["--eval-out-dir", str(pytester.path / f"results{suffix}")]
     return [*args, "--eval-record-mode", "once", "-p", "no:cacheprovider"]
+
+
+def oracle_shards(pytester: pytest.Pytester, cases: str, shards: int = 2) -> list[Path]:
+    """The run directories of the oracle over `cases` run as `shards` shards, each finished."""
+    for index in range(shards):
+        args = ("--eval-cases", cases, "--eval-num-shards", str(shards), "--eval-shard-index", str(index))
+        assert pytester.runpytest("--model", "oracle", *args).ret == 0
+    return [pytester.path / "results" / f"oracle_zeroshot_shard{i}of{shards}" for i in range(shards)]

@@ -318,7 +318,7 @@ def test_calls_run_ahead_again_once_a_call_succeeds_after_failures(tmp_path) -> 
     position = [0]
     with FakeProvider() as server:
         server.delay = 0.05
-        server.script(*[status(503)] * (1 + Prefetcher.pool_size(4)))  # the first call and those run ahead all fail
+        server.script(*[status(503)] * (1 + 4))  # the first call and those run ahead all fail
         model = HttpModel(spec, RetryPolicy(max_retries=0), base_url=server.openai_base)
         model.allow_concurrency(4)
         prefetcher = Prefetcher(CassetteClient(model, tmp_path, "once"), 4, lambda: iter(asked[position[0] + 1 :]))

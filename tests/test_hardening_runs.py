@@ -11,7 +11,7 @@ import threading
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import PROJECT_ROOT, add_eval_module, answer_by_text, question, run_dir, write_jsonl
+from helpers import PROJECT_ROOT, add_eval_module, answer_by_text, oracle_shards, question, run_dir, write_jsonl
 from test_runs import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
 from pytest_reasoning_evals import results
@@ -422,16 +422,9 @@ def shards(pytester):
     """Two finished shards of the oracle over a small bank, and an unsharded run beside them."""
     add_eval_module(pytester)
     cases = str(bank(pytester.path / "bank.jsonl"))
-    for index in range(2):
-        assert (
-            pytester.runpytest(
-                "--model", "oracle", "--eval-cases", cases, "--eval-num-shards", "2", "--eval-shard-index", str(index)
-            ).ret
-            == 0
-        )
+    made = oracle_shards(pytester, cases)
     assert pytester.runpytest("--model", "oracle", "--eval-cases", cases).ret == 0
-    results = pytester.path / "results"
-    return [results / f"oracle_zeroshot_shard{i}of2" for i in range(2)]
+    return made
 
 
 def assert_one_line_refusal(result: subprocess.CompletedProcess, *parts: str) -> None:

@@ -17,7 +17,6 @@ from helpers import DEFAULT_CASES, PROJECT_ROOT, add_eval_module, answer_by_text
 
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
 from pytest_reasoning_evals.chaosbench.questions import load_questions, shard_of
-from pytest_reasoning_evals.prefetch import Prefetcher
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 FAKE_MODELS = (
@@ -366,7 +365,7 @@ def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, w
     result.stdout.fnmatch_lines(["*provider outage: 3 call(s) in a row failed after their retries (last: HTTP 503*"])
     # 5 attempts per item, 3 failed items per process plus the calls running ahead, and under
     # xdist one more item per other process
-    processes, ahead = max(1, int(workers)), Prefetcher.pool_size(int(concurrency)) if concurrency != "1" else 0
+    processes, ahead = max(1, int(workers)), int(concurrency) if concurrency != "1" else 0
     assert asked <= 5 * (3 + ahead) * processes + 5 * (processes - 1), (
         f"stopped after 3 failed items per process, not 14: {asked}"
     )

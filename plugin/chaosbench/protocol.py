@@ -47,10 +47,10 @@ from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.prefetch import ItemQueue
 from pytest_reasoning_evals.progress import Tally
-from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send, stop_reason
+from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.report import Written, write_run_report
-from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
+from pytest_reasoning_evals.results import RunDirLock, write_json
 from pytest_reasoning_evals.shipped import shipped
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
@@ -80,7 +80,6 @@ class Protocol(EvalProtocol):
         self.gates: list[GateResult] = []
         self.comparison: dict | None = None
         self.baseline: dict | None = None  # controller: read at the start, before this run writes anything
-        self.harness_errors = 0  # controller: items that ended without a record of their own (a bug, not an answer)
         self.html_report: Written | None = None  # report.html, or why it was not written
         self.resume_notes: list[str] = []  # controller: what a resume could not use, one line each
         self.started_at = now()
@@ -149,18 +148,6 @@ class Protocol(EvalProtocol):
         for name, items in (("chaosbench_question", questions), ("chaosbench_dialogue", dialogues)):
             if name in metafunc.fixturenames:
                 metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=mark(i.family, i.split)) for i in items])
-
-    def hold_run_dir(self) -> None:
-        """The run directory's lock (results.RunDirLock), or a usage error naming its holder (or
-        why the directory cannot be made)."""
-        try:
-            self.lock.acquire()
-        except RunDirBusy as exc:
-            raise UsageProblem(str(exc)) from None
-        except OSError as exc:
-            raise UsageProblem(
-                f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})"
-            ) from None
 
     def item_collected(self, item: pytest.Item) -> None:
         """-k matches family, split and system id (`-k lorenz63`, `-k "atomic and core"`)."""
@@ -313,8 +300,7 @@ class Protocol(EvalProtocol):
             self.budget.charge_unasked(payload["cost_usd"])  # a dialogue's turns paid before the budget stopped it
             return
         record = payload["record"]
-        # a refused key's item: the stop says why
-        self.harness_errors += bool(payload.get("harness_error")) and not payload.get("stopped")
+        self.count_harness_error(payload)  # its record is an error record
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.completions.append(record)
         self.budget.charge(record)
@@ -337,17 +323,12 @@ class Protocol(EvalProtocol):
         self.lock.try_hold()
         if not self._begun:
             self._begin()
-        broken = (
-            f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)"
-            if self.harness_errors
-            else None
-        )
         self.summary = summarize(
             self.records,
             model=s.model,
             mode=s.mode,
             not_asked=self.not_asked,
-            stopped="; ".join(filter(None, (stop_reason(session), broken))) or None,
+            stopped=self.incomplete_reason(session),
         )
         # paid by calls made ahead for items that never ran (the run stopped first): in no record
         self.budget.charge_unasked(self.session.unclaimed.get(s.model, 0.0))
@@ -398,12 +379,13 @@ class Protocol(EvalProtocol):
             max_fol_violation_rate=s.max_fol_violation_rate,
         )
         if s.baseline is not None and (s.fail_on_regression or s.max_accuracy_drop is not None):
-            gates.append(
-                GateResult(
-                    "no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare"
-                )
-            )
+            gates.append(self._nothing_paired())
         return gates
+
+    def _nothing_paired(self) -> GateResult:
+        return GateResult(
+            "no-regression", False, f"no item is paired with the baseline {self.settings.baseline}: nothing to compare"
+        )
 
     def _compare_with_baseline(self) -> list[GateResult]:
         """comparison.json in the run directory; the regression gate when asked for."""
@@ -425,11 +407,7 @@ class Protocol(EvalProtocol):
             return []
         c = self.comparison
         if c["n_paired"] == 0:
-            return [
-                GateResult(
-                    "no-regression", False, f"no item is paired with the baseline {s.baseline}: nothing to compare"
-                )
-            ]
+            return [self._nothing_paired()]
         delta = f"{c['accuracy_delta']:+.4f}"
         return [
             GateResult(

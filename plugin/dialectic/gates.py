@@ -45,15 +45,8 @@ def check_failed_calls(responses: list[dict]) -> list[GateResult]:
     if not failed:
         return []
     misses = sum(str(r["error"]).startswith(MISS) for r in failed)
-    rate = len(failed) / len(responses)
-    return [
-        GateResult(
-            "dialectic-failed-calls",
-            rate <= MAX_ERROR_RATE,
-            f"{len(failed)} of {len(responses)} responses ({rate:.1%}) failed ({len(failed) - misses} provider "
-            f"errors, {misses} cassette misses), allowed {MAX_ERROR_RATE:.0%}",
-        )
-    ]
+    how = f"failed ({len(failed) - misses} provider errors, {misses} cassette misses)"
+    return _failed_share("dialectic-failed-calls", len(failed), len(responses), "responses", how)
 
 
 JUDGED_CHECKS = ("judge", "resolution")  # the items whose own calls go to the judge (and, resolving, the model)
@@ -63,17 +56,20 @@ def check_failed_judge_calls(records: list[dict]) -> list[GateResult]:
     """Always on: a judge or resolution item whose calls failed (a provider error, a cassette miss)
     judged nothing; more than 5% of them is a stale recording or an outage, not a result."""
     judged = [r for r in records if r.get("check") in JUDGED_CHECKS]
-    failed = [r for r in judged if _call_errors(r)]
+    failed = [errors for errors in map(_call_errors, judged) if errors]
     if not failed:
         return []
-    misses = sum(any(MISS in e for e in _call_errors(r)) for r in failed)
-    rate = len(failed) / len(judged)
+    misses = sum(any(MISS in e for e in errors) for errors in failed)
+    how = f"had failed calls ({misses} with cassette misses)"
+    return _failed_share("dialectic-judge-failed-calls", len(failed), len(judged), "judge and resolution items", how)
+
+
+def _failed_share(name: str, failed: int, total: int, noun: str, how: str) -> list[GateResult]:
+    """The gate on the share of `total` that failed: above MAX_ERROR_RATE it fails."""
+    rate = failed / total
     return [
         GateResult(
-            "dialectic-judge-failed-calls",
-            rate <= MAX_ERROR_RATE,
-            f"{len(failed)} of {len(judged)} judge and resolution items ({rate:.1%}) had failed calls "
-            f"({misses} with cassette misses), allowed {MAX_ERROR_RATE:.0%}",
+            name, rate <= MAX_ERROR_RATE, f"{failed} of {total} {noun} ({rate:.1%}) {how}, allowed {MAX_ERROR_RATE:.0%}"
         )
     ]
 

@@ -30,12 +30,11 @@ from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
-from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.progress import Tally
-from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send, stop_reason
+from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.report import Written, write_run_report
-from pytest_reasoning_evals.results import RunDirBusy, RunDirLock, write_json
+from pytest_reasoning_evals.results import RunDirLock, write_json
 
 MAX_FILE_NAME = 255  # bytes in one file name (NAME_MAX of common file systems)
 
@@ -59,7 +58,6 @@ class Protocol(EvalProtocol):
         self.comparison: dict | None = None
         # controller: read at the start, before this run writes anything
         self.baseline: tuple[str, list[dict]] | None = None
-        self.harness_errors = 0  # controller: items that raised before sending their record
         self.html_report: Written | None = None  # report.html, or why it was not written
         self.started_at = now()
 
@@ -109,14 +107,7 @@ class Protocol(EvalProtocol):
         self.session.models.preflight(self.aliases())
         cases, variants = self.items
         if self.runner is not None:
-            try:  # before any item: a second run on this run directory stops here (baselines write nothing)
-                self.lock.acquire()
-            except RunDirBusy as exc:
-                raise UsageProblem(str(exc)) from None
-            except OSError as exc:
-                raise UsageProblem(
-                    f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})"
-                ) from None
+            self.hold_run_dir()  # before any item: a second run on this run directory stops here (baselines write nothing)
         if "dialectic_item" in metafunc.fixturenames:
             metafunc.parametrize(
                 "dialectic_item",
@@ -186,8 +177,7 @@ class Protocol(EvalProtocol):
             raise pytest.UsageError(str(exc)) from None
 
     def add(self, payload: dict) -> None:
-        if payload.get("harness_error"):
-            self.harness_errors += not payload.get("stopped")  # a refused key's item: the stop says why
+        if self.count_harness_error(payload):  # no record: only counted
             return
         record = payload["record"]
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
@@ -207,7 +197,7 @@ class Protocol(EvalProtocol):
             )
         )
         if self.harness_errors:
-            self.gates.append(GateResult("dialectic-complete", False, self._harness_note()))
+            self.gates.append(GateResult("dialectic-complete", False, self.harness_note()))
         if s.dialectic_baseline is not None:
             self.gates += self._compare_with_baseline()
         else:  # an earlier run's comparison is not this run's
@@ -235,7 +225,7 @@ class Protocol(EvalProtocol):
         s = self.settings
         cases, variants = self.items
         asked = json.dumps([[c.id, c.category, c.query, c.expected_mode] for c in cases]).encode()
-        stopped = "; ".join(filter(None, (stop_reason(session), self._harness_note()))) or None
+        stopped = self.incomplete_reason(session)
         return {
             "model": s.model,
             "judges": list(s.judges),
@@ -248,13 +238,6 @@ class Protocol(EvalProtocol):
             "complete": stopped is None,
             "incomplete_reason": stopped,
         }
-
-    def _harness_note(self) -> str | None:
-        return (
-            f"{self.harness_errors} item{'s' if self.harness_errors > 1 else ''} ended in a harness error (see their tracebacks)"
-            if self.harness_errors
-            else None
-        )
 
     def _compare_with_baseline(self) -> list[GateResult]:
         s = self.settings

@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import FAKE_KEY_VAR, add_eval_module, fake_run_args, question, run_dir, use_repo_cassettes, write_jsonl
+from helpers import (
+    FAKE_KEY_VAR,
+    add_eval_module,
+    fake_run_args,
+    oracle_shards,
+    question,
+    run_dir,
+    use_repo_cassettes,
+    write_jsonl,
+)
 
 from pytest_reasoning_evals import results
 
@@ -441,15 +450,7 @@ def test_report_of_a_hand_damaged_run_file_is_one_line_naming_it(pytester, file,
 )
 def test_merge_of_a_shard_with_a_wrongly_typed_value_is_one_line_naming_it(pytester, file, change, said) -> None:
     add_eval_module(pytester)
-    cases = str(all_true_bank(pytester.path / "bank.jsonl"))
-    for index in range(2):
-        assert (
-            pytester.runpytest(
-                "--model", "oracle", "--eval-cases", cases, "--eval-num-shards", "2", "--eval-shard-index", str(index)
-            ).ret
-            == 0
-        )
-    shards = [pytester.path / "results" / f"oracle_zeroshot_shard{i}of2" for i in range(2)]
+    shards = oracle_shards(pytester, str(all_true_bank(pytester.path / "bank.jsonl")))
     edit_json(shards[1] / file, change)
     assert_one_line(cli("merge", *shards, "--out", pytester.path / "merged"), str(shards[1]), said)
     assert not (pytester.path / "merged").exists()
