@@ -1,4 +1,7 @@
-"""Gates: the checks on a run's summary that decide the session's exit status (SPEC 7)."""
+"""Gates: the checks on a run's summary that decide the session's exit status (SPEC 7).
+
+Each protocol returns all its verdicts, built with the helpers here; the session only combines
+them (and `reasoning-evals merge` calls the protocol's same function)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+COMPARISON_FILE = "comparison.json"  # a run's comparison with its --eval-*baseline
+MAX_ERROR_RATE = 0.05  # more items than this whose calls failed measured an outage or a stale recording
 GATES_FILE = "gates.json"  # in every run directory: the verdicts, for report.html and for CI scripts
 SHOWN_DETAIL = 200  # characters of a gate's detail in its terminal line (gates.json keeps all of it)
 
@@ -16,6 +21,54 @@ class GateResult:
     name: str
     passed: bool
     detail: str
+
+
+class BaselineError(Exception):
+    """A baseline that cannot be read or used; the message names it."""
+
+
+def incomplete(name: str, reason: str | None) -> list[GateResult]:
+    """Nothing partial is a pass: the failed completeness gate of a run stopped or broken, else none."""
+    return [] if reason is None else [GateResult(name, False, reason)]
+
+
+def at_least(name: str, value: float | None, bound: float, what: str, none: str) -> GateResult:
+    """`value` >= `bound`; nothing measured (None, shown as `none`) fails. `what` holds {} for the value."""
+    shown = none if value is None else f"{value:.4f}"
+    return GateResult(name, value is not None and value >= bound, f"{what.format(shown)}, required >= {bound}")
+
+
+def at_most(name: str, value: float | None, bound: float, what: str, none: str) -> GateResult:
+    """`value` <= `bound`; nothing measured (None, shown as `none`) fails."""
+    shown = none if value is None else f"{value:.4f}"
+    return GateResult(name, value is not None and value <= bound, f"{what.format(shown)}, allowed <= {bound}")
+
+
+def failed_share(name: str, failed: int, total: int, noun: str, how: str) -> list[GateResult]:
+    """The gate on the share of `total` whose calls failed: above MAX_ERROR_RATE it fails."""
+    rate = failed / total
+    return [
+        GateResult(
+            name, rate <= MAX_ERROR_RATE, f"{failed} of {total} {noun} ({rate:.1%}) {how}, allowed {MAX_ERROR_RATE:.0%}"
+        )
+    ]
+
+
+def compared(run_dir: Path, name: str, given: str, compare) -> tuple[dict | None, list[GateResult]]:
+    """The run's comparison with its baseline (`compare()` makes it), written to comparison.json, or
+    the failed gate `name` saying why there is none (`given`: the option and path, for the message).
+    The run is paid for: its outputs are written whatever the comparison does."""
+    from pytest_reasoning_evals.results import write_json
+
+    try:
+        comparison = compare()
+    except BaselineError as exc:
+        return None, [GateResult(name, False, str(exc))]
+    except Exception as exc:  # noqa: BLE001 - see above
+        (run_dir / COMPARISON_FILE).unlink(missing_ok=True)
+        return None, [GateResult(name, False, f"{given}: cannot be compared ({type(exc).__name__}: {exc})")]
+    write_json(run_dir / COMPARISON_FILE, comparison)
+    return comparison, []
 
 
 def gate_line(gate: GateResult) -> str:

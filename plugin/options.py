@@ -13,15 +13,14 @@ package. Building Settings reads no file: an unused plugin costs nothing.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
-from pytest_reasoning_evals.chaosbench.names import MODES
 from pytest_reasoning_evals.providers.base import alias_problem, url_problem
-from pytest_reasoning_evals.shipped import shipped
 
 RECORD_MODES = ("none", "once", "refresh", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
@@ -36,7 +35,8 @@ class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import
     kind: str = "str"  # str | int | float | bool | path | list
     choices: tuple[str, ...] = ()
     metavar: str | None = None
-    group: str = "evals"
+    group: str = "evals"  # a protocol's options: its name (its group in --help)
+    narrows: bool = False  # a value selects a subset of the items (the run writes beside the full run)
 
     @property
     def dest(self) -> str:
@@ -49,22 +49,7 @@ class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import
 
 OPTIONS = (
     Option("model", f"model alias from the registry (default {DEFAULT_MODEL}); also --model", metavar="ALIAS"),
-    Option("mode", "ChaosBench prompt: zeroshot or cot (default zeroshot)", choices=MODES),
-    Option(
-        "cases",
-        "ChaosBench question file or folder: the project's format or upstream v2 JSONL (default: the shipped bank)",
-        "path",
-        metavar="PATH",
-    ),
-    Option(
-        "prompts",
-        "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones)",
-        "path",
-        metavar="DIR",
-    ),
-    Option("split", "only this split (repeatable; a name of the case files)", "list", metavar="SPLIT"),
-    Option("family", "only this family (repeatable; a name of the case files)", "list", metavar="FAMILY"),
-    Option("max-items", "only the first N selected items", "int", metavar="N"),
+    Option("max-items", "only the first N selected items", "int", metavar="N", narrows=True),
     Option(
         "out-dir",
         "results go to DIR/<model>_<mode>/ and DIR/<model>_dialectic/ (default <rootdir>/results)",
@@ -85,43 +70,16 @@ OPTIONS = (
         "base-url", "override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)", metavar="URL"
     ),
     Option("seed", "seed for the random baseline and the spot-check sample (default 42)", "int", metavar="N"),
-    Option("strict-items", "gate: any wrong or UNKNOWN answer fails the session", "bool"),
-    Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
-    Option(
-        "min-coverage",
-        "gate: fail when coverage (answers with a TRUE/FALSE) < X (0..1); without it, more than 5 percent of items ending in provider errors fails",
-        "float",
-        metavar="X",
-    ),
-    Option(
-        "max-fol-violation-rate",
-        "gate: fail when the dialogues' FOL violation rate > X (or nothing was checked)",
-        "float",
-        metavar="X",
-    ),
-    Option(
-        "baseline",
-        "compare with an earlier run directory or a baseline file (reasoning-evals baseline); writes comparison.json",
-        "path",
-        metavar="PATH",
-    ),
     Option(
         "fail-on-regression",
         "gate: fail when accuracy dropped against --eval-baseline and McNemar p < alpha (or the drop exceeds --eval-max-accuracy-drop)",
         "bool",
     ),
     Option("regression-alpha", "significance level of the regression gate (default 0.05)", "float", metavar="ALPHA"),
-    Option(
-        "max-accuracy-drop",
-        "gate: a paired accuracy drop above X is a regression whatever the p-value (0..1)",
-        "float",
-        metavar="X",
-    ),
     Option("num-shards", "split the items into K disjoint shards by id (with --eval-shard-index)", "int", metavar="K"),
     Option(
         "shard-index", "run shard I of K (0-based); results go to DIR/<model>_<mode>_shard<I>of<K>/", "int", metavar="I"
     ),
-    Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
     Option(
         "max-cost",
         "stop asking once live calls of this run have cost USD; the rest is listed as not asked",
@@ -143,61 +101,6 @@ OPTIONS = (
         "int",
         metavar="N",
     ),
-    Option(
-        "dialectic-cases",
-        "dialectic case YAML file or folder (default: the shipped cases)",
-        "path",
-        metavar="PATH",
-        group="dialectic",
-    ),
-    Option(
-        "variant-prompts",
-        "folder of dialectic prompt variants, one system prompt per <name>.txt (default: the shipped ones)",
-        "path",
-        metavar="DIR",
-        group="dialectic",
-    ),
-    Option(
-        "variant",
-        "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)",
-        "list",
-        metavar="NAME",
-        group="dialectic",
-    ),
-    Option(
-        "judge-model",
-        "judge model alias(es), comma-separated, used in turn (default: the model under test)",
-        metavar="ALIASES",
-        group="dialectic",
-    ),
-    Option("n-judges", "judges per response (default 3)", "int", metavar="N", group="dialectic"),
-    Option(
-        "compare-models",
-        "cross-provider comparison: comma-separated aliases (default: the model under test)",
-        metavar="ALIASES",
-        group="dialectic",
-    ),
-    Option(
-        "dialectic-baseline",
-        "compare with an earlier <model>_dialectic run directory per variant; writes comparison.json (the regression gate: --eval-fail-on-regression)",
-        "path",
-        metavar="PATH",
-        group="dialectic",
-    ),
-    Option(
-        "max-hard-fails",
-        "gate: fail the session with more than N PCC hard fails",
-        "int",
-        metavar="N",
-        group="dialectic",
-    ),
-    Option(
-        "require-variant-pass",
-        "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)",
-        "list",
-        metavar="VARIANT",
-        group="dialectic",
-    ),
 )
 INI_TYPES = {"bool": "bool", "list": "linelist"}
 
@@ -213,12 +116,12 @@ def finite_float(text: str) -> float:
     return value
 
 
-def add_options(parser: pytest.Parser) -> None:
-    groups = {
-        "evals": parser.getgroup("evals", "language-model evaluation (pytest-reasoning-evals)"),
-        "dialectic": parser.getgroup("dialectic", "dialectical-reasoning evaluation (pytest-reasoning-evals)"),
-    }
-    for option in OPTIONS:
+def add_options(parser: pytest.Parser, protocols: tuple = ()) -> None:
+    """The generic options, then each protocol's in a --help group of its own."""
+    groups = {"evals": parser.getgroup("evals", "language-model evaluation (pytest-reasoning-evals)")}
+    for info in protocols:
+        groups[info.name] = parser.getgroup(info.name, f"{info.title} (pytest-reasoning-evals)")
+    for option in all_options(protocols):
         kwargs: dict = {"dest": option.dest, "help": option.help}
         if option.kind == "bool":
             kwargs.update(action="store_true", default=None)
@@ -237,6 +140,11 @@ def add_options(parser: pytest.Parser) -> None:
         )
 
 
+def all_options(protocols: tuple = ()) -> tuple[Option, ...]:
+    """The generic rows, then each protocol's (a protocol's rows take its name as their group)."""
+    return OPTIONS + tuple(option._replace(group=info.name) for info in protocols for option in info.options)
+
+
 def add_model_flag(parser: pytest.Parser) -> None:
     """`--model`, as in `pytest evals --model=gpt4 -n 8`, added once the project's conftest files
     have added theirs: a project that owns a `--model` of its own keeps it (ours is then
@@ -249,13 +157,15 @@ def add_model_flag(parser: pytest.Parser) -> None:
         pass
 
 
+def shard_of(item_id: str, num_shards: int) -> int:
+    """The shard an item belongs to: a hash of its id."""
+    return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big") % num_shards
+
+
 class Settings(NamedTuple):
+    """The generic options; each protocol's own are in `own[name]` (ProtocolInfo.settings)."""
+
     model: str
-    mode: str
-    cases: Path
-    prompts_dir: Path
-    splits: tuple[str, ...]
-    families: tuple[str, ...]
     max_items: int | None
     out_dir: Path
     models_file: Path | None
@@ -263,34 +173,25 @@ class Settings(NamedTuple):
     cassette_dir: Path
     base_url: str | None
     seed: int
-    strict_items: bool
-    min_accuracy: float | None
-    min_coverage: float | None = None
-    max_fol_violation_rate: float | None = None
-    baseline: Path | None = None
     fail_on_regression: bool = False
     regression_alpha: float = 0.05
-    max_accuracy_drop: float | None = None
     num_shards: int | None = None
     shard_index: int | None = None
-    resume: bool = False
     max_cost: float | None = None
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     concurrency: int = DEFAULT_CONCURRENCY
-    dialectic_cases: Path | None = None
-    variant_prompts: Path | None = None
-    variants: tuple[str, ...] = ()
-    judges: tuple[str, ...] = (DEFAULT_MODEL,) * 3
-    compare_models: tuple[str, ...] = ()
-    dialectic_baseline: Path | None = None
-    max_hard_fails: int | None = None
-    require_variant_pass: tuple[str, ...] = ()
     subset: str | None = None  # why this run selects a subset of the items (None: all of them)
+    own: dict = {}  # protocol name -> its own settings
 
     @property
     def shard(self) -> tuple[int, int] | None:
         """(index, count) of a sharded run, else None."""
         return None if self.num_shards is None else (self.shard_index, self.num_shards)
+
+    def in_shard(self, item_id: str) -> bool:
+        """This run's shard holds the item (always, unsharded): a hash of its id, so shards are
+        disjoint, cover every item, and depend neither on file order nor on the other items."""
+        return self.shard is None or shard_of(item_id, self.num_shards) == self.shard_index
 
     def run_dir(self, protocol_part: str) -> Path:
         """<out>/<model>_<part>[_shard<i>of<K>][-subset]: a filtered run never replaces a full one."""
@@ -302,12 +203,12 @@ class Settings(NamedTuple):
         return self.out_dir / name
 
 
-class _Reader:
+class Reader:
     """One option's value: the command line, else the ini file, else None."""
 
-    def __init__(self, config: pytest.Config):
+    def __init__(self, config: pytest.Config, options: tuple[Option, ...] = OPTIONS):
         self.config = config
-        self.by_name = {o.name: o for o in OPTIONS}
+        self.by_name = {o.name: o for o in options}
         self.ini_dir = config.inipath.parent if config.inipath else config.rootpath
 
     def __call__(self, name: str):
@@ -350,25 +251,25 @@ class _Reader:
         return value
 
 
-def _label(name: str) -> str:
+def label(name: str) -> str:
     """How an option is named in a message: its flag(s) and its ini key."""
     flags = "--model / --eval-model" if name == "model" else f"--eval-{name}"
     return f"{flags} (ini eval_{name.replace('-', '_')})"
 
 
-def _alias(name: str, alias: str) -> str:
+def alias(name: str, alias: str) -> str:
     """A model alias names folders (cassettes/<alias>/, results/<alias>_<mode>/): a name, never a path."""
     problem = alias_problem(alias)
     if problem:
-        raise pytest.UsageError(f"{_label(name)}: {problem}")
+        raise pytest.UsageError(f"{label(name)}: {problem}")
     return alias
 
 
-def _aliases(name: str, text: str) -> list[str]:
+def aliases(name: str, text: str) -> list[str]:
     aliases = [a.strip() for a in str(text).split(",") if a.strip()]
     if not aliases:
-        raise pytest.UsageError(f"{_label(name)}: expected one or more comma-separated model aliases, got {text!r}")
-    return [_alias(name, a) for a in aliases]
+        raise pytest.UsageError(f"{label(name)}: expected one or more comma-separated model aliases, got {text!r}")
+    return [alias(name, a) for a in aliases]
 
 
 def directory_problem(path: Path) -> str | None:
@@ -382,7 +283,7 @@ def directory_problem(path: Path) -> str | None:
     return None
 
 
-def _folder(get: _Reader, name: str, default: Path, check_default: bool) -> Path:
+def _folder(get: Reader, name: str, default: Path, check_default: bool) -> Path:
     """A folder option; a value that is (or lies under) an existing file is a usage error. The
     default is checked only when `check_default` (the run directory is opened at session start):
     otherwise a session that collects no eval item must not care (Models.preflight checks it)."""
@@ -392,14 +293,14 @@ def _folder(get: _Reader, name: str, default: Path, check_default: bool) -> Path
     path = default if path is None else path
     problem = directory_problem(path)
     if problem:
-        raise pytest.UsageError(f"{_label(name)} {path}: {problem}")
+        raise pytest.UsageError(f"{label(name)} {path}: {problem}")
     return path
 
 
-def _subset(config: pytest.Config, get: _Reader) -> str | None:
-    """Why the run does not select every item: our filters, -k/-m, --deselect, --last-failed,
-    or node ids on the command line. Such a run writes beside the full run, never over it."""
-    reasons = [f"--eval-{n}" for n in ("family", "split", "max-items") if get(n) is not None]
+def _subset(config: pytest.Config, get: Reader, options: tuple[Option, ...]) -> str | None:
+    """Why the run does not select every item: options that narrow it, -k/-m, --deselect,
+    --last-failed, or node ids on the command line. Such a run writes beside the full run, never over it."""
+    reasons = [option.flag for option in options if option.narrows and get(option.name) is not None]
     option = config.option
     reasons += [
         flag
@@ -416,51 +317,45 @@ def _subset(config: pytest.Config, get: _Reader) -> str | None:
     return ", ".join(reasons) or None
 
 
-def settings_from(config: pytest.Config) -> Settings:
-    get = _Reader(config)
+def is_set(value) -> bool:
+    """An option given a value (0 is a value: `--eval-max-hard-fails 0`)."""
+    return value is not None and value is not False and value != ()
+
+
+def fraction(get: Reader, name: str) -> float | None:
+    """An option that is a share from 0 to 1, or None."""
+    value = get(name)
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise pytest.UsageError(f"--eval-{name} must be between 0 and 1, got {value}")
+    return value
+
+
+def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
+    options = all_options(protocols)
+    get = Reader(config, options)
     rootdir = config.rootpath
     max_items = get("max-items")
     if max_items is not None and max_items < 1:
         raise pytest.UsageError(f"--eval-max-items must be at least 1, got {max_items}")
     max_cost = get("max-cost")
     if max_cost is not None and max_cost < 0:
-        raise pytest.UsageError(f"{_label('max-cost')} must be a number of USD >= 0, got {max_cost:g}")
+        raise pytest.UsageError(f"{label('max-cost')} must be a number of USD >= 0, got {max_cost:g}")
     max_retry_wait = get("max-retry-wait")
     if max_retry_wait is not None and max_retry_wait < 0:
-        raise pytest.UsageError(f"{_label('max-retry-wait')} must be a number of seconds >= 0, got {max_retry_wait:g}")
+        raise pytest.UsageError(f"{label('max-retry-wait')} must be a number of seconds >= 0, got {max_retry_wait:g}")
     concurrency = get("concurrency")
     if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
         raise pytest.UsageError(
-            f"{_label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}"
+            f"{label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}"
         )
     base_url = get("base-url")
     if base_url is not None:
         problem = url_problem(base_url)
         if problem:
-            raise pytest.UsageError(f"{_label('base-url')} {problem}")
-    min_accuracy = get("min-accuracy")
-    if min_accuracy is not None and not 0.0 <= min_accuracy <= 1.0:
-        raise pytest.UsageError(f"--eval-min-accuracy must be between 0 and 1, got {min_accuracy}")
-    min_coverage = get("min-coverage")
-    if min_coverage is not None and not 0.0 <= min_coverage <= 1.0:
-        raise pytest.UsageError(f"--eval-min-coverage must be between 0 and 1, got {min_coverage}")
-    max_fol = get("max-fol-violation-rate")
-    if max_fol is not None and max_fol < 0:
-        raise pytest.UsageError(f"--eval-max-fol-violation-rate must be >= 0, got {max_fol}")
+            raise pytest.UsageError(f"{label('base-url')} {problem}")
     alpha = get("regression-alpha")
     if alpha is not None and not 0.0 < alpha < 1.0:
         raise pytest.UsageError(f"--eval-regression-alpha must be between 0 and 1, got {alpha}")
-    max_drop = get("max-accuracy-drop")
-    if max_drop is not None and not 0.0 <= max_drop <= 1.0:
-        raise pytest.UsageError(f"--eval-max-accuracy-drop must be between 0 and 1, got {max_drop}")
-    baseline = get.path("baseline", None)
-    dialectic_baseline = get.path("dialectic-baseline", None)
-    if get("fail-on-regression") and baseline is None and dialectic_baseline is None:
-        raise pytest.UsageError(
-            "--eval-fail-on-regression needs --eval-baseline PATH or --eval-dialectic-baseline PATH"
-        )
-    if max_drop is not None and baseline is None:
-        raise pytest.UsageError("--eval-max-accuracy-drop needs --eval-baseline PATH")
     count, index = get("num-shards"), get("shard-index")
     if (count is None) != (index is None):
         raise pytest.UsageError("--eval-num-shards and --eval-shard-index go together")
@@ -468,48 +363,32 @@ def settings_from(config: pytest.Config) -> Settings:
         raise pytest.UsageError(
             f"--eval-shard-index must be in 0..{count - 1} for --eval-num-shards {count}, got {index}"
         )
-    n_judges = get("n-judges") or 3
-    if n_judges < 1:
-        raise pytest.UsageError(f"--eval-n-judges must be at least 1, got {n_judges}")
-    splits, families = tuple(get("split") or ()), tuple(get("family") or ())  # checked against the case files
-    model = _alias("model", get("model") or DEFAULT_MODEL)
-    judge_aliases = _aliases("judge-model", get("judge-model") or model)
-    return Settings(
-        model=model,
-        mode=get("mode") or "zeroshot",
-        cases=get.path("cases", shipped("chaosbench")),
-        prompts_dir=get.path("prompts", shipped("chaosbench", "prompts")),
-        splits=splits,
-        families=families,
+    generic = Settings(
+        model=alias("model", get("model") or DEFAULT_MODEL),
         max_items=max_items,
-        # --eval-resume and --eval-max-cost open the run directory at session start, before any collection
-        out_dir=_folder(get, "out-dir", rootdir / "results", check_default=max_cost is not None or bool(get("resume"))),
+        out_dir=rootdir / "results",
         models_file=get.path("models-file", None),
         record_mode=get("record-mode"),
         cassette_dir=_folder(get, "cassette-dir", rootdir / "cassettes", check_default=False),
         base_url=base_url,
         seed=42 if get("seed") is None else get("seed"),
-        strict_items=bool(get("strict-items")),
-        min_accuracy=min_accuracy,
-        min_coverage=min_coverage,
-        max_fol_violation_rate=max_fol,
-        baseline=baseline,
         fail_on_regression=bool(get("fail-on-regression")),
         regression_alpha=0.05 if alpha is None else alpha,
-        max_accuracy_drop=max_drop,
         num_shards=count,
         shard_index=index,
-        resume=bool(get("resume")),
         max_cost=max_cost,
         max_retry_wait=DEFAULT_MAX_RETRY_WAIT if max_retry_wait is None else max_retry_wait,
         concurrency=DEFAULT_CONCURRENCY if concurrency is None else concurrency,
-        dialectic_cases=get.path("dialectic-cases", shipped("dialectic")),
-        variant_prompts=get.path("variant-prompts", shipped("prompts")),
-        variants=tuple(get("variant") or ()),
-        judges=tuple(judge_aliases[k % len(judge_aliases)] for k in range(n_judges)),
-        compare_models=tuple(_aliases("compare-models", get("compare-models") or model)),
-        dialectic_baseline=dialectic_baseline,
-        max_hard_fails=get("max-hard-fails"),
-        require_variant_pass=tuple(get("require-variant-pass") or ()),
-        subset=_subset(config, get),
+        subset=_subset(config, get, options),
     )
+    own = {info.name: info.settings(get, generic) for info in protocols if info.settings is not None}
+    baselines = [info.baseline_option for info in protocols if info.baseline_option]
+    if generic.fail_on_regression and not any(get(name) is not None for name in baselines):
+        raise pytest.UsageError(
+            "--eval-fail-on-regression needs " + " or ".join(f"--eval-{name} PATH" for name in baselines)
+        )
+    # an option that opens the run directory at session start (a budget, a resume) checks the default folder too
+    eager = max_cost is not None or any(
+        is_set(getattr(own[info.name], name)) for info in protocols if info.name in own for name in info.eager_options
+    )
+    return generic._replace(out_dir=_folder(get, "out-dir", rootdir / "results", check_default=eager), own=own)

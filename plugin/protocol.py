@@ -13,7 +13,10 @@ controller and `pytest_report_from_serializable` gives it back, so `-n 0` and `-
 
 from __future__ import annotations
 
+import functools
+import importlib
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 import pytest
@@ -74,15 +77,51 @@ def payload_of(report: pytest.BaseReport) -> dict | None:
 
 
 class ProtocolInfo(NamedTuple):
-    """What the plugin knows of a protocol without importing it (an unused plugin stays cheap)."""
+    """A protocol's declaration: what the plugin knows of it without importing its code (an unused
+    plugin stays cheap). A package declares one under the entry-point group ENTRY_POINTS."""
 
-    name: str
-    module: str  # defines `Protocol`, a subclass of EvalProtocol
+    name: str  # its marker, its option group, the "protocol" of its payloads
+    protocol: str  # "module:Class", a subclass of EvalProtocol, imported on first use
     fixtures: tuple[str, ...]  # the parametrized fixtures whose use makes an item the protocol's
     marker: str  # the marker line registered at configure
+    title: str  # its option group's heading in --help
+    options: tuple = ()  # its rows of options.Option (--eval-<name>, ini eval_<name>)
+    settings: Callable | None = None  # (option reader, generic Settings) -> its own settings (EvalProtocol.own)
+    fixture_plugin: str | None = None  # "module:function": (session) -> a plugin object holding its fixtures
+    commands: str | None = None  # "module:function": (argparse subparsers) adds its reasoning-evals commands
+    report_view: str | None = None  # "module:function": (run_dir, baseline, cleanup) -> its report view, or None
     grouped: bool = False  # some of its items must share a worker (see grouping.py)
-    eager_options: tuple[str, ...] = ()  # Settings fields that make the controller start it before any item
-    gate_options: tuple[str, ...] = ()  # its gates: set in an eval session, they judge it even with no item of it
+    eager_options: tuple[str, ...] = ()  # fields of its settings that make the controller start it before any item
+    gate_options: tuple[str, ...] = ()  # ... its gates: set in an eval session, they judge it even with no item of it
+    baseline_option: str | None = None  # the option naming its regression baseline (--eval-fail-on-regression)
+
+
+ENTRY_POINTS = "pytest_reasoning_evals.protocols"  # the entry-point group protocols declare themselves in
+
+
+def load(target: str):
+    """The object a "module:attribute" string names."""
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@functools.cache
+def declared_protocols() -> tuple[ProtocolInfo, ...]:
+    """Every installed protocol's declaration, by name (a fixed order, whatever the install order)."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, ProtocolInfo] = {}
+    for point in entry_points(group=ENTRY_POINTS):
+        try:
+            info = point.load()
+        except Exception as exc:  # noqa: BLE001 - one broken package must not hide the others' cause
+            raise RuntimeError(f"protocol entry point {point.name} = {point.value!r} cannot be loaded: {exc}") from exc
+        if not isinstance(info, ProtocolInfo) or info.name != point.name:
+            raise RuntimeError(
+                f"protocol entry point {point.name} = {point.value!r} must name a ProtocolInfo called {point.name!r}"
+            )
+        found.setdefault(info.name, info)  # a package installed twice (editable and not) declares it twice
+    return tuple(found[name] for name in sorted(found))
 
 
 def stop_reason(session: pytest.Session) -> str | None:
@@ -102,7 +141,8 @@ class EvalProtocol:
 
     def __init__(self, session: EvalSession):
         self.session = session
-        self.settings = session.settings
+        self.settings = session.settings  # the generic options (model, output folder, budget, ...)
+        self.own = session.settings.own.get(self.name)  # its own options (ProtocolInfo.settings)
         self.fixtures = session.infos[self.name].fixtures  # the parametrized fixtures of its items
         self.active = False  # controller: it has results to summarize this run
         self.collected = False  # this process asked it for items (they may all be filtered out)
@@ -127,6 +167,10 @@ class EvalProtocol:
         params = getattr(item, "callspec", None)
         found = params.params if params is not None else {}
         return next((found[name] for name in self.fixtures if name in found), None)
+
+    def aliases(self) -> tuple[str, ...]:
+        """The model aliases its items call, the model under test first."""
+        return (self.settings.model,)
 
     def item_collected(self, item: pytest.Item) -> None:
         """One of its items was collected (add -k keywords, say)."""

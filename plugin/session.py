@@ -15,7 +15,6 @@ status (wrong answers fail their items, not the session).
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import shlex
 import time
@@ -27,7 +26,7 @@ import pytest
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
-from pytest_reasoning_evals.options import Settings, settings_from
+from pytest_reasoning_evals.options import Settings, is_set, settings_from
 from pytest_reasoning_evals.protocol import (
     FAILURE,
     HARNESS,
@@ -40,6 +39,7 @@ from pytest_reasoning_evals.protocol import (
     EvalProtocol,
     ProtocolInfo,
     attach,
+    load,
     payload_of,
 )
 
@@ -54,15 +54,10 @@ UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahe
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
-def _is_set(value) -> bool:
-    """An option given a value (0 is a value: `--eval-max-hard-fails 0`)."""
-    return value is not None and value is not False and value != ()
-
-
 class EvalSession:
     def __init__(self, config: pytest.Config, protocols: tuple[ProtocolInfo, ...]):
         self.config = config
-        self.settings: Settings = settings_from(config)  # options only: no file is read
+        self.settings: Settings = settings_from(config, protocols)  # options only: no file is read
         self.is_worker = hasattr(config, "workerinput")
         self.infos = {info.name: info for info in protocols}
         self.protocols: dict[str, EvalProtocol] = {}
@@ -85,8 +80,7 @@ class EvalSession:
 
     def protocol(self, name: str) -> EvalProtocol:
         if name not in self.protocols:
-            module = importlib.import_module(self.infos[name].module)
-            self.protocols[name] = module.Protocol(self)
+            self.protocols[name] = load(self.infos[name].protocol)(self)
         return self.protocols[name]
 
     @functools.cached_property
@@ -110,13 +104,8 @@ class EvalSession:
                 skip = True
             elif not arg.startswith("--eval-record-mode="):
                 args.append(mask_url(arg))  # a base URL's credentials stay out of the printed command
-        keys = sorted(
-            {
-                spec.api_key_env
-                for spec in map(self.models.spec, {self.settings.model, *self.settings.judges})
-                if spec.api_key_env
-            }
-        )
+        aliases = {alias for protocol in self.protocols.values() for alias in protocol.aliases()}
+        keys = sorted({spec.api_key_env for spec in map(self.models.spec, aliases) if spec.api_key_env})
         return " ".join(
             [
                 *(f"{k}=..." for k in keys),
@@ -311,7 +300,7 @@ class EvalSession:
         self.from_workers = self.config.pluginmanager.has_plugin("dsession")  # xdist's controller
         self.progress = Progress(self.terminalreporter, self.settings.max_cost)
         for info in self.infos.values():  # options such as a resume need the controller first
-            if any(_is_set(getattr(self.settings, name)) for name in info.eager_options):
+            if self.settings.max_cost is not None or self._given(info, info.eager_options):
                 self.protocol(info.name).start()
 
     @pytest.hookimpl(wrapper=True)
@@ -373,7 +362,7 @@ class EvalSession:
             # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
             # without touching its run directory (the last full run's files stay as they are)
             for info in self.infos.values():
-                if any(_is_set(getattr(self.settings, name)) for name in info.gate_options) and not (
+                if self._given(info, info.gate_options) and not (
                     info.name in self.protocols and self.protocols[info.name].active
                 ):
                     gates = self.protocol(info.name).judge_unrun()
@@ -386,6 +375,11 @@ class EvalSession:
         if active or self.unrun:
             self._decide_exit_status(session)
             self._write_job_summary(active)
+
+    def _given(self, info: ProtocolInfo, fields: tuple[str, ...]) -> bool:
+        """Any of these fields of a protocol's own settings is set."""
+        own = self.settings.own.get(info.name)
+        return own is not None and any(is_set(getattr(own, name)) for name in fields)
 
     def _write_job_summary(self, active: list[EvalProtocol]) -> None:
         """In GitHub Actions, append each protocol's block to the job summary page. A path that is not

@@ -16,7 +16,8 @@ from fakeprovider import FakeProvider
 from helpers import DEFAULT_CASES, PROJECT_ROOT, add_eval_module, answer_by_text, question, run_dir, write_jsonl
 
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
-from pytest_reasoning_evals.chaosbench.questions import load_questions, shard_of
+from pytest_reasoning_evals.chaosbench.questions import load_questions
+from pytest_reasoning_evals.options import shard_of
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 FAKE_MODELS = (

@@ -1,0 +1,22 @@
+"""ChaosBench-Logic: TRUE/FALSE questions and multi-turn dialogues about dynamical systems (SPEC 1-5).
+
+PROTOCOL is its declaration, found by the plugin through the entry point in pyproject.toml."""
+
+from pytest_reasoning_evals.chaosbench.settings import OPTIONS, chaosbench_settings
+from pytest_reasoning_evals.protocol import ProtocolInfo
+
+PROTOCOL = ProtocolInfo(
+    "chaosbench",
+    "pytest_reasoning_evals.chaosbench.protocol:Protocol",
+    ("chaosbench_question", "chaosbench_dialogue"),
+    "chaosbench(family, split): a ChaosBench-Logic question or dialogue of this family and split",
+    "ChaosBench-Logic evaluation",
+    options=OPTIONS,
+    settings=chaosbench_settings,
+    fixture_plugin="pytest_reasoning_evals.chaosbench.fixtures:fixtures_for",
+    commands="pytest_reasoning_evals.chaosbench.commands:add_commands",
+    report_view="pytest_reasoning_evals.chaosbench.report_view:read_run",
+    eager_options=("resume", "baseline"),
+    gate_options=("min_accuracy", "strict_items", "min_coverage", "max_fol_violation_rate", "baseline"),
+    baseline_option="baseline",
+)

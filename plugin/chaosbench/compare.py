@@ -20,6 +20,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from pytest_reasoning_evals import gates
 from pytest_reasoning_evals.completions import read_completions
 from pytest_reasoning_evals.stats import mcnemar_exact, paired_delta_interval, ratio
 
@@ -27,7 +28,7 @@ BASELINE_FORMAT = "pytest-reasoning-evals/chaosbench-baseline/1"
 SHOWN = 20  # broken items named in the terminal
 
 
-class BaselineError(Exception):
+class BaselineError(gates.BaselineError):
     pass
 
 

@@ -1,11 +1,8 @@
-"""The ChaosBench gates on a run's summary (SPEC 7): minimum accuracy, strict items."""
+"""The ChaosBench gates (SPEC 7): all of a run's verdicts, from its summary and its comparison."""
 
 from __future__ import annotations
 
-from pytest_reasoning_evals.gates import GateResult
-
-# items whose call failed (provider errors, cassette misses; not UNKNOWN answers), unless --eval-min-coverage
-MAX_ERROR_RATE = 0.05
+from pytest_reasoning_evals.gates import MAX_ERROR_RATE, GateResult, at_least, at_most, incomplete
 
 
 def check_gates(
@@ -15,22 +12,16 @@ def check_gates(
     strict_items: bool,
     min_coverage: float | None = None,
     max_fol_violation_rate: float | None = None,
+    regression: tuple[str, dict | None] | None = None,
 ) -> list[GateResult]:
     """Nothing measured is not a pass: an incomplete run, an outage (more than 5% of items
-    ended in provider errors) and a gate over zero items fail."""
-    results = []
-    if not summary["complete"]:
-        results.append(GateResult("complete", False, f"the run is incomplete: {summary['incomplete_reason']}"))
+    ended in provider errors) and a gate over zero items fail. `regression`: (the baseline's path,
+    the comparison, None when there is none) when --eval-fail-on-regression or a max drop asks."""
+    reason = summary["incomplete_reason"]
+    results = incomplete("complete", None if summary["complete"] else f"the run is incomplete: {reason}")
     if min_coverage is not None:
-        coverage = summary["coverage"]
-        shown = "n/a (no item)" if coverage is None else f"{coverage:.4f}"
-        results.append(
-            GateResult(
-                "min-coverage",
-                coverage is not None and coverage >= min_coverage,
-                f"coverage {shown} (answers with a TRUE/FALSE), required >= {min_coverage}",
-            )
-        )
+        what = "coverage {} (answers with a TRUE/FALSE)"
+        results.append(at_least("min-coverage", summary["coverage"], min_coverage, what, "n/a (no item)"))
     elif summary["num_errors"]:
         rate, kinds = summary["error_rate"], summary["errors_by_kind"]
         results.append(
@@ -46,9 +37,9 @@ def check_gates(
         )
     if min_accuracy is not None:
         accuracy = summary["overall_accuracy"]
-        passed = accuracy is not None and accuracy >= min_accuracy
-        shown = "n/a (nothing evaluated)" if accuracy is None else f"{accuracy:.4f}"
-        results.append(GateResult("min-accuracy", passed, f"overall accuracy {shown}, required >= {min_accuracy}"))
+        results.append(
+            at_least("min-accuracy", accuracy, min_accuracy, "overall accuracy {}", "n/a (nothing evaluated)")
+        )
     if strict_items:
         wrong = summary["total_evaluated"] - summary["num_correct"]
         unknown = summary["num_unknown"]
@@ -62,13 +53,30 @@ def check_gates(
             )
         )
     if max_fol_violation_rate is not None:
-        rate = summary["fol_violation_rate"]
-        shown = "n/a (no dialogue turn carries predicates)" if rate is None else f"{rate:.4f}"
         results.append(
-            GateResult(
+            at_most(
                 "max-fol-violation-rate",
-                rate is not None and rate <= max_fol_violation_rate,
-                f"FOL violation rate {shown}, allowed <= {max_fol_violation_rate}",
+                summary["fol_violation_rate"],
+                max_fol_violation_rate,
+                "FOL violation rate {}",
+                "n/a (no dialogue turn carries predicates)",
             )
         )
+    if regression is not None:
+        results.append(regression_gate(*regression))
     return results
+
+
+def regression_gate(baseline: str, c: dict | None) -> GateResult:
+    """Paired with the baseline, accuracy did not drop significantly (nor by more than the max drop);
+    nothing paired (or no comparison) fails."""
+    if c is None or c["n_paired"] == 0:
+        return GateResult("no-regression", False, f"no item is paired with the baseline {baseline}: nothing to compare")
+    delta = f"{c['accuracy_delta']:+.4f}"
+    return GateResult(
+        "no-regression",
+        not c["regressed"],
+        f"paired accuracy {c['accuracy_baseline']:.4f} -> {c['accuracy_current']:.4f} ({delta}), "
+        f"broken {c['broken']}, fixed {c['fixed']}, McNemar p = {c['p_value']:.4g}, alpha {c['alpha']}"
+        + (f", max drop {c['max_accuracy_drop']}" if c["max_accuracy_drop"] is not None else ""),
+    )

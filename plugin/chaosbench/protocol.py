@@ -36,13 +36,12 @@ from pytest_reasoning_evals.chaosbench.questions import (
     load_questions,
     select,
     select_dialogues,
-    shard_of,
     unmatched_selection,
 )
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
 from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
-from pytest_reasoning_evals.gates import GateResult, write_gates
+from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.prefetch import ItemQueue
@@ -50,7 +49,7 @@ from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.report import Written, write_run_report
-from pytest_reasoning_evals.results import RunDirLock, write_json
+from pytest_reasoning_evals.results import RunDirLock
 from pytest_reasoning_evals.shipped import shipped
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
@@ -63,7 +62,7 @@ class Protocol(EvalProtocol):
     def __init__(self, session):
         super().__init__(session)
         s = self.settings
-        self.run_dir = s.run_dir(s.mode)
+        self.run_dir = s.run_dir(self.own.mode)
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
         workerinput = getattr(session.config, "workerinput", None)
@@ -91,7 +90,7 @@ class Protocol(EvalProtocol):
     @functools.cached_property
     def prompt(self) -> PromptTemplate:
         try:
-            return PromptTemplate.load(self.settings.prompts_dir, self.settings.mode)
+            return PromptTemplate.load(self.own.prompts_dir, self.own.mode)
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
 
@@ -99,7 +98,7 @@ class Protocol(EvalProtocol):
     def prompt_is_shipped(self) -> bool:
         """The prompt's text is the shipped one (written for ChaosBench's dynamical systems), wherever it was read from."""
         try:
-            return self.prompt.text == (shipped("chaosbench", "prompts") / f"{self.settings.mode}.txt").read_text(
+            return self.prompt.text == (shipped("chaosbench", "prompts") / f"{self.own.mode}.txt").read_text(
                 encoding="utf-8"
             )
         except OSError:
@@ -114,7 +113,7 @@ class Protocol(EvalProtocol):
         names = ", ".join(own[:5]) + (f" and {len(own) - 5} more" if len(own) > 5 else "")
         return (
             f"NOTE: these questions are not the ChaosBench bank (families: {names}) but are asked with the shipped "
-            f"{self.settings.mode} prompt, which says they are about dynamical systems; give your own prompt with "
+            f"{self.own.mode} prompt, which says they are about dynamical systems; give your own prompt with "
             f"--eval-prompts (ini eval_prompts)"
         )
 
@@ -123,19 +122,20 @@ class Protocol(EvalProtocol):
         """The selected questions and dialogues (--eval-split/-family/-max-items, then the shard);
         CaseFileError propagates."""
         s = self.settings
-        loaded = load_questions(s.cases)
-        problem = unmatched_selection(loaded, splits=list(s.splits), families=list(s.families))
+        loaded = load_questions(self.own.cases)
+        problem = unmatched_selection(loaded, splits=list(self.own.splits), families=list(self.own.families))
         if problem:
             raise UsageProblem(problem)
-        questions = select(loaded, splits=list(s.splits), families=list(s.families))
-        dialogues = select_dialogues(group_dialogues(loaded), splits=list(s.splits), families=list(s.families))
+        questions = select(loaded, splits=list(self.own.splits), families=list(self.own.families))
+        dialogues = select_dialogues(
+            group_dialogues(loaded), splits=list(self.own.splits), families=list(self.own.families)
+        )
         if s.max_items is not None:
             questions = questions[: s.max_items]
             dialogues = dialogues[: max(0, s.max_items - len(questions))]
         if s.shard is not None:
-            index, count = s.shard
-            questions = [q for q in questions if shard_of(q.id, count) == index]
-            dialogues = [d for d in dialogues if shard_of(d.id, count) == index]
+            questions = [q for q in questions if s.in_shard(q.id)]
+            dialogues = [d for d in dialogues if s.in_shard(d.id)]
         return questions, dialogues
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
@@ -249,13 +249,12 @@ class Protocol(EvalProtocol):
     # --- resume (controller) ---
 
     def start(self) -> None:
-        s = self.settings
-        if s.baseline is not None:  # before this run writes anything: the baseline may be its own run directory
+        if self.own.baseline is not None:  # before this run writes anything: the baseline may be its own run directory
             try:
-                self.baseline = load_baseline(s.baseline)
+                self.baseline = load_baseline(self.own.baseline)
             except BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        if not s.resume:
+        if not self.own.resume:
             return
         try:
             self.hold_run_dir()  # before the answers of the run directory are read
@@ -326,25 +325,18 @@ class Protocol(EvalProtocol):
         self.summary = summarize(
             self.records,
             model=s.model,
-            mode=s.mode,
+            mode=self.own.mode,
             not_asked=self.not_asked,
             stopped=self.incomplete_reason(session),
         )
         # paid by calls made ahead for items that never ran (the run stopped first): in no record
         self.budget.charge_unasked(self.session.unclaimed.get(s.model, 0.0))
         self.summary["cost_usd"] += self.budget.unasked  # ... and by items the budget stopped midway
-        self.gates = check_gates(
-            self.summary,
-            min_accuracy=s.min_accuracy,
-            strict_items=s.strict_items,
-            min_coverage=s.min_coverage,
-            max_fol_violation_rate=s.max_fol_violation_rate,
-        )
         dataset = self._dataset()
         calls = call_counts(self.records)
         meta = run_meta(
             model=s.model,
-            mode=s.mode,
+            mode=self.own.mode,
             started_at=self.started_at,
             num_workers=self.session.num_workers(),
             summary=self.summary,
@@ -357,10 +349,7 @@ class Protocol(EvalProtocol):
             max_cost_usd=s.max_cost,
             spent_usd=self.budget.run_spent,
         )
-        if s.baseline is not None:  # comparison.json first: the report reads it
-            self.gates += self._compare_with_baseline()
-        else:  # an earlier run's comparison is not this run's
-            (self.run_dir / "comparison.json").unlink(missing_ok=True)
+        self.gates = self._gates(self.summary)
         write_run_outputs(
             self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions
         )
@@ -370,58 +359,44 @@ class Protocol(EvalProtocol):
         return self.gates
 
     def judge_unrun(self) -> list[GateResult]:
-        s = self.settings
-        gates = check_gates(
-            summarize([], model=s.model, mode=s.mode),
-            min_accuracy=s.min_accuracy,
-            strict_items=s.strict_items,
-            min_coverage=s.min_coverage,
-            max_fol_violation_rate=s.max_fol_violation_rate,
-        )
-        if s.baseline is not None and (s.fail_on_regression or s.max_accuracy_drop is not None):
-            gates.append(self._nothing_paired())
-        return gates
+        return self._gates(summarize([], model=self.settings.model, mode=self.own.mode), ran=False)
 
-    def _nothing_paired(self) -> GateResult:
-        return GateResult(
-            "no-regression", False, f"no item is paired with the baseline {self.settings.baseline}: nothing to compare"
-        )
-
-    def _compare_with_baseline(self) -> list[GateResult]:
-        """comparison.json in the run directory; the regression gate when asked for."""
-        s = self.settings
-        try:
-            baseline = self.baseline or load_baseline(s.baseline)
-            self.comparison = compare(baseline, self.records, alpha=s.regression_alpha, max_drop=s.max_accuracy_drop)
-        except BaselineError as exc:
-            return [GateResult("baseline", False, str(exc))]
-        except Exception as exc:  # noqa: BLE001 - the run is paid for: its outputs are written whatever the comparison does
-            (self.run_dir / "comparison.json").unlink(missing_ok=True)
-            return [
-                GateResult(
-                    "baseline", False, f"--eval-baseline {s.baseline}: cannot be compared ({type(exc).__name__}: {exc})"
-                )
-            ]
-        write_json(self.run_dir / "comparison.json", self.comparison)
-        if not (s.fail_on_regression or s.max_accuracy_drop is not None):
-            return []
-        c = self.comparison
-        if c["n_paired"] == 0:
-            return [self._nothing_paired()]
-        delta = f"{c['accuracy_delta']:+.4f}"
-        return [
-            GateResult(
-                "no-regression",
-                not c["regressed"],
-                f"paired accuracy {c['accuracy_baseline']:.4f} -> {c['accuracy_current']:.4f} ({delta}), "
-                f"broken {c['broken']}, fixed {c['fixed']}, McNemar p = {c['p_value']:.4g}, alpha {c['alpha']}"
-                + (f", max drop {c['max_accuracy_drop']}" if c["max_accuracy_drop"] is not None else ""),
+    def _gates(self, summary: dict, ran: bool = True) -> list[GateResult]:
+        """All its verdicts; with a baseline, comparison.json first (the report reads it)."""
+        o, s = self.own, self.settings
+        failed: list[GateResult] = []
+        # nothing ran: the last run's directory stays as it was
+        if ran and o.baseline is None:
+            # an earlier run's comparison is not this run's
+            (self.run_dir / COMPARISON_FILE).unlink(missing_ok=True)
+        elif ran:
+            self.comparison, failed = compared(
+                self.run_dir,
+                "baseline",
+                f"--eval-baseline {o.baseline}",
+                lambda: compare(
+                    self.baseline or load_baseline(o.baseline),
+                    self.records,
+                    alpha=s.regression_alpha,
+                    max_drop=o.max_accuracy_drop,
+                ),
             )
-        ]
+        asked = o.baseline is not None and (s.fail_on_regression or o.max_accuracy_drop is not None)
+        return (
+            check_gates(
+                summary,
+                min_accuracy=o.min_accuracy,
+                strict_items=o.strict_items,
+                min_coverage=o.min_coverage,
+                max_fol_violation_rate=o.max_fol_violation_rate,
+                regression=(str(o.baseline), self.comparison) if asked and not failed else None,
+            )
+            + failed
+        )
 
     def terminal(self) -> tuple[str, list[str]]:
         s = self.settings
-        title = f"eval summary: {s.model} ({s.mode})" + (
+        title = f"eval summary: {s.model} ({self.own.mode})" + (
             f", shard {s.shard_index} of {s.num_shards}" if s.shard else ""
         )
         lines = summary_lines(
@@ -448,7 +423,7 @@ class Protocol(EvalProtocol):
         if s.subset:
             lines.append(
                 f"subset run ({s.subset}): written beside the full run, whose results in "
-                f"{s.out_dir / f'{s.model}_{s.mode}'} are left untouched"
+                f"{s.out_dir / f'{s.model}_{self.own.mode}'} are left untouched"
             )
         return title, lines
 
@@ -460,7 +435,7 @@ class Protocol(EvalProtocol):
     @functools.cached_property
     def cases_digest(self) -> dict:
         """sha256 of the case files, read once per run (manifest, config hash, resume check)."""
-        return files_digest(self.settings.cases)
+        return files_digest(self.own.cases)
 
     @functools.cached_property
     def answers_config(self) -> dict:
@@ -468,11 +443,11 @@ class Protocol(EvalProtocol):
         s = self.settings
         return {
             "model": self.session.models.spec(s.model).to_dict(),
-            "mode": s.mode,
+            "mode": self.own.mode,
             "prompt_sha256": self.prompt.sha256,
             "dataset_sha256": self.cases_digest["sha256"],
-            "splits": list(s.splits),
-            "families": list(s.families),
+            "splits": list(self.own.splits),
+            "families": list(self.own.families),
             "max_items": s.max_items,
             "seed": s.seed,
         }
@@ -494,7 +469,7 @@ class Protocol(EvalProtocol):
         return {
             "version": digest["sha256"][:12],
             "manifest_hash": digest["sha256"],
-            "path": str(self.settings.cases),
+            "path": str(self.own.cases),
             "files": digest["files"],
             "total_questions": self.summary["total_questions"],
             "total_dialogues": self.summary["dialogue_details"]["total_dialogues"],
@@ -504,24 +479,24 @@ class Protocol(EvalProtocol):
         s = self.settings
         stamp = datetime.fromisoformat(self.started_at).strftime("%Y%m%d_%H%M%S")
         return run_manifest(
-            run_id=f"{s.model}_{s.mode}_{stamp}",
+            run_id=f"{s.model}_{self.own.mode}_{stamp}",
             model_config={
                 "model": s.model,
                 **self.session.models.spec(s.model).to_dict(),
-                "mode": s.mode,
+                "mode": self.own.mode,
                 "temperature": 0.0,
             },
             dataset=dataset,
             prompt={
-                "mode": s.mode,
+                "mode": self.own.mode,
                 "path": str(self.prompt.path),
                 "sha256": self.prompt.sha256,
                 "text": self.prompt.text,
                 "shipped_default": self.prompt_is_shipped,
             },
             selection={
-                "splits": list(s.splits),
-                "families": list(s.families),
+                "splits": list(self.own.splits),
+                "families": list(self.own.families),
                 "max_items": s.max_items,
                 "subset": s.subset,
             },

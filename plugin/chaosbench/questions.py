@@ -286,12 +286,6 @@ def select_dialogues(
     ]
 
 
-def shard_of(item_id: str, num_shards: int) -> int:
-    """The shard an item belongs to: a hash of its id, so shards are disjoint, cover every
-    item, and do not depend on file order or on which other items exist."""
-    return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big") % num_shards
-
-
 def files_digest(path: Path) -> dict:
     """sha256 of each case file and of them all, for the run manifest."""
     overall = hashlib.sha256()

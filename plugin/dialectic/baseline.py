@@ -13,10 +13,11 @@ import json
 import statistics
 from pathlib import Path
 
+from pytest_reasoning_evals import gates
 from pytest_reasoning_evals.stats import mcnemar_exact
 
 
-class BaselineError(Exception):
+class BaselineError(gates.BaselineError):
     pass
 
 

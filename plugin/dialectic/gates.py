@@ -1,9 +1,42 @@
-"""The dialectic gates (opt-in, SPEC 6.8): maximum PCC hard fails, variants that must pass."""
+"""The dialectic gates (SPEC 6.8): all of a run's verdicts. Always on: failed calls, completeness;
+opt-in: maximum PCC hard fails, variants that must pass, no regression against a baseline."""
 
 from __future__ import annotations
 
-from pytest_reasoning_evals.gates import GateResult
+from pytest_reasoning_evals.gates import GateResult, failed_share, incomplete
 from pytest_reasoning_evals.providers.base import MISS
+
+
+def dialectic_gates(
+    responses: list[dict],
+    records: list[dict],
+    variants: list[dict],
+    *,
+    max_hard_fails: int | None,
+    required: tuple[str, ...],
+    harness_note: str | None = None,
+    regression: tuple[str, dict | None, float] | None = None,
+) -> list[GateResult]:
+    """Every verdict of a dialectic run. `regression`: (the baseline's path, the comparison or
+    None, alpha) when --eval-fail-on-regression asks."""
+    gates = (
+        check_failed_calls(responses)
+        + check_failed_judge_calls(records)
+        + check_dialectic_gates(variants, max_hard_fails=max_hard_fails, required=required)
+        + incomplete("dialectic-complete", harness_note)
+    )
+    if regression is not None:
+        gates.append(regression_gate(*regression))
+    return gates
+
+
+def regression_gate(baseline: str, comparison: dict | None, alpha: float) -> GateResult:
+    """No variant regressed against the baseline; nothing paired (or no comparison) fails."""
+    if comparison is None or not any(v["n_paired"] for v in comparison["variants"]):
+        return GateResult("dialectic-no-regression", False, f"no case is paired with {baseline}: nothing to compare")
+    worse = [v["variant"] for v in comparison["variants"] if v["regressed"]]
+    detail = f"regressed: {', '.join(worse)}" if worse else f"no variant regressed (alpha {alpha})"
+    return GateResult("dialectic-no-regression", not worse, detail)
 
 
 def check_dialectic_gates(
@@ -35,9 +68,6 @@ def check_dialectic_gates(
     return results
 
 
-MAX_ERROR_RATE = 0.05  # responses whose call failed (provider errors, cassette misses)
-
-
 def check_failed_calls(responses: list[dict]) -> list[GateResult]:
     """Always on: more than 5% of responses without an answer is an outage or a stale recording,
     not a result."""
@@ -46,7 +76,7 @@ def check_failed_calls(responses: list[dict]) -> list[GateResult]:
         return []
     misses = sum(str(r["error"]).startswith(MISS) for r in failed)
     how = f"failed ({len(failed) - misses} provider errors, {misses} cassette misses)"
-    return _failed_share("dialectic-failed-calls", len(failed), len(responses), "responses", how)
+    return failed_share("dialectic-failed-calls", len(failed), len(responses), "responses", how)
 
 
 JUDGED_CHECKS = ("judge", "resolution")  # the items whose own calls go to the judge (and, resolving, the model)
@@ -61,17 +91,7 @@ def check_failed_judge_calls(records: list[dict]) -> list[GateResult]:
         return []
     misses = sum(any(MISS in e for e in errors) for errors in failed)
     how = f"had failed calls ({misses} with cassette misses)"
-    return _failed_share("dialectic-judge-failed-calls", len(failed), len(judged), "judge and resolution items", how)
-
-
-def _failed_share(name: str, failed: int, total: int, noun: str, how: str) -> list[GateResult]:
-    """The gate on the share of `total` that failed: above MAX_ERROR_RATE it fails."""
-    rate = failed / total
-    return [
-        GateResult(
-            name, rate <= MAX_ERROR_RATE, f"{failed} of {total} {noun} ({rate:.1%}) {how}, allowed {MAX_ERROR_RATE:.0%}"
-        )
-    ]
+    return failed_share("dialectic-judge-failed-calls", len(failed), len(judged), "judge and resolution items", how)
 
 
 def _call_errors(record: dict) -> list[str]:

@@ -21,14 +21,13 @@ import time
 import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
-from pytest_reasoning_evals.chaosbench.questions import shard_of
 from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
-from pytest_reasoning_evals.dialectic.gates import check_dialectic_gates, check_failed_calls, check_failed_judge_calls
+from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
-from pytest_reasoning_evals.gates import GateResult, gate_line, write_gates
+from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
@@ -67,12 +66,12 @@ class Protocol(EvalProtocol):
     def items(self) -> tuple[list[Case], list[Variant]]:
         """Cases (--eval-max-items, then the shard) and variants; CaseFileError propagates."""
         s = self.settings
-        cases = load_cases(s.dialectic_cases)
+        cases = load_cases(self.own.cases)
         if s.max_items is not None:
             cases = cases[: s.max_items]
         if s.shard is not None:
-            cases = [c for c in cases if shard_of(c.id, s.shard[1]) == s.shard[0]]
-        variants = load_variants(s.variant_prompts, list(s.variants))
+            cases = [c for c in cases if s.in_shard(c.id)]
+        variants = load_variants(self.own.variant_prompts, list(self.own.variants))
         self._check_name_lengths(cases, variants)
         return cases, variants
 
@@ -82,7 +81,7 @@ class Protocol(EvalProtocol):
         if not cases or not variants:
             return
         s = self.settings
-        suffixes = [f"__{alias}__judge{len(s.judges) - 1}" for alias in set(s.judges)]
+        suffixes = [f"__{alias}__judge{len(self.own.judges) - 1}" for alias in set(self.own.judges)]
         suffixes += [f"__{s.model}__turn{MAX_TURNS}", f"__followup{MAX_TURNS}"]
         case = max(cases, key=lambda c: len(c.id.encode()))
         variant = max(variants, key=lambda v: len(v.name.encode()))
@@ -101,7 +100,10 @@ class Protocol(EvalProtocol):
 
     def aliases(self) -> tuple[str, ...]:
         s = self.settings
-        return (s.model, *sorted({*s.judges, *s.compare_models} - {s.model}))  # the model under test first
+        return (
+            s.model,
+            *sorted({*self.own.judges, *self.own.compare_models} - {s.model}),
+        )  # the model under test first
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight(self.aliases())
@@ -132,7 +134,7 @@ class Protocol(EvalProtocol):
         if self.session.models.spec(s.model).provider == "baseline":
             # oracle / always-true / random answer TRUE-FALSE questions; there is nothing to judge
             return None
-        return DialecticRunner(self.session.models.get, s.model, list(s.judges))
+        return DialecticRunner(self.session.models.get, s.model, list(self.own.judges))
 
     def report(self, node: pytest.Item, record: dict) -> None:
         """Send a check's record (with its response, the first time this process sends it); a
@@ -171,8 +173,10 @@ class Protocol(EvalProtocol):
 
     def start(self) -> None:
         """Before any item: the baseline (it may be this run's own directory, which the run rewrites)."""
+        if self.own.baseline is None:
+            return
         try:
-            self.baseline = load_responses(self.settings.dialectic_baseline)
+            self.baseline = load_responses(self.own.baseline)
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -189,36 +193,48 @@ class Protocol(EvalProtocol):
         s = self.settings
         self.lock.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
-        self.gates = (
-            check_failed_calls(list(self.responses.values()))
-            + check_failed_judge_calls(self.records)
-            + check_dialectic_gates(
-                self.summaries["variants"], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass
-            )
-        )
-        if self.harness_errors:
-            self.gates.append(GateResult("dialectic-complete", False, self.harness_note()))
-        if s.dialectic_baseline is not None:
-            self.gates += self._compare_with_baseline()
-        else:  # an earlier run's comparison is not this run's
-            (self.run_dir / "comparison.json").unlink(missing_ok=True)
+        self.gates = self._gates(self.harness_note())
         write_gates(self.run_dir, self.gates)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
         self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 
     def judge_unrun(self) -> list[GateResult]:
-        s = self.settings
-        gates = check_dialectic_gates([], max_hard_fails=s.max_hard_fails, required=s.require_variant_pass)
-        if s.dialectic_baseline is not None and s.fail_on_regression:
-            gates.append(
-                GateResult(
-                    "dialectic-no-regression",
-                    False,
-                    f"no case is paired with {s.dialectic_baseline}: nothing to compare",
-                )
+        return self._gates(None, ran=False)
+
+    def _gates(self, harness_note: str | None, ran: bool = True) -> list[GateResult]:
+        """All its verdicts; with a baseline, comparison.json first (the report reads it)."""
+        o, s = self.own, self.settings
+        failed: list[GateResult] = []
+        # nothing ran: the last run's directory stays as it was
+        if ran and o.baseline is None:
+            # an earlier run's comparison is not this run's
+            (self.run_dir / COMPARISON_FILE).unlink(missing_ok=True)
+        elif ran:
+            self.comparison, failed = compared(
+                self.run_dir,
+                "dialectic-baseline",
+                f"--eval-dialectic-baseline {o.baseline}",
+                lambda: compare(
+                    self.baseline or load_responses(o.baseline),
+                    self.summaries["per_response"],
+                    alpha=s.regression_alpha,
+                ),
             )
-        return gates
+        asked = o.baseline is not None and s.fail_on_regression
+        variants = self.summaries["variants"] if ran else []
+        return (
+            dialectic_gates(
+                list(self.responses.values()) if ran else [],
+                self.records if ran else [],
+                variants,
+                max_hard_fails=o.max_hard_fails,
+                required=o.require_variant_pass,
+                harness_note=harness_note,
+                regression=(str(o.baseline), self.comparison, s.regression_alpha) if asked and not failed else None,
+            )
+            + failed
+        )
 
     def _run_meta(self, session: pytest.Session) -> dict:
         """What ran, for report.html and for whoever reads the directory later."""
@@ -228,52 +244,16 @@ class Protocol(EvalProtocol):
         stopped = self.incomplete_reason(session)
         return {
             "model": s.model,
-            "judges": list(s.judges),
-            "compare_models": list(s.compare_models),
+            "judges": list(self.own.judges),
+            "compare_models": list(self.own.compare_models),
             "variants": [{"name": v.name, "prompt_sha256": v.sha256, "path": v.path} for v in variants],
-            "cases": {"path": str(s.dialectic_cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
+            "cases": {"path": str(self.own.cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
             "timestamp": self.started_at,
             "execution_time_seconds": round(time.monotonic() - self.session.started, 3),
             "num_workers": self.session.num_workers(),
             "complete": stopped is None,
             "incomplete_reason": stopped,
         }
-
-    def _compare_with_baseline(self) -> list[GateResult]:
-        s = self.settings
-        try:
-            baseline = self.baseline or load_responses(s.dialectic_baseline)
-            self.comparison = compare(baseline, self.summaries["per_response"], alpha=s.regression_alpha)
-        except BaselineError as exc:
-            return [GateResult("dialectic-baseline", False, str(exc))]
-        except Exception as exc:  # noqa: BLE001 - the run is paid for: its outputs are written whatever the comparison does
-            (self.run_dir / "comparison.json").unlink(missing_ok=True)
-            return [
-                GateResult(
-                    "dialectic-baseline",
-                    False,
-                    f"--eval-dialectic-baseline {s.dialectic_baseline}: cannot be compared ({type(exc).__name__}: {exc})",
-                )
-            ]
-        write_json(self.run_dir / "comparison.json", self.comparison)
-        if not s.fail_on_regression:
-            return []
-        if not any(v["n_paired"] for v in self.comparison["variants"]):
-            return [
-                GateResult(
-                    "dialectic-no-regression",
-                    False,
-                    f"no case is paired with {s.dialectic_baseline}: nothing to compare",
-                )
-            ]
-        worse = [v["variant"] for v in self.comparison["variants"] if v["regressed"]]
-        return [
-            GateResult(
-                "dialectic-no-regression",
-                not worse,
-                f"regressed: {', '.join(worse)}" if worse else f"no variant regressed (alpha {s.regression_alpha})",
-            )
-        ]
 
     def _cassette_misses(self) -> dict[str, list[str]]:
         """The cassette-miss errors of this run's calls, by kind: the responses (each once), the

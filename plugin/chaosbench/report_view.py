@@ -1,0 +1,218 @@
+"""A ChaosBench run directory -> what report.html shows (summary.json, run_meta.json,
+run_manifest.json, completions.jsonl, gates.json, comparison.json), and its charts."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import typing
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, load_baseline
+from pytest_reasoning_evals.chaosbench.outputs import run_files_problem
+from pytest_reasoning_evals.gates import read_gates
+from pytest_reasoning_evals.report import ReportError
+from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, row_json
+
+TEMPLATE = "pytest_reasoning_evals.chaosbench:report.html.j2"
+
+
+def _shown_status(record: dict) -> str:
+    """The table's status: a failed call is an error, not an UNKNOWN answer."""
+    return "error" if record.get("error") and record["status"] == "unknown" else record["status"]
+
+
+def _item_row(record: dict) -> dict:
+    row = {
+        "id": record["id"],
+        "kind": record.get("kind", "question"),
+        "family": record["family"],
+        "split": record["split"],
+        "system": record.get("system_id"),
+        "status": _shown_status(record),
+        "gold": record.get("gold"),
+        "label": record.get("label"),
+        "latency_ms": record.get("latency_ms"),
+        "cost_usd": record.get("cost_usd"),
+        "error": record.get("error"),
+    }
+    if "turns" in record:
+        row["gold"] = f"{sum(t['correct'] is True for t in record['turns'])}/{len(record['turns'])} turns"
+        row["turns"] = [
+            {
+                "turn": t.get("turn"),
+                "question": t.get("question"),
+                "gold": t.get("gold"),
+                "label": t.get("label"),
+                "status": _shown_status(t),
+                "raw": t.get("raw_text"),
+                "error": t.get("error"),
+            }
+            for t in record["turns"]
+        ]
+    else:
+        row.update(question=record.get("question"), raw=record.get("raw_text"), template=record.get("template"))
+    return row
+
+
+def _outcomes(records: list[dict], families: list[str]) -> dict[str, dict[str, int]]:
+    counts = {name: Counter() for name in families}
+    for record in records:
+        if record.get("kind") == "dialogue":
+            continue  # a family's bar counts its questions, as its accuracy does; dialogues have their section
+        counts.setdefault(record["family"], Counter())[_shown_status(record)] += 1
+    return {name: dict(c) for name, c in counts.items()}
+
+
+def _bias_rows(records: list[dict]) -> list[dict]:
+    """Per misconception (`bias`) the questions answered and how often the answer was wrong."""
+    rows: dict[str, Counter] = defaultdict(Counter)
+    for record in records:
+        if record.get("bias") and record["status"] in ("correct", "wrong"):
+            rows[record["bias"]]["n"] += 1
+            rows[record["bias"]]["wrong"] += record["status"] == "wrong"
+    return [
+        {"bias": name, "n": c["n"], "wrong": c["wrong"], "rate": c["wrong"] / c["n"]}
+        for name, c in sorted(rows.items())
+    ]
+
+
+# what the charts and a comparison read
+ESSENTIAL = (
+    "id",
+    "kind",
+    "family",
+    "split",
+    "status",
+    "correct",
+    "error",
+    "bias",
+)
+
+
+def read_records(path: Path, rows: typing.IO[str]) -> list[dict]:
+    """One pass over completions.jsonl: each record reduced to what the charts and a comparison
+    read, the last line of an id winning (as the run's own readers have it), and the page's item
+    rows (every line, in file order: the file is sorted by id) spooled to `rows` (a temporary
+    file) as JSON lines. Small in memory for a 40,000-item run too."""
+    from pytest_reasoning_evals.completions import iter_completions
+
+    latest: dict[str, dict] = {}
+    for record in iter_completions(path):
+        latest[record["id"]] = {k: record.get(k) for k in ESSENTIAL}
+        rows.write(row_json(_item_row(record)) + "\n")
+    return list(latest.values())
+
+
+def _spooled(rows: typing.IO[str]) -> Iterator[str]:
+    rows.seek(0)
+    for line in rows:
+        yield line[:-1]
+
+
+def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack) -> dict | None:
+    """The view of a ChaosBench run directory (the one with a summary.json), else None."""
+    if not (run_dir / "summary.json").exists():
+        return None
+    problem = run_files_problem(run_dir) if (run_dir / "summary.json").is_file() else None
+    if problem:
+        raise ReportError(problem)
+
+    summary = read_json(run_dir / "summary.json")
+    meta = read_json(run_dir / "run_meta.json", required=False) or {}
+    manifest = read_json(run_dir / "run_manifest.json", required=False) or {}
+    rows = cleanup.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n"))
+    essentials = read_records(run_dir / "completions.jsonl", rows)
+    records = sorted(essentials, key=lambda r: r["id"])
+    if baseline is not None:
+        try:
+            comparison = compare(load_baseline(baseline), records, alpha=DEFAULT_ALPHA, max_drop=None)
+        except BaselineError as exc:
+            raise ReportError(str(exc)) from None
+    else:
+        comparison = read_json(run_dir / "comparison.json", required=False)
+    families = [name for name, d in summary["task_details"].items() if d["total"]]
+    prompt = manifest.get("prompt") or {}
+    dataset = manifest.get("dataset_config") or {}
+    execution = manifest.get("execution") or {}
+    return {
+        "kind": "chaosbench",
+        "template": TEMPLATE,
+        "charts": draw_charts,
+        "title": f"{summary['model']} ({summary['mode']})",
+        "run_dir": str(run_dir),
+        "header": {
+            "model": summary["model"],
+            "mode": summary["mode"],
+            "model_id": (manifest.get("model_config") or {}).get("model_id"),
+            "prompt_sha256": prompt.get("sha256"),
+            "prompt_path": prompt.get("path"),
+            "dataset_version": meta.get("dataset_version") or dataset.get("version"),
+            "dataset_path": dataset.get("path"),
+            "questions": summary["total_questions"],
+            "dialogues": summary["dialogue_details"]["total_dialogues"],
+            "started": meta.get("timestamp"),
+            "ended": execution.get("end_time"),
+            "seconds": meta.get("execution_time_seconds"),
+            "workers": meta.get("num_workers"),
+            "complete": summary.get("complete", True),
+            "incomplete_reason": summary.get("incomplete_reason"),
+            "calls": meta.get("calls"),
+            "cost_usd": summary["cost_usd"],
+            "tokens": summary["tokens"],
+            "resumed": meta.get("resumed_items", 0),
+            "merged": bool(execution.get("merged")),
+        },
+        "gates": read_gates(run_dir),
+        "summary": summary,
+        "families": [(name, summary["task_details"][name]) for name in families],
+        "splits": [(name, d) for name, d in summary["split_details"].items() if d["total"]],
+        "outcomes": _outcomes(records, families),
+        "bias_rows": _bias_rows(records),
+        "comparison": comparison,
+        "prompt_template": prompt.get("text"),
+        "rows": lambda: _spooled(rows),  # JSON text per row
+    }
+
+
+def draw_charts(view: dict) -> dict[str, str]:
+    from pytest_reasoning_evals.report import charts
+
+    row = lambda name, d: (name, d["accuracy"], d["accuracy_ci95"], d["total"])  # noqa: E731
+    out = {
+        "families": charts.accuracy_bars("family-accuracy", [row(n, d) for n, d in view["families"]]),
+        "splits": charts.accuracy_bars("split-accuracy", [row(n, d) for n, d in view["splits"]]),
+    }
+    names = [name for name, _ in view["families"]]
+    series = [
+        ("correct", charts.GOOD, "correct"),
+        ("wrong", charts.BAD, "wrong"),
+        ("UNKNOWN", charts.UNSURE, "unknown"),
+        ("call failed", charts.ERROR, "error"),
+        ("no gold", charts.MUTED, "no_gold"),
+    ]
+    used = [(label, colour, [view["outcomes"].get(n, {}).get(key, 0) for n in names]) for label, colour, key in series]
+    out["outcomes"] = charts.stacked_counts("family-outcomes", names, [s for s in used if any(s[2])])
+    dd = view["summary"]["dialogue_details"]
+    if dd["total_dialogues"]:
+        breakdown = dd["violation_breakdown"]
+        out["violations"] = charts.count_bars(
+            "fol-violations",
+            [f"{k} violations" for k in breakdown],
+            list(breakdown.values()),
+            "dialogues",
+            colour=charts.ERROR,
+        )
+    comparison = view["comparison"]
+    if comparison and comparison.get("n_paired"):
+        rows = [
+            (name, d["accuracy_delta"], d.get("accuracy_delta_ci95"), d["n_paired"])
+            for name, d in comparison["family_deltas"].items()
+        ]
+        rows.append(
+            ("overall", comparison["accuracy_delta"], comparison.get("accuracy_delta_ci95"), comparison["n_paired"])
+        )
+        out["deltas"] = charts.delta_bars("family-deltas", rows)
+    return out

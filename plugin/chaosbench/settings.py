@@ -1,0 +1,97 @@
+"""ChaosBench-Logic's own options and the settings they give (the generic ones are options.py's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from pytest_reasoning_evals.chaosbench.names import MODES
+from pytest_reasoning_evals.options import Option, Reader, Settings, fraction
+from pytest_reasoning_evals.shipped import shipped
+
+OPTIONS = (
+    Option("mode", "ChaosBench prompt: zeroshot or cot (default zeroshot)", choices=MODES),
+    Option(
+        "cases",
+        "ChaosBench question file or folder: the project's format or upstream v2 JSONL (default: the shipped bank)",
+        "path",
+        metavar="PATH",
+    ),
+    Option(
+        "prompts",
+        "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones)",
+        "path",
+        metavar="DIR",
+    ),
+    Option("split", "only this split (repeatable; a name of the case files)", "list", metavar="SPLIT", narrows=True),
+    Option("family", "only this family (repeatable; a name of the case files)", "list", metavar="FAMILY", narrows=True),
+    Option("strict-items", "gate: any wrong or UNKNOWN answer fails the session", "bool"),
+    Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
+    Option(
+        "min-coverage",
+        "gate: fail when coverage (answers with a TRUE/FALSE) < X (0..1); without it, more than 5 percent of items ending in provider errors fails",
+        "float",
+        metavar="X",
+    ),
+    Option(
+        "max-fol-violation-rate",
+        "gate: fail when the dialogues' FOL violation rate > X (or nothing was checked)",
+        "float",
+        metavar="X",
+    ),
+    Option(
+        "baseline",
+        "compare with an earlier run directory or a baseline file (reasoning-evals baseline); writes comparison.json",
+        "path",
+        metavar="PATH",
+    ),
+    Option(
+        "max-accuracy-drop",
+        "gate: a paired accuracy drop above X is a regression whatever the p-value (0..1)",
+        "float",
+        metavar="X",
+    ),
+    Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
+)
+
+
+class ChaosbenchSettings(NamedTuple):
+    mode: str
+    cases: Path
+    prompts_dir: Path
+    splits: tuple[str, ...]
+    families: tuple[str, ...]
+    strict_items: bool
+    min_accuracy: float | None
+    min_coverage: float | None
+    max_fol_violation_rate: float | None
+    baseline: Path | None
+    max_accuracy_drop: float | None
+    resume: bool
+
+
+def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
+    max_fol = get("max-fol-violation-rate")
+    if max_fol is not None and max_fol < 0:
+        raise pytest.UsageError(f"--eval-max-fol-violation-rate must be >= 0, got {max_fol}")
+    baseline = get.path("baseline", None)
+    max_drop = fraction(get, "max-accuracy-drop")
+    if max_drop is not None and baseline is None:
+        raise pytest.UsageError("--eval-max-accuracy-drop needs --eval-baseline PATH")
+    return ChaosbenchSettings(
+        mode=get("mode") or "zeroshot",
+        cases=get.path("cases", shipped("chaosbench")),
+        prompts_dir=get.path("prompts", shipped("chaosbench", "prompts")),
+        # checked against the case files
+        splits=tuple(get("split") or ()),
+        families=tuple(get("family") or ()),
+        strict_items=bool(get("strict-items")),
+        min_accuracy=fraction(get, "min-accuracy"),
+        min_coverage=fraction(get, "min-coverage"),
+        max_fol_violation_rate=max_fol,
+        baseline=baseline,
+        max_accuracy_drop=max_drop,
+        resume=bool(get("resume")),
+    )

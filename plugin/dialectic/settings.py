@@ -1,0 +1,89 @@
+"""The dialectic protocol's own options and the settings they give (the generic ones are options.py's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from pytest_reasoning_evals.options import Option, Reader, Settings, aliases
+from pytest_reasoning_evals.shipped import shipped
+
+OPTIONS = (
+    Option(
+        "dialectic-cases",
+        "dialectic case YAML file or folder (default: the shipped cases)",
+        "path",
+        metavar="PATH",
+    ),
+    Option(
+        "variant-prompts",
+        "folder of dialectic prompt variants, one system prompt per <name>.txt (default: the shipped ones)",
+        "path",
+        metavar="DIR",
+    ),
+    Option(
+        "variant",
+        "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)",
+        "list",
+        metavar="NAME",
+    ),
+    Option(
+        "judge-model",
+        "judge model alias(es), comma-separated, used in turn (default: the model under test)",
+        metavar="ALIASES",
+    ),
+    Option("n-judges", "judges per response (default 3)", "int", metavar="N"),
+    Option(
+        "compare-models",
+        "cross-provider comparison: comma-separated aliases (default: the model under test)",
+        metavar="ALIASES",
+    ),
+    Option(
+        "dialectic-baseline",
+        "compare with an earlier <model>_dialectic run directory per variant; writes comparison.json (the regression gate: --eval-fail-on-regression)",
+        "path",
+        metavar="PATH",
+    ),
+    Option(
+        "max-hard-fails",
+        "gate: fail the session with more than N PCC hard fails",
+        "int",
+        metavar="N",
+    ),
+    Option(
+        "require-variant-pass",
+        "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)",
+        "list",
+        metavar="VARIANT",
+    ),
+)
+
+
+class DialecticSettings(NamedTuple):
+    cases: Path
+    variant_prompts: Path
+    variants: tuple[str, ...]
+    judges: tuple[str, ...]  # one alias per judge (the judge models used in turn)
+    compare_models: tuple[str, ...]
+    baseline: Path | None
+    max_hard_fails: int | None
+    require_variant_pass: tuple[str, ...]
+
+
+def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
+    n_judges = get("n-judges") or 3
+    if n_judges < 1:
+        raise pytest.UsageError(f"--eval-n-judges must be at least 1, got {n_judges}")
+    judge_aliases = aliases("judge-model", get("judge-model") or generic.model)
+    return DialecticSettings(
+        cases=get.path("dialectic-cases", shipped("dialectic")),
+        variant_prompts=get.path("variant-prompts", shipped("prompts")),
+        variants=tuple(get("variant") or ()),
+        judges=tuple(judge_aliases[k % len(judge_aliases)] for k in range(n_judges)),
+        compare_models=tuple(aliases("compare-models", get("compare-models") or generic.model)),
+        baseline=get.path("dialectic-baseline", None),
+        max_hard_fails=get("max-hard-fails"),
+        require_variant_pass=tuple(get("require-variant-pass") or ()),
+    )
