@@ -87,6 +87,8 @@ def _shapes() -> dict[str, dict]:
         spent_usd=0.0,
     )
     comparison = compare({"source": "", "items": {}}, [], alpha=0.05, max_drop=None)
+    for key in NAMED_BY_THE_DATA:  # any split or family name, each entry shaped like the shipped ones
+        summary[key] = {EACH: next(iter(summary[key].values()))}
     return {
         "summary.json": summary,
         "run_meta.json": meta,
@@ -95,7 +97,12 @@ def _shapes() -> dict[str, dict]:
     }
 
 
+NAMED_BY_THE_DATA = ("split_accuracy", "split_details", "task_accuracy", "task_details")  # keys: the bank's names
+EACH = "*"  # in a shape: every key of the object, whatever its name
 OPTIONAL_KEYS = {"run_meta.json", "run_manifest.json"}  # read with .get(): a key an older run did not write is no harm
+
+
+_MISSING = object()
 
 
 def _shape_problem(value, shape, where: str, optional: bool = False) -> str | None:
@@ -106,12 +113,17 @@ def _shape_problem(value, shape, where: str, optional: bool = False) -> str | No
     if isinstance(shape, dict):
         if not isinstance(value, dict):
             return f"{repr(where) if where else 'the file'} is {json.dumps(value)[:60]}, not an object"
-        for key, inner in shape.items():
-            if key not in value:
+        if EACH in shape:
+            entries = value.items()
+        else:
+            entries = ((key, value.get(key, _MISSING)) for key in shape)
+        for key, found in entries:
+            inner = shape.get(key, shape.get(EACH))
+            if found is _MISSING:
                 if optional:
                     continue
                 return f"no {(where + '.' + key if where else key)!r}"
-            problem = _shape_problem(value[key], inner, f"{where}.{key}" if where else key, optional)
+            problem = _shape_problem(found, inner, f"{where}.{key}" if where else key, optional)
             if problem:
                 return problem
         return None
