@@ -140,3 +140,30 @@ def test_the_page_renders_the_run_in_chromium(browser, replayed: Path, tmp_path:
     assert screenshot.stat().st_size > 10_000
     assert opened.requests == [opened.url], "the page fetched something besides itself"
     assert opened.errors == []
+
+
+def test_a_dialectic_page_draws_its_own_item_table_in_chromium(browser, pytester) -> None:
+    """The dialectic protocol's table script (its report.js) gives the page its columns, groups and details."""
+    from helpers import DIALECTIC_MODULE, use_repo_cassettes
+
+    use_repo_cassettes(pytester)
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    result = pytester.runpytest_subprocess("--eval-max-items", "2", "-p", "no:randomly")
+    assert (pytester.path / "results").is_dir(), result.stdout.str()
+    run = next((pytester.path / "results").glob(f"{DEFAULT_MODEL}_dialectic*"))
+    responses = [json.loads(line) for line in (run / "per_response.jsonl").read_text().splitlines()]
+    opened = Opened(browser, run / REPORT_FILE)
+    page = opened.page
+
+    assert page.locator("h1").inner_text() == f"{DEFAULT_MODEL} (dialectic)"
+    heads = page.locator("#item-head th").all_inner_texts()
+    assert heads[:2] == ["case", "variant"] and "score" in heads
+    assert opened.rows().count() == len(responses)
+    variant = responses[0]["variant"]
+    page.select_option("#filter-group", variant)
+    assert opened.rows().count() == sum(r["variant"] == variant for r in responses)
+    opened.rows().first.click()
+    detail = page.locator("tr.detail").inner_text()
+    shown = next(r for r in responses if r["variant"] == variant)
+    assert detail.lower().startswith("query") and shown["query"][:60] in detail
+    assert opened.requests == [opened.url] and opened.errors == []

@@ -16,7 +16,8 @@ from pytest_reasoning_evals.gates import read_gates
 from pytest_reasoning_evals.report import ReportError
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, row_json
 
-TEMPLATE = "pytest_reasoning_evals.chaosbench:report.html.j2"
+TEMPLATE = "pytest_reasoning_evals.chaosbench:report.html.j2"  # extends the generic page.html.j2
+TABLE_SCRIPT = "pytest_reasoning_evals.chaosbench:report.js"  # what a row of the item table shows
 
 
 def _shown_status(record: dict) -> str:
@@ -141,6 +142,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "kind": "chaosbench",
         "template": TEMPLATE,
         "charts": draw_charts,
+        "table_script": TABLE_SCRIPT,
         "title": f"{summary['model']} ({summary['mode']})",
         "run_dir": str(run_dir),
         "header": {

@@ -14,7 +14,8 @@ from pytest_reasoning_evals.report import ReportError
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, read_json_lines, row_json
 
 DIMENSIONS = ("h_quality", "oscillation_depth", "crux_precision", "epistemic_calibration", "actionability")
-TEMPLATE = "pytest_reasoning_evals.dialectic:report.html.j2"
+TEMPLATE = "pytest_reasoning_evals.dialectic:report.html.j2"  # extends the generic page.html.j2
+TABLE_SCRIPT = "pytest_reasoning_evals.dialectic:report.js"  # what a row of the item table shows
 
 
 def _median(values: list[float]) -> float | None:
@@ -85,6 +86,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "kind": "dialectic",
         "template": TEMPLATE,
         "charts": draw_charts,
+        "table_script": TABLE_SCRIPT,
         "title": f"{model} (dialectic)",
         "run_dir": str(run_dir),
         "header": {

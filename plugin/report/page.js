@@ -1,21 +1,11 @@
-// The item table of report.html: rows from the page's JSON block, filters, search, details.
+// The item table of report.html: rows from the page's JSON block, filters, search, details; what a
+// row shows comes from the protocol's own script (reportItemTable).
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const LIMIT = 500; // rows drawn at once; "show more" draws the next ones
-  const chaos = data.kind === "chaosbench";
   const money = (v) => (v == null ? "" : "$" + Number(v).toFixed(4));
   const ms = (v) => (v == null ? "" : Math.round(v).toLocaleString("en") + " ms");
-  const columns = chaos
-    ? [["id", (r) => r.id], ["family", (r) => r.family], ["split", (r) => r.split], ["gold", (r) => r.gold ?? ""],
-       ["label", (r) => r.label ?? (r.turns ? "" : "none")], ["status", (r) => r.status], ["latency", (r) => ms(r.latency_ms)],
-       ["cost", (r) => money(r.cost_usd)]]
-    : [["case", (r) => r.case], ["variant", (r) => r.variant], ["category", (r) => r.category ?? ""],
-       ["mode", (r) => (r.expected_mode ?? "") + " \u2192 " + (r.mode ?? "")], ["status", (r) => r.status],
-       ["score", (r) => (r.score == null ? "" : r.score.toFixed(1))], ["latency", (r) => ms(r.latency_ms)], ["cost", (r) => money(r.cost_usd)]];
-  const group = (r) => (chaos ? r.family : r.variant);
-  const text = (r) => [r.id, r.system, r.question, r.raw, r.query, r.error, r.template,
-                       ...(r.turns || []).flatMap((t) => [t.question, t.raw])].filter(Boolean).join("\n").toLowerCase();
   const rows = data.items.map((r) => ({ item: r, haystack: null }));
   const $ = (id) => document.getElementById(id);
   const el = (tag, attrs, ...children) => {
@@ -24,27 +14,14 @@
     children.flat().forEach((c) => node.append(c));
     return node;
   };
+  const block = (title, body) => (body == null || body === "" ? [] : [el("h4", {}, title), el("pre", {}, String(body))]);
+  // the protocol's table (its report.js, run just before this script): columns, group, search text, details
+  const { columns, group, text, details } = window.reportItemTable(data, { el, block, money, ms });
   const fill = (select, values) => [...new Set(values)].sort().forEach((v) => select.append(el("option", { value: v }, v)));
   fill($("filter-status"), data.items.map((r) => r.status));
   fill($("filter-group"), data.items.map(group));
   $("item-head").append(...columns.map(([name]) => el("th", {}, name)));
 
-  const prompt = (question) => (data.template && question != null ? data.template.split("{question}").join(question) : question);
-  const block = (title, body) => (body == null || body === "" ? [] : [el("h4", {}, title), el("pre", {}, String(body))]);
-  function details(r) {
-    if (!chaos) {
-      const judged = r.judge_scores ? Object.entries(r.judge_scores).map(([k, v]) => k + ": " + v).join("\n") : null;
-      return [...block("query", r.query), ...block("reply", r.raw), ...block("checks", r.checks && Object.entries(r.checks).map(([k, v]) => k + ": " + (v ? "passed" : "failed")).join("\n")),
-              ...block("confidence", r.confidence == null ? null : r.confidence + " (ceiling " + r.pcc_ceiling + ")"),
-              ...block("judge scores (medians)", judged), ...block("judge", r.judge && JSON.stringify(r.judge, null, 1)), ...block("error", r.error)];
-    }
-    if (r.turns) {
-      return r.turns.map((t) => el("div", { class: "turn" }, el("b", {}, "turn " + t.turn + ": " + t.status + " (gold " + (t.gold ?? "none") + ", answer " + (t.label ?? "none") + ")"),
-                                   ...block("prompt", prompt(t.question)), ...block("reply", t.raw), ...block("error", t.error)));
-    }
-    return [...block("prompt", r.question == null ? "(not recorded in this run's completions)" : prompt(r.question)),
-            ...block("reply", r.raw), ...block("error", r.error), ...block("template", r.template)];
-  }
   function toggle(tr, r) {
     const next = tr.nextElementSibling;
     if (next && next.classList.contains("detail")) { next.remove(); tr.classList.remove("open"); return; }

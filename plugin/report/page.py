@@ -59,7 +59,14 @@ def write(view: dict, handle: TextIO) -> None:
     page = (
         _environment()
         .get_template(view["template"])
-        .render(view=view, charts=drawn, style=_read("page.css"), script=_read("page.js"), data=ROWS)
+        .render(
+            view=view,
+            charts=drawn,
+            style=_read("page.css"),
+            table_script=_read(view["table_script"]),
+            script=_read("page.js"),
+            data=ROWS,
+        )
     )
     head, tail = page.split(ROWS)
     handle.write(head)
