@@ -11,7 +11,7 @@ import pytest
 from helpers import add_eval_module, question, run_dir, write_jsonl
 from scipy.stats import binomtest
 
-from pytest_reasoning_evals.chaosbench.compare import compare, mcnemar_exact
+from pytest_reasoning_evals.chaosbench.regression import compare, mcnemar_exact
 
 
 @pytest.mark.parametrize(("broken", "fixed"), [(0, 0), (1, 0), (5, 1), (7, 7), (30, 12), (3, 40), (400, 350)])
@@ -194,7 +194,7 @@ def response(case: str, variant: str, score: float | None, hard_fail: bool = Fal
 
 
 def test_dialectic_comparison_pairs_cases_per_variant_with_exact_tests() -> None:
-    from pytest_reasoning_evals.dialectic.baseline import compare as compare_dialectic
+    from pytest_reasoning_evals.dialectic.regression import compare as compare_dialectic
 
     cases = [f"c{i}" for i in range(8)]
     before = [response(c, "v", 80.0) for c in cases] + [response("c0", "w", 50.0)]

@@ -42,7 +42,7 @@ def merge(args: argparse.Namespace) -> int:
     from pytest_reasoning_evals.chaosbench.gates import check_gates
     from pytest_reasoning_evals.chaosbench.merge import MergeError
     from pytest_reasoning_evals.chaosbench.merge import merge as merge_shards
-    from pytest_reasoning_evals.chaosbench.report import summary_lines
+    from pytest_reasoning_evals.chaosbench.terminal import summary_lines
     from pytest_reasoning_evals.gates import write_gates
     from pytest_reasoning_evals.report import write_report
 
@@ -69,7 +69,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def baseline(args: argparse.Namespace) -> int:
-    from pytest_reasoning_evals.chaosbench.compare import BaselineError, baseline_file, dump_baseline
+    from pytest_reasoning_evals.chaosbench.regression import BaselineError, baseline_file, dump_baseline
 
     try:
         data = baseline_file(Path(args.run_dir))

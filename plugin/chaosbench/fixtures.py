@@ -40,7 +40,7 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         """`chaosbench_outcome(record)`: send the running item's record to the controller; a
         wrong or UNKNOWN answer fails the item with a one-line reason."""
         chaosbench = protocol()
-        return lambda record: chaosbench.report(session.current_item, record)
+        return lambda record: chaosbench.send_record(session.current_item, record)
 
     plugin = types.ModuleType(f"{__name__}.session")
     plugin.chaosbench_prompt, plugin.chaosbench_model, plugin.chaosbench_outcome = (

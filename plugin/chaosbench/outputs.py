@@ -66,8 +66,8 @@ def overview_table(summary: dict) -> tuple[list[str], list[list]]:
 def _shapes() -> dict[str, dict]:
     """What each JSON file of a run holds, as the writers make it for an empty run (the key and
     the kind of every value a reader may read)."""
-    from pytest_reasoning_evals.chaosbench.compare import compare
     from pytest_reasoning_evals.chaosbench.metrics import summarize
+    from pytest_reasoning_evals.chaosbench.regression import compare
     from pytest_reasoning_evals.manifest import run_meta
 
     summary = summarize([], model="", mode="")

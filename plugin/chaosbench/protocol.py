@@ -21,7 +21,6 @@ import pytest
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeError
-from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, record_tally, summarize
@@ -38,8 +37,9 @@ from pytest_reasoning_evals.chaosbench.questions import (
     select_dialogues,
     unmatched_selection,
 )
-from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
+from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
+from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
@@ -118,7 +118,7 @@ class Protocol(EvalProtocol):
         )
 
     @functools.cached_property
-    def items(self) -> tuple[list[Question], list[Dialogue]]:
+    def selection(self) -> tuple[list[Question], list[Dialogue]]:
         """The selected questions and dialogues (--eval-split/-family/-max-items, then the shard);
         CaseFileError propagates."""
         s = self.settings
@@ -141,7 +141,7 @@ class Protocol(EvalProtocol):
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight((self.settings.model,))  # unknown alias, missing key: stop here
         self.prompt  # noqa: B018 - a missing or broken prompt file stops collection too
-        questions, dialogues = self.items
+        questions, dialogues = self.selection
         self.hold_run_dir()  # before any item: a second run on this run directory stops here
         # one mark per family and split, shared by its items (marks are immutable): 40,000 items need 50
         mark = functools.cache(lambda family, split: pytest.mark.chaosbench(family=family, split=split))
@@ -205,7 +205,7 @@ class Protocol(EvalProtocol):
             question = params.params.get("chaosbench_question") if params is not None else None
             yield self.prompt.request(question) if isinstance(question, Question) else None
 
-    def report(self, node: pytest.Item, record: dict) -> None:
+    def send_record(self, node: pytest.Item, record: dict) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
         a one-line reason (no traceback). Whether the session fails is up to the gates."""
         send(
@@ -270,7 +270,7 @@ class Protocol(EvalProtocol):
             self.resume_notes.append(read.problem(self.completions.path))
         records = [r for r in read.records if answered(r)]
         try:
-            questions, dialogues = self.items
+            questions, dialogues = self.selection
         except CaseFileError:
             pass  # collection reports the bad case file and stops the session
         else:  # only this run's items: a record of anything else is neither counted nor kept

@@ -10,8 +10,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_reasoning_evals.chaosbench.compare import BaselineError, compare, load_baseline
 from pytest_reasoning_evals.chaosbench.outputs import run_files_problem
+from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, load_baseline
 from pytest_reasoning_evals.gates import read_gates
 from pytest_reasoning_evals.report import ReportError
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, row_json

@@ -48,7 +48,7 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         """`dialectic_outcome(record)`: send a check's record to the controller; a check that does not
         pass fails its item with its one-line reason."""
         dialectic = protocol()
-        return lambda record: dialectic.report(request.node, record)
+        return lambda record: dialectic.send_record(request.node, record)
 
     plugin = types.ModuleType(f"{__name__}.session")
     plugin.dialectic_runner, plugin.dialectic_response = dialectic_runner, dialectic_response

@@ -22,10 +22,10 @@ import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.dialectic import checks
-from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
+from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
@@ -63,7 +63,7 @@ class Protocol(EvalProtocol):
     # --- items (every process that collects) ---
 
     @functools.cached_property
-    def items(self) -> tuple[list[Case], list[Variant]]:
+    def selection(self) -> tuple[list[Case], list[Variant]]:
         """Cases (--eval-max-items, then the shard) and variants; CaseFileError propagates."""
         s = self.settings
         cases = load_cases(self.own.cases)
@@ -95,7 +95,7 @@ class Protocol(EvalProtocol):
     @property
     def resolution_variant(self) -> Variant:
         """The variant the multi-turn and cross-provider items use: the first prompted one."""
-        variants = self.items[1]
+        variants = self.selection[1]
         return next((v for v in variants if v.system_prompt is not None), variants[0])
 
     def aliases(self) -> tuple[str, ...]:
@@ -107,7 +107,7 @@ class Protocol(EvalProtocol):
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight(self.aliases())
-        cases, variants = self.items
+        cases, variants = self.selection
         if self.runner is not None:
             self.hold_run_dir()  # before any item: a second run on this run directory stops here (baselines write nothing)
         if "dialectic_item" in metafunc.fixturenames:
@@ -122,7 +122,7 @@ class Protocol(EvalProtocol):
             )
 
     def groups(self, param_ids: set[str]) -> dict[str, str]:
-        cases, variants = self.items
+        cases, variants = self.selection
         known = {f"{c.id}@{v.name}": c.id for c in cases for v in variants}
         return {pid: known[pid] for pid in param_ids if pid in known}
 
@@ -136,7 +136,7 @@ class Protocol(EvalProtocol):
             return None
         return DialecticRunner(self.session.models.get, s.model, list(self.own.judges))
 
-    def report(self, node: pytest.Item, record: dict) -> None:
+    def send_record(self, node: pytest.Item, record: dict) -> None:
         """Send a check's record (with its response, the first time this process sends it); a
         check that does not pass fails its item with its one-line reason."""
         payload = {"protocol": self.name, "record": record}
@@ -239,7 +239,7 @@ class Protocol(EvalProtocol):
     def _run_meta(self, session: pytest.Session) -> dict:
         """What ran, for report.html and for whoever reads the directory later."""
         s = self.settings
-        cases, variants = self.items
+        cases, variants = self.selection
         asked = json.dumps([[c.id, c.category, c.query, c.expected_mode] for c in cases]).encode()
         stopped = self.incomplete_reason(session)
         return {

@@ -8,7 +8,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from pytest_reasoning_evals.dialectic.baseline import BaselineError, compare, load_responses
+from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, load_responses
 from pytest_reasoning_evals.gates import read_gates
 from pytest_reasoning_evals.report import ReportError
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, read_json_lines, row_json

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pytest_reasoning_evals.dialectic import compare, judge, multiturn
+from pytest_reasoning_evals.dialectic import cross_provider, judge, multiturn
 from pytest_reasoning_evals.dialectic.cases import Case, Variant
 from pytest_reasoning_evals.dialectic.extract import extract
 from pytest_reasoning_evals.dialectic.pcc import pcc_valid
@@ -197,5 +197,5 @@ class DialecticRunner:
         for alias in aliases:
             response = self.response(case, variant, alias)
             score = self.verdict(case, variant, alias).score(response["hard_fail"])
-            providers[alias] = compare.provider_entry(alias, response["completion"], score)
-        return compare.comparison(case.id, providers)
+            providers[alias] = cross_provider.provider_entry(alias, response["completion"], score)
+        return cross_provider.comparison(case.id, providers)

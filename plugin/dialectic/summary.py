@@ -8,7 +8,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_reasoning_evals.dialectic import compare, multiturn, spotcheck
+from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
 from pytest_reasoning_evals.results import write_json, write_lines
 
 
@@ -121,7 +121,7 @@ def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict],
         "per_response": per_response,  # also what a baseline comparison reads
         "variants": variants,
         "multiturn": multiturn.summarize(conversations) | {"conversations_detail": conversations},
-        "cross_provider": compare.summarize(comparisons),
+        "cross_provider": cross_provider.summarize(comparisons),
     }
     # with the query and reply: report.html shows them
     write_lines(directory / "per_response.jsonl", (json.dumps(r, sort_keys=True) for r in per_response))

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from pytest_reasoning_evals.providers.base import Model
-from pytest_reasoning_evals.providers.baseline import BaselineModel
+from pytest_reasoning_evals.providers.fixed import FixedAnswerModel
 from pytest_reasoning_evals.providers.http import AuthError, HttpModel, RetryPolicy, read_key
 from pytest_reasoning_evals.registry import ModelSpec, RegistryError
 
@@ -61,7 +61,7 @@ def build_model(
 ) -> Model:
     """`index`: a cassette_index.CassetteIndex the HTTP model's cassettes are read through."""
     if spec.provider == "baseline":
-        return BaselineModel(spec, seed)
+        return FixedAnswerModel(spec, seed)
     from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
 
     return CassetteClient(HttpModel(spec, policy, base_url), cassette_dir, record_mode, index)

@@ -1,4 +1,5 @@
-"""Baseline models: fixed answers with no HTTP, through the same result path as real models."""
+"""Fixed-answer models (registry provider `baseline`: always TRUE, always FALSE, random): no HTTP, through the
+same result path as real models. Not to be confused with a regression baseline (--eval-baseline)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.registry import ModelSpec
 
 
-class BaselineModel:
+class FixedAnswerModel:
     def __init__(self, spec: ModelSpec, seed: int):
         self.spec = spec
         self.seed = seed
