@@ -63,3 +63,20 @@ def test_an_entry_point_that_cannot_be_loaded_is_named(pytester, monkeypatch) ->
         "protocol entry point broken = 'no_such_module:PROTOCOL' cannot be loaded: No module named 'no_such_module'"
         in result.stderr.str() + result.stdout.str()
     )
+
+
+def test_an_option_named_like_another_protocols_is_named(pytester, monkeypatch) -> None:
+    site = on_path(pytester, monkeypatch, "clashing", "clashing:PROTOCOL")
+    (site / "clashing.py").write_text(
+        "from pytest_reasoning_evals.options import Option\n"
+        "from pytest_reasoning_evals.protocol import ProtocolInfo\n\n"
+        'PROTOCOL = ProtocolInfo("clashing", "clashing:Protocol", ("clashing_case",), "clashing: a case", "clashing",'
+        ' options=(Option("cases", "its case file", "path"),))\n'
+    )
+    pytester.makepyfile("def test_unrelated():\n    pass\n")
+    result = pytester.runpytest_subprocess()
+    assert result.ret != 0
+    assert (
+        "protocol clashing: option --eval-cases is already protocol chaosbench's; "
+        "start its options' names with its own (clashing-...)" in result.stderr.str() + result.stdout.str()
+    )
