@@ -121,7 +121,25 @@ def declared_protocols() -> tuple[ProtocolInfo, ...]:
                 f"protocol entry point {point.name} = {point.value!r} must name a ProtocolInfo called {point.name!r}"
             )
         found.setdefault(info.name, info)  # a package installed twice (editable and not) declares it twice
-    return tuple(found[name] for name in sorted(found))
+    declared = tuple(found[name] for name in sorted(found))
+    _check_option_names(declared)
+    return declared
+
+
+def _check_option_names(declared: tuple[ProtocolInfo, ...]) -> None:
+    """Every --eval-<name> is one option of one owner: a protocol's option named like the plugin's or
+    another protocol's is an error naming both (argparse's own names neither)."""
+    from pytest_reasoning_evals.options import OPTIONS
+
+    owners = {option.name: "the plugin" for option in OPTIONS}
+    for info in declared:
+        for option in info.options:
+            owner = owners.setdefault(option.name, f"protocol {info.name}")
+            if owner != f"protocol {info.name}":
+                raise RuntimeError(
+                    f"protocol {info.name}: option --eval-{option.name} is already {owner}'s; "
+                    f"start its options' names with its own ({info.name}-...)"
+                )
 
 
 def stop_reason(session: pytest.Session) -> str | None:
@@ -151,8 +169,9 @@ class EvalProtocol:
     # --- every process ---
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
-        """Parametrize this protocol's fixtures among metafunc.fixturenames. Raise CaseFileError
-        or UsageProblem when the items cannot be made (bad file, unknown model, missing key)."""
+        """Parametrize this protocol's fixtures among metafunc.fixturenames, each item marked with
+        its marker (`pytest.mark.<name>(...)`: the session tells eval items by it). Raise
+        CaseFileError or UsageProblem when the items cannot be made (bad file, unknown model, missing key)."""
         raise NotImplementedError
 
     def parametrize_nothing(self, metafunc: pytest.Metafunc) -> None:

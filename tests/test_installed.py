@@ -1,7 +1,8 @@
 """The plugin as a user gets it: a wheel built from this checkout, installed (not editable) into
-a fresh virtual environment beside other pytest plugins, and run in projects outside the
-checkout (an unrelated project, the example project examples/own-evals, a project recording
-from a local fake provider).
+a fresh virtual environment beside other pytest plugins and a protocol package of a user's own
+(examples/own-protocol, installed from a copy), and run in projects outside the checkout (an
+unrelated project, the example projects examples/own-evals and examples/own-protocol, a project
+recording from a local fake provider).
 
 Every run is `<venv>/bin/python -m pytest ...` in a temporary project folder, with an
 environment that has no PYTHONPATH, no PYTEST_* variables and nothing pointing into this
@@ -36,6 +37,7 @@ from helpers import answer_by_text
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "own-evals"
+OWN_PROTOCOL = ROOT / "examples" / "own-protocol"  # a package declaring a protocol, and a project running it
 NEIGHBOURS = ("pytest-recording", "pytest-base-url", "pytest-randomly")  # plugins installed beside ours
 HEAVY = {"numpy", "scipy", "dysts"}  # the bank builder's dependencies; never in the wheel
 PACKAGE = "pytest_reasoning_evals"
@@ -115,6 +117,9 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: 
 def _build(into: Path) -> Installed:
     sources, wheels, venv = into / "src", into / "wheels", into / "venv"
     shutil.copytree(ROOT, sources, ignore=NOT_SOURCES)
+    # a copy: pip builds in the source tree, which must stay clean
+    own_protocol = into / "own-protocol"
+    shutil.copytree(OWN_PROTOCOL, own_protocol, ignore=NOT_SOURCES)
     _run(
         [
             sys.executable,
@@ -134,7 +139,7 @@ def _build(into: Path) -> Installed:
     _run([sys.executable, "-m", "venv", str(venv)], cwd=into)
     installed = Installed(wheel, venv)
     env = {k: v for k, v in installed.env().items() if k != "PYTHONDONTWRITEBYTECODE"}
-    # with the report extra, as the README's install line has it (Jinja2, matplotlib)
+    # with the report extra, as the README's install line has it (Jinja2, matplotlib), and a protocol of a user's own
     _run(
         [
             str(installed.python),
@@ -145,6 +150,7 @@ def _build(into: Path) -> Installed:
             "--disable-pip-version-check",
             f"{wheel}[report]",
             *NEIGHBOURS,
+            str(own_protocol),
         ],
         cwd=into,
         env=env,
@@ -353,6 +359,26 @@ def test_example_project_replays_and_gates(installed: Installed, tmp_path: Path)
         ["find", str(installed.site_packages), "-newer", str(marker)], text=True, capture_output=True, check=True
     ).stdout.split()
     assert written == [], f"written under site-packages during the runs: {written}"
+
+
+# --- d2. a protocol of a user's own, installed beside the wheel ---
+
+
+def test_own_protocol_replays_and_gates(installed: Installed, tmp_path: Path) -> None:
+    project = tmp_path / "own-protocol"
+    shutil.copytree(OWN_PROTOCOL, project, ignore=shutil.ignore_patterns("results", ".pytest_cache", "__pycache__"))
+    # the installed package runs, not the project's copy of it (the current folder comes first on sys.path)
+    shutil.rmtree(project / "shortanswer")
+    replay = installed.pytest(project, "-n", "2")
+    assert replay.returncode == 0, replay.stdout
+    summary = summary_of(project, "smollm2-135m_shortanswer")
+    assert (summary["total"], summary["correct"], summary["accuracy"]) == (16, 7, 0.4375)
+    assert "gate min-accuracy: passed (accuracy 0.4375, required >= 0.4)" in replay.stdout, replay.stdout
+    assert json.loads((project / "results" / "smollm2-135m_shortanswer" / "gates.json").read_text())["passed"]
+
+    gated = installed.pytest(project, "--eval-shortanswer-min-accuracy", "0.5")
+    assert gated.returncode == 1, gated.stdout
+    assert "gate min-accuracy: FAILED (accuracy 0.4375, required >= 0.5)" in gated.stdout, gated.stdout
 
 
 # --- e. record from a user project (fake provider), then replay with the server stopped ---
