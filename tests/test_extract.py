@@ -208,6 +208,9 @@ def test_results_are_independent_objects():
         ("orphan-close", "hidden reasoning</think>shown", "shown"),
         ("no-tags", "shown", "shown"),
         ("other-tags-kept", "<answer>shown</answer>", "<answer>shown</answer>"),
+        ("nested-blocks", "<think>a<think>b</think>c</think>shown", "shown"),
+        ("any-tag-closes", "kept <think>a</reasoning>shown", "kept shown"),
+        ("no-runaway-scan", "<think" + "<" * 10_000 + "shown", "<think" + "<" * 10_000 + "shown"),
     ),
 )
 def test_strip_thinking(text, expected):

@@ -42,14 +42,12 @@ import re
 from bisect import bisect_left, bisect_right
 from functools import cached_property, lru_cache
 
+from pytest_reasoning_evals.thinking import strip_thinking
+
 TRUE, FALSE = "TRUE", "FALSE"
 
 # --- step 0 / 5: cleaning -------------------------------------------------
 
-# Not dialectic.extract.strip_thinking: this one nests blocks, lets any tag close any block and
-# leaves a space where a block was (the words around it stay apart), so the two are kept apart.
-# [^<>]* rather than [^>]*: a scan from one "<think" can never run past the next tag.
-_THINK_TAG = re.compile(r"<(/?)(?:think|thinking|reasoning|extended_thinking)\b[^<>]*>")
 _FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)[\w+.#-]*[ \t]*$", re.M)
 # Underscores only at word edges, so FINAL_ANSWER and x_n survive; (?<!_) so a
 # long run inside a word is tried once, not from each of its underscores.
@@ -167,30 +165,13 @@ def _answer(text: str) -> str | None:
 def _clean(text: str) -> str:
     """Step 0 and 5: drop hidden reasoning, fence lines and markdown."""
     # Lower-cased once: every later pattern is case-blind without re.I, which is faster.
-    text = _strip_thinking(text.lower().replace("\u2019", "'"))
+    # a space where a block was: the words around it stay apart
+    text = strip_thinking(text.lower().replace("\u2019", "'"), gap=" ")
     text = _FENCE_LINE.sub("", text)
     text = _EMPHASIS.sub("", text).replace("|", " ")
     text = _LINE_PREFIX.sub("", text)
     text = _RULE_LINE.sub("", text)
     return _SPACE_RUN.sub(lambda m: "\n" if "\n" in m[0] else " ", text).strip()
-
-
-def _strip_thinking(text: str) -> str:
-    """Drop reasoning blocks in one pass over the tags (a regex like ".*</think>"
-    would rescan the text from every position when no tag closes it)."""
-    kept, start, inside = [], 0, False
-    for m in _THINK_TAG.finditer(text):
-        if not m[1]:  # opening tag; nested ones are part of the block
-            if not inside:
-                kept.append(text[start : m.start()])
-                inside = True
-        elif inside:
-            inside, start = False, m.end()
-        else:  # orphan closing tag: everything before it was reasoning
-            kept, start = [], m.end()
-    if not inside:  # an unclosed block drops the rest
-        kept.append(text[start:])
-    return " ".join(kept)
 
 
 class _Tally:

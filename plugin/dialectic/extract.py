@@ -39,21 +39,14 @@ from __future__ import annotations
 
 import re
 
+from pytest_reasoning_evals.thinking import strip_thinking
+
 __all__ = ["extract", "strip_thinking", "CANONICAL_CRUX_TYPES", "SIGNALS"]
 
 CANONICAL_CRUX_TYPES = ("empirical", "value", "definitional", "factual", "normative")
 SIGNALS = ("## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation", "**Confidence**")
 
 _Heads = list[tuple[int, int, str]]  # (line index, level, plain title) per heading
-
-# Not chaosbench.normalize._strip_thinking, which differs on nesting, mismatched tags and the gap left.
-_TAGS = r"(?:extended_thinking|thinking|think|reasoning)\b"
-# A closed block; lazy and tag-matched so the answer between two blocks survives.
-_THINK_BLOCK = re.compile(rf"<({_TAGS})[^>]*>.*?</\1\s*>", re.I | re.S)
-# A closing tag without its opener (opener was in the prompt): everything before it was thinking.
-_THINK_ORPHAN = re.compile(rf"\A.*</{_TAGS}\s*>", re.I | re.S)
-# An opening tag that never closes hides the rest of the text.
-_THINK_OPEN = re.compile(rf"<{_TAGS}[^>]*>.*\Z", re.I | re.S)
 
 # Fenced code (``` or ~~~); an unclosed fence runs to the end. Code is quoted, not asserted.
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
@@ -128,16 +121,6 @@ _LEAD_LABEL = re.compile(r"^[*_\s]*([A-Za-z][A-Za-z +/,&-]*?)[*_\s]*:[*_]*\s*")
 _LABEL_AFTER = re.compile(r"\s*(?:\*\*|__|:|[-\u2013\u2014]\s|$)")
 _MARKUP = re.compile(r"\*\*|__|^[*_\s]+|[*_\s]+$")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[:,.])")
-
-
-def strip_thinking(text: str) -> str:
-    """Remove <thinking>, <extended_thinking>, <think> and <reasoning> blocks (any case).
-
-    An unclosed opening tag strips to the end; an orphan closing tag strips everything before it.
-    """
-    text = _THINK_BLOCK.sub("", text or "")
-    text = _THINK_ORPHAN.sub("", text)
-    return _THINK_OPEN.sub("", text)
 
 
 def _strip_code(text: str) -> str:
