@@ -8,7 +8,7 @@ import pytest
 def fixtures_for(session) -> types.ModuleType:
     @pytest.fixture(scope="session")
     def shortanswer():
-        """The protocol: `.model`, `.request(case)`, `.report(case, completion)`."""
+        """The protocol: `.model`, `.request(case)`, `.score(case, completion)`."""
         return session.protocol("shortanswer")
 
     plugin = types.ModuleType(f"{__name__}.session")

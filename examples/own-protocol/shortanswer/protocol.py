@@ -79,7 +79,7 @@ class ShortAnswer(EvalProtocol):
         messages = ({"role": "system", "content": SYSTEM}, {"role": "user", "content": case.question})
         return Request(item_id=case.id, suite=SUITE, messages=messages, max_tokens=16)
 
-    def report(self, case: Case, completion: Completion) -> None:
+    def score(self, case: Case, completion: Completion) -> None:
         """Score the answer and send its record; a wrong one fails its item in one line."""
         answer = completion.error or completion.text
         correct = completion.error is None and case.correct(completion.text)
