@@ -131,8 +131,9 @@ def test_a_comment_and_script_opening_in_a_reply_keeps_every_row(hostile_page: P
         assert raw not in block, repr(raw)
     assert len(data["items"]) == 7 and all(row.get("raw") == HOSTILE_REPLY or row.get("turns") for row in data["items"])
     assert all(t["raw"] == HOSTILE_REPLY for row in data["items"] for t in row.get("turns", []))
-    # the page still has exactly its two script elements, the data block ending where it should
-    assert len(re.findall(r"<script\b", html)) == 2 and html.index('id="report-data"') < html.rindex("<script>")
+    # the page still has exactly its three script elements (data, the protocol's table, the page's),
+    # the data block ending where it should
+    assert len(re.findall(r"<script\b", html)) == 3 and html.index('id="report-data"') < html.rindex("<script>")
     assert html.rstrip().endswith("</script>\n</body>\n</html>".strip())
 
 
