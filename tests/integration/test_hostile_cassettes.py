@@ -539,7 +539,8 @@ def test_a_session_that_asks_nothing_keeps_the_budget_marker_and_every_file(pyte
     assert pytester.runpytest(*oracle_args(pytester, *earlier)).ret == 0
     folder = run_dir(pytester, "oracle", subset=subset)
     (folder / "checkpoints").mkdir(exist_ok=True)
-    (folder / "checkpoints" / "budget-spent").write_text("")  # the earlier run spent its budget
+    # the earlier run spent its budget
+    (pytester.path / "results" / ".eval-budget-spent-0123456789abcdef").write_text("")
     before = tree(pytester.path / "results")
     result = pytester.runpytest(*oracle_args(pytester, *selection, "--eval-max-cost", "1"))
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), result.stdout.str()
