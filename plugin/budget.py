@@ -25,10 +25,9 @@ import pytest
 
 from pytest_reasoning_evals.prefetch import Prefetcher
 from pytest_reasoning_evals.progress import Tally
+from pytest_reasoning_evals.protocol import CALLS, NOT_ASKED
 from pytest_reasoning_evals.providers.base import Completion, Model, NotAdmitted, Request
 
-CALLS = pytest.StashKey[Tally]()  # the running item's model calls so far (the session sends them with its payload)
-NOT_ASKED = pytest.StashKey[str]()  # the item id of the request the spent budget refused
 TOKEN_KEY = "eval_budget_token"  # workerinput: the run's token, in its marker's name
 
 

@@ -31,9 +31,11 @@ from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, settings_from
 from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import (
+    CALLS,
     FAILURE,
     HARNESS,
     HARNESS_ERROR,
+    NOT_ASKED,
     PAYLOAD,
     SERIALIZED_KEY,
     STOPPED,
@@ -224,8 +226,6 @@ class EvalSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        from pytest_reasoning_evals.budget import CALLS, NOT_ASKED
-
         report = yield
         payload = item.stash.get(PAYLOAD, None) if call.when == "call" else None
         if payload is not None:
