@@ -1,5 +1,11 @@
-"""The models of a run, per process: the registry (read once), each model built once behind the
-refused-key rule, and the check that must pass before any item asks anything.
+"""The models of a run, per process: the registry (read once), the check that must pass before
+any item asks anything, and the one call path of each alias that every model call of every
+protocol takes (ChaosBench questions and dialogue turns, dialectic responses, judges, resolution
+turns and follow-ups):
+
+    cassette client (record/replay, retries) -> run-ahead (prefetch.py, the model under test
+    while recording with --eval-concurrency > 1) -> StoppingModel (refused key, outage) ->
+    BudgetedModel (budget.py: --eval-max-cost, the running item's call counts for progress)
 
 Loaded on first use only, so a pytest session that collects no eval item reads no registry.
 """
@@ -9,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import pytest
 
+from pytest_reasoning_evals.budget import Budget, BudgetedModel
 from pytest_reasoning_evals.options import Settings
+from pytest_reasoning_evals.prefetch import ItemQueue, Prefetcher
 from pytest_reasoning_evals.providers.base import UNSAVED, Completion, Model, Request
 
 
@@ -26,8 +34,8 @@ OUTAGE = "provider outage"  # how the stop reason of an outage starts (the sessi
 
 
 class StoppingModel:
-    """The rules that stop a session, once per process for every caller (ChaosBench items, the
-    dialectic runner, judges):
+    """The rules that stop a session, once per process and alias for every caller (ChaosBench
+    items, the dialectic runner, judges):
 
     - a refused key: the first 401/403 stops the session (under xdist the worker's shouldstop
       reaches the controller) and later calls fail at once without a request;
@@ -82,12 +90,22 @@ class StoppingModel:
 
 class Models:
     def __init__(
-        self, settings: Settings, session: Callable[[], pytest.Session | None], config: pytest.Config | None = None
+        self,
+        settings: Settings,
+        session: Callable[[], pytest.Session | None],
+        config: pytest.Config | None = None,
+        budget: Budget | None = None,
+        running: Callable[[], pytest.Item | None] = lambda: None,
+        ahead: Callable[[pytest.Item], Request | None] = lambda item: None,
     ):
         self.settings = settings
         self.session = session
         self.config = config  # its cache folder holds the cassette index
-        self._built: dict[tuple[str, bool], StoppingModel] = {}  # (alias, calls run ahead) -> model
+        self.budget = budget or Budget(None, settings.out_dir)
+        self.running = running  # the item pytest is running in this process
+        self.ahead = ahead  # an item -> the request it will send first, if it can be built before any answer
+        self._queue: ItemQueue | None = None  # the items this process runs next (calls run ahead)
+        self._built: dict[str, BudgetedModel] = {}  # alias -> its call path
         self._prefetchers: dict[str, object] = {}  # alias -> its Prefetcher
         self._warmers: dict[str, object] = {}  # alias -> its IndexWarmer (or None: not started)
         self._checked: dict[tuple[str, ...], str | None] = {}
@@ -149,14 +167,11 @@ class Models:
         if self._checked[aliases] is not None:
             raise UsageProblem(self._checked[aliases])
 
-    def get(self, alias: str, run_ahead: tuple[Callable, Callable[[], bool]] | None = None) -> StoppingModel:
-        """The model of `alias`, built once per process; --eval-base-url applies to the model under
-        test. `run_ahead` (the next items' requests, and whether another call may start) lets a
-        recording model keep --eval-concurrency calls in flight (prefetch.py); that model is its
-        own, so the other callers of the alias (the dialectic runner, judges) never wait on, nor
-        are refused by, the budget of the items it runs ahead for."""
-        key = (alias, run_ahead is not None)
-        if key not in self._built:
+    def get(self, alias: str) -> BudgetedModel:
+        """The call path of `alias`, built once per process and shared by every caller;
+        --eval-base-url applies to the model under test. While the model under test records, up to
+        --eval-concurrency calls run ahead for the items this process runs next (prefetch.py)."""
+        if alias not in self._built:
             from pytest_reasoning_evals.providers.build import build_model
             from pytest_reasoning_evals.providers.http import RetryPolicy
 
@@ -172,14 +187,24 @@ class Models:
                 policy=RetryPolicy(max_total_wait=s.max_retry_wait),
                 index=self.cassette_index if spec.provider != "baseline" else None,
             )
-            if run_ahead is not None and s.concurrency > 1 and record_mode != "none" and spec.provider != "baseline":
-                from pytest_reasoning_evals.prefetch import Prefetcher
-
+            # the requests protocols build ahead are the model under test's
+            if alias == s.model and s.concurrency > 1 and record_mode != "none" and spec.provider != "baseline":
                 model.model.allow_concurrency(s.concurrency)
-                model = Prefetcher(model, s.concurrency, *run_ahead)
+                model = Prefetcher(model, s.concurrency, self._upcoming, self._may_start)
                 self._prefetchers[alias] = model
-            self._built[key] = StoppingModel(model, self.session)
-        return self._built[key]
+            self._built[alias] = BudgetedModel(StoppingModel(model, self.session), self.budget, self.running)
+        return self._built[alias]
+
+    def _may_start(self, unclaimed: float) -> bool:
+        return not self.budget.exhausted(unclaimed)
+
+    def _upcoming(self) -> Iterator[Request | None]:
+        """The first requests of the items this process runs next, in order (None: an item whose
+        first request needs an answer)."""
+        if self._queue is None:
+            self._queue = ItemQueue(self.session())
+        for item in self._queue.after(self.running()):
+            yield self.ahead(item)
 
     def warm_index(self, alias: str, cassettes: Callable[[], Iterable[tuple[str, str]]]) -> None:
         """With -n 0: the cassette files of `cassettes()` ((suite, item id) of the items this

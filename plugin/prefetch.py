@@ -11,8 +11,10 @@ the finished result.
   saved every finished call, and `--eval-resume` replays them instead of paying again.
 - Which items come next: with `-n 0`, the items after the running one in `session.items`; under
   xdist, the indexes the worker has been given (its WorkerInteractor's queue; grouping.py keeps
-  it filled). Nothing else is guessed: an item only runs ahead when its request can be built
-  without its answer (a ChaosBench question, not a dialogue's later turn).
+  it filled). Nothing else is guessed: an item only runs ahead when its protocol can build the
+  request it will send first without any answer (EvalProtocol.ahead_request: a ChaosBench
+  question, a dialectic (case, variant) response; not a dialogue's later turn, a judge or a
+  follow-up), and a request already asked in this process never runs ahead again.
 - Every call runs in a pool of N threads, the asking item's own too: at most N calls are between
   sending their request and saving their cassette, so a killed run pays again for at most N. The
   HTTP limiter (providers/http.Limiter) bounds the requests out: a 429 lowers it, successes raise
@@ -110,6 +112,8 @@ class Prefetcher:
         # the asking item's call until it is handed over (an interrupt may come first)
         self._asking: Future | None = None
         self._unused: list[Future] = []  # calls made ahead no item took
+        # (suite, item id) of the requests items asked: several items may share one (a dialectic response)
+        self._asked: set[tuple[str, str]] = set()
         self._limiter.admit = self._admit  # asked before each request is sent
 
     def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
@@ -117,6 +121,7 @@ class Prefetcher:
 
     def complete(self, request: Request) -> Completion:
         self._claimed, self._handed = self._claimed + self._handed, 0.0  # the caller has charged it by now
+        self._asked.add((request.suite, request.item_id))
         ahead = self._ahead.pop((request.suite, request.item_id), None)
         future = ahead[1] if ahead is not None and ahead[0] == request else None
         if ahead is not None and future is None:
@@ -169,9 +174,10 @@ class Prefetcher:
         for request in itertools.islice(self.upcoming(), self.HORIZON * self.window):
             if running >= self.window or not self.may_start(self._unclaimed()):
                 return
-            if request is None or (request.suite, request.item_id) in self._ahead:
+            key = None if request is None else (request.suite, request.item_id)
+            if key is None or key in self._ahead or key in self._asked:
                 continue
-            self._ahead[(request.suite, request.item_id)] = (request, self._pool.submit(self._fetch, request))
+            self._ahead[key] = (request, self._pool.submit(self._fetch, request))
             running += 1
 
     def close(self) -> float:

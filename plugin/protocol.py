@@ -23,11 +23,13 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
-    from pytest_reasoning_evals.progress import Tally
+    from pytest_reasoning_evals.providers.base import Request
     from pytest_reasoning_evals.session import EvalSession
 
 PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
 FAILURE = pytest.StashKey[str]()  # why the item fails (a wrong answer, an unmet check), one line
+CALLS = pytest.StashKey["Tally"]()  # the item's model calls so far (budget.py): sent as payload["calls"]
+NOT_ASKED = pytest.StashKey[str]()  # the item id of the request the spent --eval-max-cost budget refused
 SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it
 # pytest's report category of a wrong answer or an unmet rubric check without -v: not "failed",
 # so pytest does not print a failure section each; the session lists them one line each.
@@ -203,6 +205,12 @@ class EvalProtocol:
         process (they share one model response); only asked of grouped protocols."""
         return {}
 
+    def ahead_request(self, item: pytest.Item) -> Request | None:
+        """The request this item will send first, if it can be built before any answer; None
+        otherwise. While recording with --eval-concurrency N, the requests of the items a process
+        runs next are sent ahead of them (prefetch.py)."""
+        return None
+
     def error_record(self, item: pytest.Item, error: str) -> dict | None:
         """The record of one of its items that raised before sending one (`error` says what), or
         None: the item is then only counted as a harness error."""
@@ -220,12 +228,6 @@ class EvalProtocol:
     def worker_input(self) -> dict:
         """Controller: what each xdist worker must know from it (workerinput entries)."""
         return {}
-
-    def tally(self, payload: dict) -> Tally:
-        """What an item's payload adds to the live progress line (calls, failures, dollars)."""
-        from pytest_reasoning_evals.progress import Tally
-
-        return Tally()
 
     def add(self, payload: dict) -> None:
         """One item's payload, as it arrives."""

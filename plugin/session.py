@@ -14,6 +14,7 @@ status (wrong answers fail their items, not the session).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shlex
@@ -27,10 +28,13 @@ from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, is_set, settings_from
+from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import (
+    CALLS,
     FAILURE,
     HARNESS,
     HARNESS_ERROR,
+    NOT_ASKED,
     PAYLOAD,
     SERIALIZED_KEY,
     STOPPED,
@@ -85,9 +89,38 @@ class EvalSession:
 
     @functools.cached_property
     def models(self):
+        """The call path of every model call of every protocol (models.py)."""
         from pytest_reasoning_evals.models import Models
 
-        return Models(self.settings, lambda: self.pytest_session, self.config)
+        return Models(
+            self.settings,
+            lambda: self.pytest_session,
+            self.config,
+            budget=self.budget,
+            running=lambda: self.current_item,
+            ahead=self.ahead_request,
+        )
+
+    @functools.cached_property
+    def budget(self):
+        """--eval-max-cost (budget.py): each process spends its share, the controller counts every item's calls."""
+        import secrets
+
+        from pytest_reasoning_evals.budget import TOKEN_KEY, Budget
+
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is None:
+            workers, token = 1, secrets.token_hex(8)
+        else:
+            workers, token = workerinput.get("workercount", 1), workerinput.get(TOKEN_KEY, "")
+        return Budget(self.settings.max_cost, self.settings.out_dir, workers, token)
+
+    def ahead_request(self, item: pytest.Item):
+        """The request `item` will send first, if its protocol can build it before any answer."""
+        for protocol in self.protocols.values():
+            if protocol.parameter(item) is not None:
+                return protocol.ahead_request(item)
+        return None
 
     def record_command(self, misses: Iterable[str] = ()) -> str:
         """This run's own command line in the record mode that records these cassette misses (their
@@ -190,11 +223,27 @@ class EvalSession:
             failure = item.stash.get(FAILURE, None)
             if failure is not None and report.outcome == "passed":
                 report.outcome, report.longrepr = "failed", failure  # the item's one-line reason
+        elif report.skipped and call.when in ("setup", "call") and NOT_ASKED in item.stash:
+            payload = self._not_asked(item, item.stash[NOT_ASKED])
+            if payload is not None:
+                attach(report, payload)
         elif report.failed and call.when in ("setup", "call") and call.excinfo is not None:
             payload = self._harness_error(item, call.excinfo)
             if payload is not None:
                 attach(report, payload)
+        if payload is not None and CALLS in item.stash:
+            # every protocol's calls, for the controller's progress line and budget
+            payload["calls"] = dataclasses.asdict(item.stash[CALLS])
+            del item.stash[CALLS]
         return report
+
+    def _not_asked(self, item: pytest.Item, item_id: str) -> dict | None:
+        """An eval item the spent budget skipped: its protocol lists it (`item_id`: the id of the
+        request the budget refused) with what its calls had paid."""
+        for name, protocol in self.protocols.items():
+            if protocol.parameter(item) is not None:
+                return {"protocol": name, "not_asked": item_id}
+        return None
 
     def _harness_error(self, item: pytest.Item, excinfo: pytest.ExceptionInfo) -> dict | None:
         """An eval item that raised before sending its record (a bug in the harness or a fixture):
@@ -249,9 +298,11 @@ class EvalSession:
     def pytest_configure_node(self, node) -> None:
         """Controller -> worker: what a started protocol tells its workers (resumed ids, say), and
         which output folders the run has made."""
+        from pytest_reasoning_evals.budget import TOKEN_KEY
         from pytest_reasoning_evals.results import NEW_FOLDERS_KEY
 
         node.workerinput[NEW_FOLDERS_KEY] = self.new_folders
+        node.workerinput[TOKEN_KEY] = self.budget.run_token
         for protocol in self.protocols.values():
             node.workerinput.update(protocol.worker_input())
 
@@ -300,7 +351,7 @@ class EvalSession:
         self.from_workers = self.config.pluginmanager.has_plugin("dsession")  # xdist's controller
         self.progress = Progress(self.terminalreporter, self.settings.max_cost)
         for info in self.infos.values():  # options such as a resume need the controller first
-            if self.settings.max_cost is not None or self._given(info, info.eager_options):
+            if self._given(info, info.eager_options):
                 self.protocol(info.name).start()
 
     @pytest.hookimpl(wrapper=True)
@@ -313,7 +364,9 @@ class EvalSession:
             protocol.active = True
             self.freezer.start()  # the controller under xdist collects nothing: from its first result
             protocol.add(payload)
-            self.progress.add(protocol.tally(payload), self.pytest_session.testscollected)
+            calls = Tally(**payload.get("calls", {}))
+            self.budget.charge(calls.spent)
+            self.progress.add(calls, self.pytest_session.testscollected)
             self.harness_failures += bool(payload.get(HARNESS_ERROR))
             # pytest keeps every report to the end: keep only what its status line needs, not the record
             # a harness error stays pytest's failure
@@ -350,6 +403,8 @@ class EvalSession:
                 self._claim(unclaimed)
         if self.is_worker:
             return
+        if "budget" in self.__dict__:
+            self.budget.close()
         if self.progress is not None:
             self.progress.add_spent(sum(self.unclaimed.values()))  # the last line shows all that was paid
             self.progress.close()

@@ -8,10 +8,8 @@ summary does not depend on the order in which workers finished, on sharding or o
 
 from __future__ import annotations
 
-from pytest_reasoning_evals.budget import live_cost
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
-from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import HARNESS
 from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, ratio, wilson_interval
@@ -116,17 +114,6 @@ def call_counts(records: list[dict]) -> dict:
         "cassette_hits": sum(c.get("cassette_hit") is True for c in calls),
         "live": sum(c.get("cassette_hit") is False for c in calls),
     }
-
-
-def record_tally(record: dict) -> Tally:
-    """What one item's record adds to the live progress line."""
-    counts = call_counts([record])
-    return Tally(
-        live=counts["live"],
-        cassette=counts["cassette_hits"],
-        errors=sum(bool(c.get("error")) for c in _calls(record) if c["provider"]),
-        spent=live_cost(record),
-    )
 
 
 def api_success_rate(summary: dict, calls: dict) -> float | None:

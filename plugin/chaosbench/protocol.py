@@ -11,19 +11,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import secrets
 import time
 from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
 
-from pytest_reasoning_evals.budget import Budget, BudgetedModel
+from pytest_reasoning_evals.budget import live_cost
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeError
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.gates import check_gates
-from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, record_tally, summarize
+from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.names import FAMILIES
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
@@ -44,16 +43,13 @@ from pytest_reasoning_evals.completions import CompletionsLog, answered, load_co
 from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
-from pytest_reasoning_evals.prefetch import ItemQueue
-from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send
-from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.providers.base import Completion, Model, Request
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock
 from pytest_reasoning_evals.shipped import shipped
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
-BUDGET_KEY = "chaosbench_budget_token"  # workerinput: what the controller's budget-spent marker holds in this run
 
 
 class Protocol(EvalProtocol):
@@ -65,12 +61,8 @@ class Protocol(EvalProtocol):
         self.run_dir = s.run_dir(self.own.mode)
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.checkpoints = Checkpoints(self.run_dir)
-        workerinput = getattr(session.config, "workerinput", None)
-        if workerinput is None:
-            workers, token = 1, secrets.token_hex(8)
-        else:
-            workers, token = workerinput.get("workercount", 1), workerinput.get(BUDGET_KEY, "")
-        self.budget = Budget(s.max_cost, self.checkpoints.folder, workers, token)  # each worker spends its share
+        self.spent = 0.0  # controller: the live cost of this run's items (the budget's own count is the session's)
+        self.unasked = 0.0  # ... of it, what items the budget stopped midway had paid (a dialogue's turns)
         self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
         self.records: list[dict] = []
         self.not_asked: list[str] = []
@@ -83,7 +75,6 @@ class Protocol(EvalProtocol):
         self.resume_notes: list[str] = []  # controller: what a resume could not use, one line each
         self.started_at = now()
         self._begun = False
-        self._queue: ItemQueue | None = None  # the items this process runs next (calls run ahead)
 
     # --- items (every process that collects) ---
 
@@ -170,21 +161,13 @@ class Protocol(EvalProtocol):
                 drop.append(item)
         return drop
 
-    def model_for_items(self) -> BudgetedModel:
-        """The model under test as items see it: refused key stops all, a spent budget skips the
-        running item (and lists it as not asked). While recording, the next questions' calls run
-        ahead (--eval-concurrency) until the budget is spent."""
-        run_ahead = (self._upcoming_requests, lambda unclaimed: not self.budget.exhausted(unclaimed))
-        model = self.session.models.get(self.settings.model, run_ahead=run_ahead)
+    def model_for_items(self) -> Model:
+        """The model under test on the session's call path (models.py): refused key stops all, a
+        spent budget skips the running item (listed as not asked); while recording, the next
+        questions' calls run ahead (--eval-concurrency) until the budget is spent."""
+        model = self.session.models.get(self.settings.model)
         self.session.models.warm_index(self.settings.model, self._cassettes)
-        return BudgetedModel(
-            model,
-            self.budget,
-            lambda item_id, calls, paid: send(
-                self.session.current_item,
-                {"protocol": self.name, "not_asked": item_id, "live_calls": calls, "cost_usd": paid},
-            ),
-        )
+        return model
 
     def _cassettes(self) -> Iterator[tuple[str, str]]:
         """(suite, item id) of each question and dialogue this process runs, in order (one
@@ -195,15 +178,11 @@ class Protocol(EvalProtocol):
             if isinstance(value, (Question, Dialogue)):
                 yield suite, value.id
 
-    def _upcoming_requests(self) -> Iterator[Request | None]:
-        """The requests of the items this process runs next: a question's; None for anything else
-        (a dialogue's turns wait for the answers before them)."""
-        if self._queue is None:
-            self._queue = ItemQueue(self.session.pytest_session)
-        for item in self._queue.after(self.session.current_item):
-            params = getattr(item, "callspec", None)
-            question = params.params.get("chaosbench_question") if params is not None else None
-            yield self.prompt.request(question) if isinstance(question, Question) else None
+    def ahead_request(self, item: pytest.Item) -> Request | None:
+        """A question's request; None for a dialogue (its turns wait for the answers before them)."""
+        params = getattr(item, "callspec", None)
+        question = params.params.get("chaosbench_question") if params is not None else None
+        return self.prompt.request(question) if isinstance(question, Question) else None
 
     def send_record(self, node: pytest.Item, record: dict) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
@@ -240,11 +219,6 @@ class Protocol(EvalProtocol):
         if status == "wrong":  # with -v, pytest's full failure section; else one line (session.py)
             return ("failed" if self.session.config.option.verbose > 0 else WRONG), "F", "WRONG"
         return None
-
-    def tally(self, payload: dict) -> Tally:
-        if "record" in payload:
-            return record_tally(payload["record"])
-        return Tally(live=payload["live_calls"], spent=payload["cost_usd"])  # what an item the budget stopped had paid
 
     # --- resume (controller) ---
 
@@ -287,7 +261,7 @@ class Protocol(EvalProtocol):
         self.active = bool(self.records)  # a resumed run with nothing left to ask still reports
 
     def worker_input(self) -> dict:
-        return {ANSWERED_KEY: sorted(self.answered_ids), BUDGET_KEY: self.budget.run_token}
+        return {ANSWERED_KEY: sorted(self.answered_ids)}
 
     # --- results (controller) ---
 
@@ -296,23 +270,28 @@ class Protocol(EvalProtocol):
             self._begin()
         if "not_asked" in payload:
             self.not_asked.append(payload["not_asked"])
-            self.budget.charge_unasked(payload["cost_usd"])  # a dialogue's turns paid before the budget stopped it
+            # a dialogue's turns paid before the budget stopped it
+            self._charge_unasked(payload.get("calls", {}).get("spent", 0.0))
             return
         record = payload["record"]
         self.count_harness_error(payload)  # its record is an error record
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.completions.append(record)
-        self.budget.charge(record)
+        self.spent += live_cost(record)
         self.records.append(compact(record))  # what the summary needs; the texts are in completions.jsonl
         if self.checkpoints.record_added():
             self.completions.sync()
-            self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
+            self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
+
+    def _charge_unasked(self, paid: float) -> None:
+        """What was paid for no record: items the budget stopped midway, calls made ahead for items that never ran."""
+        self.unasked += paid
+        self.spent += paid
 
     def _begin(self) -> None:
         """At the first result: the configuration the answers belong to, and the completions
         stream (starting with the resumed records)."""
         self._begun = True
-        self.budget.start_run()
         self.checkpoints.write_config(self.run_config())
         self.completions.start(self.records)
         self.records = [compact(r) for r in self.records]
@@ -330,8 +309,8 @@ class Protocol(EvalProtocol):
             stopped=self.incomplete_reason(session),
         )
         # paid by calls made ahead for items that never ran (the run stopped first): in no record
-        self.budget.charge_unasked(self.session.unclaimed.get(s.model, 0.0))
-        self.summary["cost_usd"] += self.budget.unasked  # ... and by items the budget stopped midway
+        self._charge_unasked(self.session.unclaimed.get(s.model, 0.0))
+        self.summary["cost_usd"] += self.unasked  # ... and by items the budget stopped midway
         dataset = self._dataset()
         calls = call_counts(self.records)
         meta = run_meta(
@@ -347,14 +326,14 @@ class Protocol(EvalProtocol):
             calls=calls,
             resumed_items=len(self.answered_ids),
             max_cost_usd=s.max_cost,
-            spent_usd=self.budget.run_spent,
+            spent_usd=self.spent,
         )
         self.gates = self._gates(self.summary)
         write_run_outputs(
             self.run_dir, self.records, self.summary, meta, self._manifest(dataset), completions=self.completions
         )
         write_gates(self.run_dir, self.gates)
-        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.budget.run_spent)
+        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
         self.html_report = write_run_report(self.run_dir, len(self.records))
         return self.gates
 

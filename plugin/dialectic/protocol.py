@@ -29,9 +29,8 @@ from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, 
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
-from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
-from pytest_reasoning_evals.providers.base import MISS
+from pytest_reasoning_evals.providers.base import MISS, Request
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock, write_json
 
@@ -50,6 +49,7 @@ class Protocol(EvalProtocol):
         self.run_dir = self.settings.run_dir("dialectic")
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.records: list[dict] = []
+        self.not_asked = 0  # controller: items the spent budget skipped
         self.responses: dict[tuple, dict] = {}  # controller: each response as sent, by (case, variant, model)
         self._sent: set[tuple] = set()  # worker: responses already sent to the controller
         self.summaries: dict | None = None
@@ -152,22 +152,17 @@ class Protocol(EvalProtocol):
         )
 
     def teststatus(self, payload: dict):
-        if payload["record"]["passed"] or self.session.config.option.verbose > 0:
+        if "record" not in payload or payload["record"]["passed"] or self.session.config.option.verbose > 0:
             return None  # with -v, pytest's full failure section
         return WRONG, "F", "FAILED"
 
-    def tally(self, payload: dict) -> Tally:
-        """The progress line counts each response of the model under test once, when it arrives."""
-        r = payload.get("response")
-        if r is None:
-            return Tally()
-        hit = r.get("cassette_hit")
-        return Tally(
-            live=hit is False,
-            cassette=hit is True,
-            errors=bool(r["error"]),
-            spent=r["cost_usd"] if hit is False else 0.0,
-        )
+    def ahead_request(self, item: pytest.Item) -> Request | None:
+        """A check item's (case, variant) response, unless this process has it already (a case's
+        check items share one); judges and follow-ups need the answers, so they are asked in order."""
+        value = self.parameter(item)
+        if not isinstance(value, tuple) or self.runner is None or self.runner.has_response(*value):
+            return None
+        return self.runner.response_request(*value)
 
     # --- results (controller) ---
 
@@ -181,6 +176,9 @@ class Protocol(EvalProtocol):
             raise pytest.UsageError(str(exc)) from None
 
     def add(self, payload: dict) -> None:
+        if "not_asked" in payload:  # skipped: the --eval-max-cost budget was spent
+            self.not_asked += 1
+            return
         if self.count_harness_error(payload):  # no record: only counted
             return
         record = payload["record"]
@@ -193,7 +191,7 @@ class Protocol(EvalProtocol):
         s = self.settings
         self.lock.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
-        self.gates = self._gates(self.harness_note())
+        self.gates = self._gates("; ".join(filter(None, (self.harness_note(), self._budget_note()))) or None)
         write_gates(self.run_dir, self.gates)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
         self.html_report = write_run_report(self.run_dir, len(self.records))
@@ -235,6 +233,13 @@ class Protocol(EvalProtocol):
             )
             + failed
         )
+
+    def _budget_note(self) -> str | None:
+        n = self.not_asked
+        return f"{n} item{'s' if n > 1 else ''} not asked (--eval-max-cost budget spent)" if n else None
+
+    def incomplete_reason(self, session: pytest.Session) -> str | None:
+        return "; ".join(filter(None, (super().incomplete_reason(session), self._budget_note()))) or None
 
     def _run_meta(self, session: pytest.Session) -> dict:
         """What ran, for report.html and for whoever reads the directory later."""

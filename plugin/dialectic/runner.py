@@ -49,18 +49,26 @@ class DialecticRunner:
 
     # --- one response, once ---
 
+    @staticmethod
+    def response_request(case: Case, variant: Variant) -> Request:
+        """The request of (case, variant)'s response: it needs no answer, so it may run ahead."""
+        return Request(
+            item_id=f"{case.id}__{variant.name}",
+            suite=SUITE,
+            messages=variant.messages(case.query),
+            max_tokens=MAX_TOKENS,
+        )
+
+    def has_response(self, case: Case, variant: Variant) -> bool:
+        """The model under test's response to (case, variant) was made in this process."""
+        return (case.id, variant.name, self.model_alias) in self._responses
+
     def response(self, case: Case, variant: Variant, alias: str | None = None) -> dict:
         """The response record of (case, variant, model): text, usage, extraction, PCC, mode."""
         alias = alias or self.model_alias
         key = (case.id, variant.name, alias)
         if key not in self._responses:
-            request = Request(
-                item_id=f"{case.id}__{variant.name}",
-                suite=SUITE,
-                messages=variant.messages(case.query),
-                max_tokens=MAX_TOKENS,
-            )
-            completion = _completion(self.models(alias).complete(request))
+            completion = _completion(self.models(alias).complete(self.response_request(case, variant)))
             extraction = extract(completion["text"])
             valid = pcc_valid(extraction, case.expected_mode)
             self._responses[key] = {

@@ -539,7 +539,8 @@ def test_a_session_that_asks_nothing_keeps_the_budget_marker_and_every_file(pyte
     assert pytester.runpytest(*oracle_args(pytester, *earlier)).ret == 0
     folder = run_dir(pytester, "oracle", subset=subset)
     (folder / "checkpoints").mkdir(exist_ok=True)
-    (folder / "checkpoints" / "budget-spent").write_text("")  # the earlier run spent its budget
+    # the earlier run spent its budget
+    (pytester.path / "results" / ".eval-budget-spent-0123456789abcdef").write_text("")
     before = tree(pytester.path / "results")
     result = pytester.runpytest(*oracle_args(pytester, *selection, "--eval-max-cost", "1"))
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), result.stdout.str()
@@ -548,14 +549,15 @@ def test_a_session_that_asks_nothing_keeps_the_budget_marker_and_every_file(pyte
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_budget_spent_by_an_earlier_run_does_not_stop_the_next_one(pytester, workers) -> None:
-    folder = run_dir(pytester, "oracle")
-    (folder / "checkpoints").mkdir(parents=True)
-    (folder / "checkpoints" / "budget-spent").write_text("")  # left by an earlier run that spent its budget
+    results = pytester.path / "results"
+    results.mkdir()
+    earlier = results / ".eval-budget-spent-0123456789abcdef"  # left by an earlier run that spent its budget
+    earlier.write_text("")
     result = pytester.runpytest_subprocess(*oracle_args(pytester, "--eval-max-cost", "1", "-n", workers))
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=6)
     assert read_summary(pytester, "oracle")["not_asked"]["count"] == 0
-    assert not (folder / "checkpoints" / "budget-spent").exists(), "this run's budget is not spent"
+    assert list(results.glob(".eval-budget-spent-*")) == [earlier], "this run's budget is not spent"
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])

@@ -1,0 +1,128 @@
+"""One call pipeline for every model call of every protocol (issue 26 item 3): the dialectic's
+responses, judges, resolution turns and follow-ups go through the same budget, run-ahead and
+progress accounting as ChaosBench's questions. Real HTTP against the fake server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from fakeprovider import FakeProvider, Usage
+from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, fake_models
+from test_dialectic import STRUCTURED, Scripted, cases_file
+
+from pytest_reasoning_evals.dialectic import judge
+
+PRICE_PER_CALL = 0.041  # 41,000 prompt tokens at $1 per 1M
+CASES = [f"c{n}" for n in range(8)]
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+    with FakeProvider() as provider:
+        provider.responder = Scripted({case: STRUCTURED for case in CASES})
+        provider.usage = Usage(prompt=41_000, completion=0)
+        yield provider
+
+
+def dialectic_run(pytester, server, *args: str):
+    """A recording dialectic run of `fake` (its own judge, 3 judges a response) over CASES, one variant."""
+    pytester.makepyfile(test_dialectic_items=DIALECTIC_MODULE)
+    models = pytester.path / "models.yaml"
+    models.write_text(fake_models(server.openai_base, price_in=1.0))
+    cases = cases_file(pytester.path / "cases.yaml", *((case, "dialectic") for case in CASES))
+    return pytester.runpytest_subprocess(
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-dialectic-cases",
+        str(cases),
+        "--eval-variant",
+        "dialectic",
+        "--eval-cassette-dir",
+        str(pytester.path / "cassettes"),
+        "--eval-out-dir",
+        str(pytester.path / "results"),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        *args,
+    )
+
+
+def run_meta(pytester) -> dict:
+    return json.loads((pytester.path / "results" / "fake_dialectic" / "run_meta.json").read_text())
+
+
+def progress_calls(stdout: str) -> tuple[int, float]:
+    """(live calls, dollars spent) of the last progress line."""
+    found = re.findall(
+        r"eval progress: .*calls ([\d,]+) live / [\d,]+ cassette, .*\$([0-9.]+)(?: of \$[0-9.]+)? spent", stdout
+    )
+    assert found, stdout
+    return int(found[-1][0].replace(",", "")), float(found[-1][1])
+
+
+def kinds(server) -> dict[str, int]:
+    """The requests the server received, by kind: generation (responses and follow-ups) or judge."""
+    counts = {"generation": 0, "judge": 0}
+    for request in server.requests:
+        counts["judge" if request["body"]["messages"][0]["content"] == judge.SYSTEM else "generation"] += 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("workers", "concurrency"), [("0", "1"), ("2", "1"), ("0", "4")], ids=["n0", "n2", "n0-concurrency4"]
+)
+def test_max_cost_bounds_dialectic_and_judge_calls(pytester, server, workers: str, concurrency: str) -> None:
+    budget = 0.5  # the 8 responses, then some judge calls
+    result = dialectic_run(
+        pytester, server, "--eval-max-cost", str(budget), "--eval-concurrency", concurrency, "-n", workers, "-rs"
+    )
+    live = len(server.requests) * PRICE_PER_CALL
+    in_flight = max(1, int(workers)) * int(concurrency)
+    # judges included: every request the server received counts, and they stop at the budget
+    assert live <= budget + in_flight * PRICE_PER_CALL + 1e-9, (kinds(server), result.stdout.str())
+    assert live >= budget and kinds(server)["judge"] > 0, kinds(server)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*not asked: the --eval-max-cost budget of $0.5 is spent*"])
+    meta = run_meta(pytester)
+    assert meta["complete"] is False and "--eval-max-cost" in meta["incomplete_reason"], meta
+    gates = json.loads((pytester.path / "results" / "fake_dialectic" / "gates.json").read_text())
+    assert any(not g["passed"] and "--eval-max-cost" in g["detail"] for g in gates["gates"]), gates
+    assert not list((pytester.path / "results").glob(".*")), "the budget's marker is gone"
+
+
+def test_the_progress_line_counts_judge_and_resolution_calls(pytester, server) -> None:
+    result = dialectic_run(pytester, server, "-n", "0")
+    assert result.ret == 0, result.stdout.str()
+    assert kinds(server)["judge"] > 0
+    live, spent = progress_calls(result.stdout.str())
+    assert live == len(server.requests), (live, kinds(server))
+    assert spent == pytest.approx(len(server.requests) * PRICE_PER_CALL, abs=1e-4)
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_dialectic_responses_run_ahead_with_concurrency(pytester, server, workers: str) -> None:
+    server.delay = 0.2
+    result = dialectic_run(pytester, server, "--eval-concurrency", "4", "-n", workers)
+    assert result.ret == 0, result.stdout.str()
+    assert server.max_in_flight >= 3, server.max_in_flight
+    # as a sequential run asks: per case its response, 3 judge calls and 1 resolution turn
+    assert len(server.requests) == 5 * len(CASES), kinds(server)
+    responses = [r for r in server.requests if r["body"]["messages"][-1]["content"].startswith("What should I do")]
+    assert len(responses) == len(CASES), "one response per (case, variant)"
+
+
+def test_a_replay_of_a_budgeted_dialectic_run_asks_nothing_and_is_complete(pytester, server) -> None:
+    assert dialectic_run(pytester, server).ret == 0
+    asked = len(server.requests)
+    result = dialectic_run(pytester, server, "--eval-max-cost", "0.01", "--eval-record-mode", "none")
+    assert result.ret == 0, result.stdout.str()
+    assert len(server.requests) == asked and run_meta(pytester)["complete"] is True
