@@ -37,6 +37,7 @@ from pytest_reasoning_evals.chaosbench.questions import (
     select_dialogues,
     unmatched_selection,
 )
+from pytest_reasoning_evals.chaosbench.records import ItemRecord, NotAskedPayload, RecordPayload
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
@@ -205,7 +206,7 @@ class Protocol(EvalProtocol):
             question = params.params.get("chaosbench_question") if params is not None else None
             yield self.prompt.request(question) if isinstance(question, Question) else None
 
-    def send_record(self, node: pytest.Item, record: dict) -> None:
+    def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
         a one-line reason (no traceback). Whether the session fails is up to the gates."""
         send(
@@ -215,7 +216,7 @@ class Protocol(EvalProtocol):
             failure=failure_reason(record),
         )
 
-    def error_record(self, item: pytest.Item, error: str) -> dict | None:
+    def error_record(self, item: pytest.Item, error: str) -> ItemRecord | None:
         """An item that raised inside the harness: an error record (no answer, counted in
         num_errors, asked again by --eval-resume)."""
         value = self.parameter(item)
@@ -241,7 +242,7 @@ class Protocol(EvalProtocol):
             return ("failed" if self.session.config.option.verbose > 0 else WRONG), "F", "WRONG"
         return None
 
-    def tally(self, payload: dict) -> Tally:
+    def tally(self, payload: RecordPayload | NotAskedPayload) -> Tally:
         if "record" in payload:
             return record_tally(payload["record"])
         return Tally(live=payload["live_calls"], spent=payload["cost_usd"])  # what an item the budget stopped had paid
@@ -291,7 +292,7 @@ class Protocol(EvalProtocol):
 
     # --- results (controller) ---
 
-    def add(self, payload: dict) -> None:
+    def add(self, payload: RecordPayload | NotAskedPayload) -> None:
         if not self._begun:
             self._begin()
         if "not_asked" in payload:
