@@ -17,7 +17,7 @@ import functools
 import importlib
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypedDict
 
 import pytest
 
@@ -39,6 +39,27 @@ HARNESS_ERROR = "harness_error"  # a payload's flag: the item raised before send
 STOPPED = "stopped"  # ... while the session was stopping (a refused key): not a bug of the harness
 UNKNOWN = "unknown"  # the category of an answer with no TRUE/FALSE (or a failed call): counted apart
 _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class CallCounts(TypedDict):
+    """An item's model calls (progress.Tally as JSON): payload["calls"], for the progress line and the budget."""
+
+    live: int
+    cassette: int
+    errors: int
+    spent: float
+
+
+class _NotAskedPayload(TypedDict):
+    protocol: str
+    # the id of the request the spent budget refused (session.py)
+    not_asked: str
+
+
+class NotAskedPayload(_NotAskedPayload, total=False):
+    """An item the spent --eval-max-cost budget skipped; `calls`: what its calls had paid before."""
+
+    calls: CallCounts
 
 
 def send(

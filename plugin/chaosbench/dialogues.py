@@ -18,16 +18,17 @@ from dataclasses import dataclass
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue
+from pytest_reasoning_evals.chaosbench.records import DialogueRecord, TurnRecord
 from pytest_reasoning_evals.chaosbench.scoring import SUITE, score
 from pytest_reasoning_evals.providers.base import Completion, Model
 
 NOT_ASKED = "not asked: an earlier turn of this dialogue failed"
 
 
-def run_dialogue(dialogue: Dialogue, prompt: PromptTemplate, model: Model) -> dict:
+def run_dialogue(dialogue: Dialogue, prompt: PromptTemplate, model: Model) -> DialogueRecord:
     """Ask every turn with the history so far; -> the dialogue's record (turn records inside)."""
     history: tuple[dict, ...] = ()
-    turns: list[dict] = []
+    turns: list[TurnRecord] = []
     failed: str | None = None
     with model.conversation(prompt.suite, dialogue.id):
         for question in dialogue.turns:
@@ -46,7 +47,7 @@ def run_dialogue(dialogue: Dialogue, prompt: PromptTemplate, model: Model) -> di
     return dialogue_record(dialogue, turns, prompt.sha256)
 
 
-def _status(turns: list[dict]) -> tuple[str, bool | None]:
+def _status(turns: list[TurnRecord]) -> tuple[str, bool | None]:
     statuses = {t["status"] for t in turns}
     for status, correct in (("wrong", False), ("unknown", False), ("no_gold", None)):
         if status in statuses:
@@ -54,7 +55,7 @@ def _status(turns: list[dict]) -> tuple[str, bool | None]:
     return "correct", True
 
 
-def dialogue_record(dialogue: Dialogue, turns: list[dict], prompt_sha256: str) -> dict:
+def dialogue_record(dialogue: Dialogue, turns: list[TurnRecord], prompt_sha256: str) -> DialogueRecord:
     """A dialogue is correct when every turn is; an UNKNOWN turn makes it not correct."""
     status, correct = _status(turns)
     asked = [t for t in turns if t["provider"]]
@@ -98,7 +99,7 @@ class Claim:
     turn: int
 
 
-def claims(record: dict) -> list[Claim]:
+def claims(record: DialogueRecord) -> list[Claim]:
     """What the model's answers in one dialogue assert, from the turns' own predicates."""
     out = []
     for turn in record["turns"]:

@@ -36,6 +36,7 @@ from pytest_reasoning_evals.chaosbench.questions import (
     select_dialogues,
     unmatched_selection,
 )
+from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
@@ -43,7 +44,7 @@ from pytest_reasoning_evals.completions import CompletionsLog, answered, load_co
 from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
-from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, send
+from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock
@@ -184,7 +185,7 @@ class Protocol(EvalProtocol):
         question = params.params.get("chaosbench_question") if params is not None else None
         return self.prompt.request(question) if isinstance(question, Question) else None
 
-    def send_record(self, node: pytest.Item, record: dict) -> None:
+    def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
         a one-line reason (no traceback). Whether the session fails is up to the gates."""
         send(
@@ -194,7 +195,7 @@ class Protocol(EvalProtocol):
             failure=failure_reason(record),
         )
 
-    def error_record(self, item: pytest.Item, error: str) -> dict | None:
+    def error_record(self, item: pytest.Item, error: str) -> ItemRecord | None:
         """An item that raised inside the harness: an error record (no answer, counted in
         num_errors, asked again by --eval-resume)."""
         value = self.parameter(item)
@@ -265,7 +266,7 @@ class Protocol(EvalProtocol):
 
     # --- results (controller) ---
 
-    def add(self, payload: dict) -> None:
+    def add(self, payload: RecordPayload | NotAskedPayload) -> None:
         if not self._begun:
             self._begin()
         if "not_asked" in payload:

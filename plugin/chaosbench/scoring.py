@@ -9,6 +9,7 @@ from sys import intern
 
 from pytest_reasoning_evals.chaosbench.normalize import normalize_answer
 from pytest_reasoning_evals.chaosbench.questions import Question
+from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
 from pytest_reasoning_evals.providers.base import Completion
 
 SUITE = "chaosbench"
@@ -20,7 +21,7 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def score(question: Question, completion: Completion, prompt_sha256: str) -> dict:
+def score(question: Question, completion: Completion, prompt_sha256: str) -> QuestionRecord:
     label = None if completion.error else normalize_answer(completion.text)
     gold = question.ground_truth
     if gold is None:
@@ -139,7 +140,7 @@ class SummaryRow:
 NO_PREDICATES = ()
 
 
-def compact(record: dict) -> SummaryRow:
+def compact(record: ItemRecord) -> SummaryRow:
     """The record (a dialogue's turns too) reduced to what the summary reads. Repeated words are
     shared (interned): under xdist every record arrives as new strings, and 40,000 copies of
     "lorenz63" add up on the controller."""
@@ -149,7 +150,7 @@ def compact(record: dict) -> SummaryRow:
     return SummaryRow(fields)
 
 
-def _summarized(record: dict) -> dict:
+def _summarized(record: ItemRecord | TurnRecord) -> dict:
     out = {
         k: intern(v) if k in SHARED_VALUES and type(v) is str else v for k, v in record.items() if k in SUMMARIZED_SET
     }
@@ -163,7 +164,7 @@ def _summarized(record: dict) -> dict:
     return out
 
 
-def failure_reason(record: dict) -> str | None:
+def failure_reason(record: ItemRecord | TurnRecord) -> str | None:
     """One line saying why the item did not pass, or None when it did."""
     if "turns" in record:  # a dialogue: the first turn that did not pass, and how many did not
         failing = [t for t in record["turns"] if t["status"] in ("wrong", "unknown")]

@@ -9,16 +9,26 @@ from __future__ import annotations
 from pytest_reasoning_evals.dialectic.cases import BASELINE, Case, Variant
 from pytest_reasoning_evals.dialectic.judge import Verdict
 from pytest_reasoning_evals.dialectic.pcc import pcc_reason
+from pytest_reasoning_evals.dialectic.records import (
+    ConversationRecord,
+    CrossProviderCheckRecord,
+    CrossProviderRecord,
+    JudgeCheckRecord,
+    PublicResponse,
+    ResolutionCheckRecord,
+    ResponseCheckRecord,
+    ResponseRecord,
+)
 
 SUITE = "dialectic"
 PASS_SCORE = 70.0  # a judged response passes at this score (the variant pass rule's mean)
 
 
-def response_key(response: dict) -> list[str]:
+def response_key(response: ResponseRecord) -> list[str]:
     return [response["query_id"], response["variant"], response["model"]]
 
 
-def public(response: dict) -> dict:
+def public(response: ResponseRecord) -> PublicResponse:
     """The response as the controller keeps it (no extraction internals beyond the metrics); sent
     once per worker with the first check record that names it."""
     c = response["completion"]
@@ -45,7 +55,7 @@ def public(response: dict) -> dict:
     }
 
 
-def _record(check: str, response: dict, passed: bool, reason: str | None, **extra) -> dict:
+def _record(check: str, response: ResponseRecord, passed: bool, reason: str | None, **extra) -> ResponseCheckRecord:
     return {
         "suite": SUITE,
         "check": check,
@@ -57,7 +67,7 @@ def _record(check: str, response: dict, passed: bool, reason: str | None, **extr
     }
 
 
-def structure(case: Case, variant: Variant, response: dict) -> dict:
+def structure(case: Case, variant: Variant, response: ResponseRecord) -> ResponseCheckRecord:
     """Under a structured prompt, a dialectic case must show hypotheses (>= 2), an oscillation
     table, typed cruxes and a numeric confidence. Elsewhere the structure is only recorded."""
     if case.expected_mode != "dialectic" or variant.name == BASELINE:
@@ -79,14 +89,14 @@ def structure(case: Case, variant: Variant, response: dict) -> dict:
     return _record("structure", response, not missing, reason)
 
 
-def pcc(case: Case, variant: Variant, response: dict) -> dict:
+def pcc(case: Case, variant: Variant, response: ResponseRecord) -> ResponseCheckRecord:
     """A confidence above the process ceiling is a hard fail; not applicable passes."""
     valid = response["metrics"]["pcc_valid"]
     reason = pcc_reason(response["extraction"]) if valid is False else None
     return _record("pcc", response, valid is not False, reason)
 
 
-def mode(case: Case, variant: Variant, response: dict) -> dict:
+def mode(case: Case, variant: Variant, response: ResponseRecord) -> ResponseCheckRecord:
     e = response["extraction"]
     ok = response["metrics"]["mode_correct"]
     reason = (
@@ -97,7 +107,7 @@ def mode(case: Case, variant: Variant, response: dict) -> dict:
     return _record("mode", response, ok, reason)
 
 
-def judged(case: Case, variant: Variant, response: dict, verdict: Verdict) -> dict:
+def judged(case: Case, variant: Variant, response: ResponseRecord, verdict: Verdict) -> JudgeCheckRecord:
     score = verdict.score(response["hard_fail"])
     if response["hard_fail"]:
         reason = f"score 0: hard fail ({pcc_reason(response['extraction'])})"
@@ -112,7 +122,7 @@ def judged(case: Case, variant: Variant, response: dict, verdict: Verdict) -> di
     return _record("judge", response, reason is None, reason, score=score, judge=verdict.to_dict())
 
 
-def resolution(conversation: dict) -> dict:
+def resolution(conversation: ConversationRecord) -> ResolutionCheckRecord:
     turns = conversation["turns_to_resolution"]
     failed = [*conversation["judge_errors"], *conversation.get("reply_errors", ())]
     # not the model's doing
@@ -132,7 +142,7 @@ def resolution(conversation: dict) -> dict:
     }
 
 
-def cross_provider(result: dict, errors: list[str]) -> dict:
+def cross_provider(result: CrossProviderRecord, errors: list[str]) -> CrossProviderCheckRecord:
     reason = "; ".join(errors) if errors else None
     return {
         "suite": SUITE,

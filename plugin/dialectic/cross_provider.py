@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import statistics
 
+from pytest_reasoning_evals.dialectic.records import CompletionRecord, CrossProviderRecord, ProviderEntry
 
-def provider_entry(alias: str, completion: dict, composite_score: float | None) -> dict:
+
+def provider_entry(alias: str, completion: CompletionRecord, composite_score: float | None) -> ProviderEntry:
     """One model's row: normalised fields plus the derived ones (null where undefined)."""
     total = completion["input_tokens"] + completion["output_tokens"]
     latency_s = completion["latency_ms"] / 1000
@@ -27,13 +29,13 @@ def provider_entry(alias: str, completion: dict, composite_score: float | None) 
     }
 
 
-def _best(providers: dict[str, dict], key: str, lowest: bool = False) -> str | None:
+def _best(providers: dict[str, ProviderEntry], key: str, lowest: bool = False) -> str | None:
     """The alias with the highest (or lowest) value; ties go to the first alias by name."""
     scored = [(v[key] if lowest else -v[key], alias) for alias, v in providers.items() if v[key] is not None]
     return min(scored)[1] if scored else None
 
 
-def comparison(query_id: str, providers: dict[str, dict]) -> dict:
+def comparison(query_id: str, providers: dict[str, ProviderEntry]) -> CrossProviderRecord:
     """The methodology's comparison schema for one query."""
     return {
         "query_id": query_id,
@@ -51,7 +53,7 @@ def _mean(values: list) -> float | None:
     return statistics.fmean(present) if present else None
 
 
-def summarize(comparisons: list[dict]) -> dict:
+def summarize(comparisons: list[CrossProviderRecord]) -> dict:
     """cross_provider_summary.json: providers compared, rankings, per-provider means and totals."""
     aliases = sorted({alias for c in comparisons for alias in c["providers"]})
     summaries = {}

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_reasoning_evals.dialectic.records import Crux, Extraction
 from pytest_reasoning_evals.thinking import strip_thinking
 
 __all__ = ["extract", "strip_thinking", "CANONICAL_CRUX_TYPES", "SIGNALS"]
@@ -249,7 +250,7 @@ def _in_label_position(text: str, m: re.Match) -> bool:
     return before.strip("*_ ") == "" or before.endswith(("**", "__")) or bool(_LABEL_AFTER.match(text, m.end()))
 
 
-def _crux_entry(text: str) -> dict:
+def _crux_entry(text: str) -> Crux:
     """Split an entry line into name and types (empty types when it carries no label).
 
     The label is the first bracketed one-word-per-part group in a label position; else a
@@ -288,7 +289,7 @@ def _label_block(body: list[str]) -> list[str]:
     return body
 
 
-def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[dict], bool]:
+def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[Crux], bool]:
     """Entries of the crux section and whether there is one: a crux heading, else the first
     bold crux label with entries after it (a label without entries is no section)."""
     for body, level in _crux_sections(lines, heads):
@@ -300,7 +301,7 @@ def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[dict], bool]:
     return [], False
 
 
-def _entries(body: list[str], level: int) -> list[dict]:
+def _entries(body: list[str], level: int) -> list[Crux]:
     """Entry kinds, by priority: sub-headings, bold-led paragraphs, numbered items, bullets. The
     first kind with a typed entry is used (only its typed entries); if none is typed, the first
     kind present. Sub-bullets under bold-led cruxes are thus details, not cruxes.
@@ -340,7 +341,7 @@ def _pcc_ceiling(table: bool, stability: str | None, iteration_limit: bool) -> f
     return 0.70 if table else 0.45
 
 
-def extract(text: str) -> dict:
+def extract(text: str) -> Extraction:
     """Analyse a response's visible answer; see the module docstring for the rules."""
     visible = _strip_code(strip_thinking(text or ""))
     lines = visible.splitlines()

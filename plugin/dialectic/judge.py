@@ -11,6 +11,8 @@ import json
 import statistics
 from dataclasses import dataclass
 
+from pytest_reasoning_evals.dialectic.records import Judgement, VerdictRecord
+
 DIMENSIONS = ("h_quality", "oscillation_depth", "crux_precision", "epistemic_calibration", "actionability")
 SYSTEM = "You are an evaluation judge for dialectical reasoning. Score objectively."
 MAX_TOKENS = 500
@@ -86,7 +88,7 @@ def parse(text: str) -> dict:
 class Verdict:
     """What n judges said about one response."""
 
-    judgements: tuple[dict, ...]  # the parsed replies of the judges that answered properly
+    judgements: tuple[Judgement, ...]  # the parsed replies of the judges that answered properly
     errors: tuple[str, ...]  # one message per judge whose reply was unusable
 
     @property
@@ -117,7 +119,7 @@ class Verdict:
         medians = self.medians
         return None if medians is None else round(10 * statistics.fmean(medians.values()), 4)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> VerdictRecord:
         return {
             "n_judges": len(self.judgements) + len(self.errors),
             "n_valid": len(self.judgements),

@@ -4,6 +4,8 @@ the real conversation history, at most MAX_TURNS turns."""
 
 from __future__ import annotations
 
+from pytest_reasoning_evals.dialectic.records import ConversationRecord
+
 FOLLOW_UP = "Can you synthesize your analysis into a concrete recommendation?"
 MAX_TURNS = 4
 TEMPLATE = """## Resolution Assessment
@@ -43,7 +45,7 @@ def parse(data: dict) -> dict:
     return {"resolved": resolved, "confidence": confidence, "reasoning": str(data.get("reasoning", ""))}
 
 
-def summarize(conversations: list[dict]) -> dict:
+def summarize(conversations: list[ConversationRecord]) -> dict:
     """multiturn_summary.json over the conversation records."""
     total = len(conversations)
     resolved = [c for c in conversations if c["turns_to_resolution"] is not None]

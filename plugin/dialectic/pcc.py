@@ -3,10 +3,12 @@ earns is a hard fail."""
 
 from __future__ import annotations
 
+from pytest_reasoning_evals.dialectic.records import Extraction
+
 TOLERANCE = 1e-9
 
 
-def pcc_valid(extraction: dict, expected_mode: str) -> bool | None:
+def pcc_valid(extraction: Extraction, expected_mode: str) -> bool | None:
     """True / False when PCC applies (a numeric confidence was stated and the case expects
     dialectic reasoning), None otherwise. Every labelled confidence must be <= the ceiling."""
     if expected_mode != "dialectic" or extraction["confidence"] is None:
@@ -15,7 +17,7 @@ def pcc_valid(extraction: dict, expected_mode: str) -> bool | None:
     return all(value <= ceiling + TOLERANCE for value in extraction["confidences"])
 
 
-def pcc_reason(extraction: dict) -> str:
+def pcc_reason(extraction: Extraction) -> str:
     """Why the ceiling is what it is, for a hard-fail message."""
     if extraction["oscillation_table"] and extraction["stability"] == "STABLE":
         process = "oscillation table, STABLE"

@@ -25,6 +25,7 @@ from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
+from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, gate_line, write_gates
@@ -48,9 +49,9 @@ class Protocol(EvalProtocol):
         super().__init__(session)
         self.run_dir = self.settings.run_dir("dialectic")
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
-        self.records: list[dict] = []
+        self.records: list[ItemRecord] = []
         self.not_asked = 0  # controller: items the spent budget skipped
-        self.responses: dict[tuple, dict] = {}  # controller: each response as sent, by (case, variant, model)
+        self.responses: dict[tuple, PublicResponse] = {}  # controller: each response as sent, by (case, variant, model)
         self._sent: set[tuple] = set()  # worker: responses already sent to the controller
         self.summaries: dict | None = None
         self.gates: list[GateResult] = []
@@ -136,10 +137,10 @@ class Protocol(EvalProtocol):
             return None
         return DialecticRunner(self.session.models.get, s.model, list(self.own.judges))
 
-    def send_record(self, node: pytest.Item, record: dict) -> None:
+    def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send a check's record (with its response, the first time this process sends it); a
         check that does not pass fails its item with its one-line reason."""
-        payload = {"protocol": self.name, "record": record}
+        payload: RecordPayload = {"protocol": self.name, "record": record}
         key = tuple(record.get("response_key") or ())
         if key and key not in self._sent:
             self._sent.add(key)
@@ -151,7 +152,7 @@ class Protocol(EvalProtocol):
             failure=None if record["passed"] else record["reason"],
         )
 
-    def teststatus(self, payload: dict):
+    def teststatus(self, payload: RecordPayload):
         if "record" not in payload or payload["record"]["passed"] or self.session.config.option.verbose > 0:
             return None  # with -v, pytest's full failure section
         return WRONG, "F", "FAILED"
@@ -175,7 +176,7 @@ class Protocol(EvalProtocol):
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
 
-    def add(self, payload: dict) -> None:
+    def add(self, payload: RecordPayload) -> None:
         if "not_asked" in payload:  # skipped: the --eval-max-cost budget was spent
             self.not_asked += 1
             return

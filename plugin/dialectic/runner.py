@@ -17,13 +17,19 @@ from pytest_reasoning_evals.dialectic import cross_provider, judge, multiturn
 from pytest_reasoning_evals.dialectic.cases import Case, Variant
 from pytest_reasoning_evals.dialectic.extract import extract
 from pytest_reasoning_evals.dialectic.pcc import pcc_valid
+from pytest_reasoning_evals.dialectic.records import (
+    CompletionRecord,
+    ConversationRecord,
+    CrossProviderRecord,
+    ResponseRecord,
+)
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 
 SUITE, JUDGE_SUITE, RESOLUTION_SUITE = "dialectic", "dialectic-judge", "dialectic-resolution"
 MAX_TOKENS = 512  # per reply; part of every recorded request, so changing it means re-recording
 
 
-def _completion(c: Completion) -> dict:
+def _completion(c: Completion) -> CompletionRecord:
     return {
         "provider": c.provider,
         "model": c.model,
@@ -44,7 +50,7 @@ class DialecticRunner:
         self.models = models  # alias -> model (built once per process by the session)
         self.model_alias = model_alias
         self.judges = judges  # one alias per judge (n_judges of them; may repeat)
-        self._responses: dict[tuple, dict] = {}
+        self._responses: dict[tuple, ResponseRecord] = {}
         self._verdicts: dict[tuple, judge.Verdict] = {}
 
     # --- one response, once ---
@@ -63,7 +69,7 @@ class DialecticRunner:
         """The model under test's response to (case, variant) was made in this process."""
         return (case.id, variant.name, self.model_alias) in self._responses
 
-    def response(self, case: Case, variant: Variant, alias: str | None = None) -> dict:
+    def response(self, case: Case, variant: Variant, alias: str | None = None) -> ResponseRecord:
         """The response record of (case, variant, model): text, usage, extraction, PCC, mode."""
         alias = alias or self.model_alias
         key = (case.id, variant.name, alias)
@@ -93,7 +99,7 @@ class DialecticRunner:
             }
         return self._responses[key]
 
-    def cached(self, key: tuple[str, str, str]) -> dict:
+    def cached(self, key: tuple[str, str, str]) -> ResponseRecord:
         """A response made earlier in this process, by (case id, variant name, model alias)."""
         return self._responses[key]
 
@@ -125,7 +131,7 @@ class DialecticRunner:
 
     # --- multi-turn resolution ---
 
-    def resolution(self, case: Case, variant: Variant) -> dict:
+    def resolution(self, case: Case, variant: Variant) -> ConversationRecord:
         """Turn 1 is the cached response; later turns follow the methodology's follow-up with
         the real history. The first judge alias is the resolution judge."""
         first = self.response(case, variant)
@@ -200,7 +206,7 @@ class DialecticRunner:
 
     # --- cross-provider comparison ---
 
-    def cross_provider(self, case: Case, variant: Variant, aliases: list[str]) -> dict:
+    def cross_provider(self, case: Case, variant: Variant, aliases: list[str]) -> CrossProviderRecord:
         providers = {}
         for alias in aliases:
             response = self.response(case, variant, alias)

@@ -15,16 +15,17 @@ from pathlib import Path
 
 from pytest_reasoning_evals.casefiles import numbered_lines
 from pytest_reasoning_evals.dialectic.judge import AGREEMENT_SPREAD, DIMENSIONS
+from pytest_reasoning_evals.dialectic.records import PerResponseRecord, SpotcheckEntry, SpotcheckKey
 
 SAMPLE_RATE = 0.20
 
 
-def review_id(response: dict) -> str:
+def review_id(response: PerResponseRecord) -> str:
     key = f"{response['query_id']}\0{response['variant']}\0{response['model']}"
     return "r-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def flags(response: dict) -> list[str]:
+def flags(response: PerResponseRecord) -> list[str]:
     found = []
     judge = response.get("judge") or {}
     if judge.get("agreement") is False:
@@ -38,7 +39,9 @@ def flags(response: dict) -> list[str]:
     return found
 
 
-def queue(responses: list[dict], seed: int, rate: float = SAMPLE_RATE) -> tuple[list[dict], dict]:
+def queue(
+    responses: list[PerResponseRecord], seed: int, rate: float = SAMPLE_RATE
+) -> tuple[list[SpotcheckEntry], dict[str, SpotcheckKey]]:
     """-> (blinded queue entries, review id -> who wrote it). Same responses and seed, same queue."""
     ordered = sorted(responses, key=review_id)
     rng = random.Random(f"spotcheck:{seed}")

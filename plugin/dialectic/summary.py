@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
+from pytest_reasoning_evals.dialectic.records import ItemRecord, PerResponseRecord, PublicResponse
 from pytest_reasoning_evals.results import write_json, write_lines
 
 
@@ -20,14 +21,14 @@ class PassRule:
     min_mode_accuracy: float = 0.9
 
 
-def _key(response: dict) -> tuple[str, str, str]:
+def _key(response: PublicResponse | PerResponseRecord) -> tuple[str, str, str]:
     return response["query_id"], response["variant"], response["model"]
 
 
-def responses(records: list[dict], sent: dict[tuple, dict]) -> list[dict]:
+def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> list[PerResponseRecord]:
     """One entry per (query, variant, model), merged from its check items (SPEC 6.8 fields first);
     `sent` holds each response as it was sent once, by (query, variant, model)."""
-    merged: dict[tuple, dict] = {}
+    merged: dict[tuple, PerResponseRecord] = {}
     for record in records:
         if "response_key" not in record:
             continue
@@ -76,7 +77,7 @@ def responses(records: list[dict], sent: dict[tuple, dict]) -> list[dict]:
     return [merged[k] for k in sorted(merged)]
 
 
-def variant_summaries(per_response: list[dict], rule: PassRule) -> list[dict]:
+def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> list[dict]:
     out = []
     for variant, model in sorted({(r["variant"], r["model"]) for r in per_response}):
         rows = [r for r in per_response if (r["variant"], r["model"]) == (variant, model)]
@@ -110,7 +111,9 @@ def variant_summaries(per_response: list[dict], rule: PassRule) -> list[dict]:
     return out
 
 
-def write_outputs(directory: Path, records: list[dict], sent: dict[tuple, dict], *, seed: int, rule: PassRule) -> dict:
+def write_outputs(
+    directory: Path, records: list[ItemRecord], sent: dict[tuple, PublicResponse], *, seed: int, rule: PassRule
+) -> dict:
     """Write every dialectic output file; -> the summaries (for gates and the terminal)."""
     directory.mkdir(parents=True, exist_ok=True)
     per_response = responses(records, sent)
