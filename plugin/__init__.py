@@ -13,6 +13,7 @@ from pytest_reasoning_evals.chaosbench.fixtures import fixtures_for
 from pytest_reasoning_evals.options import add_model_flag, add_options
 from pytest_reasoning_evals.protocol import ProtocolInfo
 from pytest_reasoning_evals.session import EVAL_SESSION, EvalSession
+from pytest_reasoning_evals.speed import SPEED_PLUGIN, SpeedPlugin
 
 pytest_plugins = ["pytest_reasoning_evals.dialectic.fixtures"]  # ChaosBench's are per session (pytest_configure)
 
@@ -52,10 +53,13 @@ def pytest_configure(config: pytest.Config) -> None:
     for info in PROTOCOLS:
         config.addinivalue_line("markers", info.marker)
     session = EvalSession(config, PROTOCOLS)
-    # after pytest's closing garbage collections (unraisableexception), which then need not walk every item
-    config.add_cleanup(session.freezer.thaw)
     config.stash[EVAL_SESSION] = session
     config.pluginmanager.register(session, "pytest-reasoning-evals-session")
+    speed = SpeedPlugin(session)
+    # registered unless `-p no:pytest-reasoning-evals-speed` blocked it
+    if config.pluginmanager.register(speed, SPEED_PLUGIN):
+        # after pytest's closing garbage collections (unraisableexception), which then need not walk every item
+        config.add_cleanup(speed.freezer.thaw)
     config.pluginmanager.register(fixtures_for(session), "pytest-reasoning-evals-chaosbench-fixtures")
 
 

@@ -156,6 +156,11 @@ class Protocol(EvalProtocol):
         if first is not None and hasattr(first, "family"):
             item.extra_keyword_matches.update({first.family, first.split, first.system_id})
 
+    def cassette_of(self, item: pytest.Item) -> tuple[str, str] | None:
+        """A question and a dialogue read one cassette each."""
+        value = self.parameter(item)
+        return (self.prompt.suite, value.id) if isinstance(value, (Question, Dialogue)) else None
+
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
         """Drop what a resumed run has answered, and the placeholder pytest makes for an empty
         parameter set (a bank with no dialogues, say)."""
@@ -176,7 +181,6 @@ class Protocol(EvalProtocol):
         ahead (--eval-concurrency) until the budget is spent."""
         run_ahead = (self._upcoming_requests, lambda unclaimed: not self.budget.exhausted(unclaimed))
         model = self.session.models.get(self.settings.model, run_ahead=run_ahead)
-        self.session.models.warm_index(self.settings.model, self._cassettes)
         return BudgetedModel(
             model,
             self.budget,
@@ -185,15 +189,6 @@ class Protocol(EvalProtocol):
                 {"protocol": self.name, "not_asked": item_id, "live_calls": calls, "cost_usd": paid},
             ),
         )
-
-    def _cassettes(self) -> Iterator[tuple[str, str]]:
-        """(suite, item id) of each question and dialogue this process runs, in order (one
-        cassette each)."""
-        suite = self.prompt.suite
-        for item in self.session.pytest_session.items:
-            value = self.parameter(item)
-            if isinstance(value, (Question, Dialogue)):
-                yield suite, value.id
 
     def _upcoming_requests(self) -> Iterator[Request | None]:
         """The requests of the items this process runs next: a question's; None for anything else
