@@ -40,7 +40,8 @@ from pytest_reasoning_evals.chaosbench.questions import (
     unmatched_selection,
 )
 from pytest_reasoning_evals.chaosbench.report import markdown, summary_lines
-from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
+from pytest_reasoning_evals.chaosbench.rows import compact
+from pytest_reasoning_evals.chaosbench.scoring import failure_reason, score
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.gates import GateResult, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
