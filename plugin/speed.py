@@ -50,12 +50,12 @@ class SpeedPlugin:
 
     # --- what pytest keeps of each item and report, to the end of the run ---
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        if call.when == "call" and PAYLOAD in item.stash and item.user_properties:
+    # trylast: after the item ran, before its call report copies its properties
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        if PAYLOAD in item.stash and item.user_properties:
             # every item and its call report keep their properties, and most values repeat
             item.user_properties[:] = map(self._shared_property, item.user_properties)
-        return (yield)
 
     def _shared_property(self, pair: tuple[str, object]) -> tuple[str, object]:
         # the value's type in the key: ("x", 1) == ("x", True) must not become one
@@ -73,22 +73,19 @@ class SpeedPlugin:
             self.terminalreporter = session.config.pluginmanager.get_plugin("terminalreporter")
             self.from_workers = session.config.pluginmanager.has_plugin("dsession")  # xdist's controller
 
-    # tryfirst: the outermost wrapper, so every other hook sees the report whole first
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport):
+    # trylast: every other hook sees the report whole first
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.session.is_worker:
-            return (yield)
+            return
         payload = payload_of(report) if report.when in ("setup", "call") else None
         if payload is not None:
             # the controller under xdist collects nothing: it freezes from its first result
             self.freezer.start()
-        result = yield
-        if payload is not None:
             self._let_go(report, payload)
         if self.terminalreporter is not None and not self.session.infos.keys().isdisjoint(report.keywords):
             # an eval item's: its protocol's marker is a keyword
             make_lean(report, self.terminalreporter.stats, self.from_workers)
-        return result
 
     def _let_go(self, report: pytest.TestReport, payload: dict) -> None:
         """The protocol has consumed the payload: the kept report holds only its status answer,
