@@ -13,6 +13,7 @@ import pytest
 from pytest_reasoning_evals.options import add_model_flag, add_options
 from pytest_reasoning_evals.protocol import declared_protocols, load
 from pytest_reasoning_evals.session import EVAL_SESSION, EvalSession
+from pytest_reasoning_evals.speed import SPEED_PLUGIN, SpeedPlugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -31,10 +32,13 @@ def pytest_configure(config: pytest.Config) -> None:
     for info in protocols:
         config.addinivalue_line("markers", info.marker)
     session = EvalSession(config, protocols)
-    # after pytest's closing garbage collections (unraisableexception), which then need not walk every item
-    config.add_cleanup(session.freezer.thaw)
     config.stash[EVAL_SESSION] = session
     config.pluginmanager.register(session, "pytest-reasoning-evals-session")
+    speed = SpeedPlugin(session)
+    # registered unless `-p no:pytest-reasoning-evals-speed` blocked it
+    if config.pluginmanager.register(speed, SPEED_PLUGIN):
+        # after pytest's closing garbage collections (unraisableexception), which then need not walk every item
+        config.add_cleanup(speed.freezer.thaw)
     for info in protocols:
         if info.fixture_plugin:
             config.pluginmanager.register(load(info.fixture_plugin)(session), f"pytest-reasoning-evals-{info.name}")

@@ -31,7 +31,7 @@ import marshal
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from stat import S_ISREG
 
@@ -91,17 +91,39 @@ class CassetteIndex:
         self._ahead_used = False  # whether one of them has been asked for since
         self.hits = 0  # read from the index
         self.parsed = 0  # read from the file (and kept)
+        # (suite, item id) of the cassettes this process's items read, in run order (speed.py)
+        self.planned: Callable[[], Iterable[tuple[str, str]]] | None = None
+        self._warmers: dict[str, object] = {}  # model alias -> its index_warmer.IndexWarmer, or None
+        self._warm_lock = threading.Lock()
 
     @classmethod
     def for_config(cls, config) -> CassetteIndex | None:
-        """The index in pytest's cache folder, or None without the cache plugin."""
+        """The index in pytest's cache folder, or None without the cache plugin; its planned
+        reads are the speed plugin's, unless `-p no:` disabled it."""
+        from pytest_reasoning_evals.speed import SPEED_PLUGIN
+
         cache = getattr(config, "cache", None)
         if cache is None:
             return None
         try:
-            return cls(cache.mkdir("reasoning-evals"))
+            index = cls(cache.mkdir("reasoning-evals"))
         except OSError:
             return None
+        speed = config.pluginmanager.get_plugin(SPEED_PLUGIN)
+        index.planned = speed.planned_cassettes if speed is not None else None
+        return index
+
+    def warm(self, alias: str, wire: str, file_of: Callable[[str, str], str]) -> None:
+        """The planned files of model `alias` (`file_of(suite, item_id)`) parsed into the index on
+        a spare core while the items run (index_warmer.py); once per model."""
+        with self._warm_lock:
+            if self.planned is None or alias in self._warmers:
+                return
+            self._warmers[alias] = None
+            from pytest_reasoning_evals.index_warmer import IndexWarmer
+
+            paths = [file_of(suite, item_id) for suite, item_id in self.planned()]
+            self._warmers[alias] = IndexWarmer.start(self.path.parent, wire, paths)
 
     def read(self, path: Path | str, wire: str, parse_file: Callable[[Path | str, bytes | None], Parsed]) -> Parsed:
         """The file's content: the index's, when it holds this version of the file, else
@@ -149,6 +171,9 @@ class CassetteIndex:
                 self._flush()
 
     def close(self) -> None:
+        with self._warm_lock:
+            for warmer in filter(None, self._warmers.values()):
+                warmer.stop()
         with self._lock:
             self._flush()
             if self._db is not None:

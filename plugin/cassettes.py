@@ -370,6 +370,8 @@ class CassetteClient:
         self._root = str(root)  # cassette files are path strings (_file)
         self.record_mode = record_mode
         self.index = index  # parsed files kept between runs (cassette_index.py); None: parse every time
+        # rewrite reads no file: nothing to parse ahead
+        self._warm = index is not None and record_mode != "rewrite"
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
         self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
@@ -427,6 +429,10 @@ class CassetteClient:
         """The file's interactions, and whether it was read. A file that cannot be read loads as
         none (a recording run records the item anew and replaces it); why is kept for the miss."""
         self.unreadable.pop(path, None)
+        if self._warm:
+            # the first read: the files this process's items read next are parsed ahead (index_warmer.py)
+            self._warm = False
+            self.index.warm(self.model.spec.alias, self.model.spec.provider, self._file)
         try:
             if self.index is None:
                 requests_, responses = read_cassette(path, YAML, self._parse)

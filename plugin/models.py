@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -107,7 +106,6 @@ class Models:
         self._queue: ItemQueue | None = None  # the items this process runs next (calls run ahead)
         self._built: dict[str, BudgetedModel] = {}  # alias -> its call path
         self._prefetchers: dict[str, object] = {}  # alias -> its Prefetcher
-        self._warmers: dict[str, object] = {}  # alias -> its IndexWarmer (or None: not started)
         self._checked: dict[tuple[str, ...], str | None] = {}
 
     @functools.cached_property
@@ -206,32 +204,11 @@ class Models:
         for item in self._queue.after(self.running()):
             yield self.ahead(item)
 
-    def warm_index(self, alias: str, cassettes: Callable[[], Iterable[tuple[str, str]]]) -> None:
-        """With -n 0: the cassette files of `cassettes()` ((suite, item id) of the items this
-        process runs, in order) parsed into the cassette index on a spare core while the items
-        run (index_warmer.py). Once per process and model; not under xdist, whose workers use
-        the cores, and not when the files will not be read (rewrite) or there is no index."""
-        if alias in self._warmers or self.config is None or hasattr(self.config, "workerinput"):
-            return
-        self._warmers[alias] = None
-        spec = self.spec(alias)
-        if self.cassette_index is None or spec.provider == "baseline" or self.record_mode_for(spec) == "rewrite":
-            return
-        from pytest_reasoning_evals.cassettes import cassette_name
-        from pytest_reasoning_evals.index_warmer import IndexWarmer
-
-        root = str(self.settings.cassette_dir)  # the very strings CassetteClient looks files up by
-        paths = [os.path.join(root, cassette_name(alias, suite, item_id)) for suite, item_id in cassettes()]
-        self._warmers[alias] = IndexWarmer.start(self.cassette_index.path.parent, spec.provider, paths)
-
     def close(self) -> dict[str, float]:
         """The session is over: calls still waiting to run ahead are dropped, a child still
         warming the index stops, and the cassette index writes what it has not written yet.
         Returns, per alias, what its calls made ahead paid for items that never took them."""
         unclaimed = {alias: prefetcher.close() for alias, prefetcher in self._prefetchers.items()}
-        for warmer in self._warmers.values():
-            if warmer is not None:
-                warmer.stop()
         if self.__dict__.get("cassette_index") is not None:
             self.cassette_index.close()
         return {alias: cost for alias, cost in unclaimed.items() if cost}

@@ -71,24 +71,7 @@ def send(
     item.stash[PAYLOAD] = payload
     if failure is not None:
         item.stash[FAILURE] = failure
-    item.user_properties.extend(map(_shared_property, properties))
-
-
-_properties: dict[tuple, tuple] = {}
-MOST_SHARED_PROPERTIES = 4096
-
-
-def _shared_property(pair: tuple[str, object]) -> tuple[str, object]:
-    """One tuple per distinct (name, value): pytest keeps every item and its call report (each
-    with its list of properties) to the end of the run, and most values repeat (a status, a
-    label); the first few thousand distinct ones are shared."""
-    try:
-        shared = _properties.get(pair)
-    except TypeError:  # a value that cannot be hashed
-        return pair
-    if shared is None and len(_properties) < MOST_SHARED_PROPERTIES:
-        shared = _properties[pair] = pair
-    return shared or pair
+    item.user_properties.extend(properties)
 
 
 def attach(report: pytest.TestReport, payload: dict) -> None:
@@ -216,6 +199,10 @@ class EvalProtocol:
 
     def item_collected(self, item: pytest.Item) -> None:
         """One of its items was collected (add -k keywords, say)."""
+
+    def cassette_of(self, item: pytest.Item) -> tuple[str, str] | None:
+        """(suite, item id) of the cassette this item reads, or None."""
+        return None
 
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
         """This protocol's collected items -> the ones to drop (already answered, say)."""

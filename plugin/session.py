@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
-from pytest_reasoning_evals.frozen import Freezer
-from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.options import Settings, is_set, settings_from
 from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import (
@@ -53,7 +51,6 @@ if TYPE_CHECKING:
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
-STATUS = "teststatus"  # a consumed payload keeps only its pytest_report_teststatus answer
 UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahead paid for items that never ran
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
@@ -74,11 +71,8 @@ class EvalSession:
         self.progress: Progress | None = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
         self.terminalreporter = None  # controller: pytest's, from the session's start
-        self.from_workers = False  # controller: the reports arrive from xdist workers
-        self._status_payloads: dict[tuple, dict] = {}
         # controller: per alias, what every process's calls made ahead paid for no item
         self.unclaimed: dict[str, float] = {}
-        self.freezer = Freezer()  # keeps the run's live objects out of the garbage collector's walk (frozen.py)
 
     # --- protocols and shared services, on first use ---
 
@@ -161,7 +155,6 @@ class EvalSession:
                 continue
             protocol = self.protocol(info.name)
             protocol.collected = True
-            self.freezer.start()  # before the items are made: they are frozen as they come
             try:
                 protocol.parametrize(metafunc)
             except (CaseFileError, UsageProblem) as exc:
@@ -181,7 +174,6 @@ class EvalSession:
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         """Before -k / -m select: a protocol's items get their extra keywords."""
-        self.freezer.tick()
         params = getattr(item, "callspec", None)
         if params is not None:
             for info in self.infos.values():
@@ -197,9 +189,6 @@ class EvalSession:
             dropped = set(map(id, drop))
             config.hook.pytest_deselected(items=drop)
             items[:] = [item for item in items if id(item) not in dropped]
-
-    def pytest_runtest_logfinish(self) -> None:
-        self.freezer.tick()
 
     # --- the running item (what session-scoped eval fixtures act on) ---
 
@@ -283,8 +272,6 @@ class EvalSession:
         payload = payload_of(report) if report.when == "call" else None
         if payload is None or payload.get(HARNESS_ERROR):
             status = None
-        elif STATUS in payload:  # a payload the controller already consumed (see pytest_runtest_logreport)
-            status = payload[STATUS]
         else:
             status = self.protocol(payload["protocol"]).teststatus(payload)
         if payload is not None and self.progress is not None and self.progress.in_place and self.progress.live:
@@ -348,7 +335,6 @@ class EvalSession:
         from pytest_reasoning_evals.progress import Progress
 
         self.terminalreporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        self.from_workers = self.config.pluginmanager.has_plugin("dsession")  # xdist's controller
         self.progress = Progress(self.terminalreporter, self.settings.max_cost)
         for info in self.infos.values():  # options such as a resume need the controller first
             if self._given(info, info.eager_options):
@@ -362,27 +348,14 @@ class EvalSession:
         if payload is not None:
             protocol = self.protocol(payload["protocol"])
             protocol.active = True
-            self.freezer.start()  # the controller under xdist collects nothing: from its first result
             protocol.add(payload)
             calls = Tally(**payload.get("calls", {}))
             self.budget.charge(calls.spent)
             self.progress.add(calls, self.pytest_session.testscollected)
             self.harness_failures += bool(payload.get(HARNESS_ERROR))
-            # pytest keeps every report to the end: keep only what its status line needs, not the record
-            # a harness error stays pytest's failure
-            status = None if payload.get(HARNESS_ERROR) else protocol.teststatus(payload)
-            attach(report, self._status_payload(payload["protocol"], status))
         elif report.failed:
             self.harness_failures += 1
-        result = yield
-        if self.terminalreporter is not None and not self.infos.keys().isdisjoint(report.keywords):
-            # an eval item's: its protocol's marker is a keyword
-            make_lean(report, self.terminalreporter.stats, self.from_workers)
-        return result
-
-    def _status_payload(self, protocol: str, status) -> dict:
-        """A consumed payload: one per distinct answer, shared by every kept report."""
-        return self._status_payloads.setdefault((protocol, status), {"protocol": protocol, STATUS: status})
+        return (yield)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:

@@ -22,7 +22,7 @@ from helpers import (
 
 from pytest_reasoning_evals import frozen
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
-from pytest_reasoning_evals.chaosbench.scoring import compact
+from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.session import EVAL_SESSION

@@ -12,7 +12,6 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
@@ -38,7 +37,8 @@ from pytest_reasoning_evals.chaosbench.questions import (
 )
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, comparison_lines, load_baseline
-from pytest_reasoning_evals.chaosbench.scoring import compact, failure_reason, score
+from pytest_reasoning_evals.chaosbench.rows import compact
+from pytest_reasoning_evals.chaosbench.scoring import failure_reason, score
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, write_gates
@@ -148,6 +148,11 @@ class Protocol(EvalProtocol):
         if first is not None and hasattr(first, "family"):
             item.extra_keyword_matches.update({first.family, first.split, first.system_id})
 
+    def cassette_of(self, item: pytest.Item) -> tuple[str, str] | None:
+        """A question and a dialogue read one cassette each."""
+        value = self.parameter(item)
+        return (self.prompt.suite, value.id) if isinstance(value, (Question, Dialogue)) else None
+
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
         """Drop what a resumed run has answered, and the placeholder pytest makes for an empty
         parameter set (a bank with no dialogues, say)."""
@@ -167,17 +172,7 @@ class Protocol(EvalProtocol):
         spent budget skips the running item (listed as not asked); while recording, the next
         questions' calls run ahead (--eval-concurrency) until the budget is spent."""
         model = self.session.models.get(self.settings.model)
-        self.session.models.warm_index(self.settings.model, self._cassettes)
         return model
-
-    def _cassettes(self) -> Iterator[tuple[str, str]]:
-        """(suite, item id) of each question and dialogue this process runs, in order (one
-        cassette each)."""
-        suite = self.prompt.suite
-        for item in self.session.pytest_session.items:
-            value = self.parameter(item)
-            if isinstance(value, (Question, Dialogue)):
-                yield suite, value.id
 
     def ahead_request(self, item: pytest.Item) -> Request | None:
         """A question's request; None for a dialogue (its turns wait for the answers before them)."""
