@@ -36,7 +36,7 @@ import yaml
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EVAL_MODULE = PROJECT_ROOT / "evals" / "test_chaosbench.py"
 
-from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, PromptTemplate, suite_name  # noqa: E402
+from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, PromptTemplate, cassette_folder_name  # noqa: E402
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, Question  # noqa: E402
 from pytest_reasoning_evals.shipped import shipped  # noqa: E402
 
@@ -95,7 +95,7 @@ def cassette(prompt: PromptTemplate, q: Question) -> dict:
 
 def write_fixture(root: Path, n: int) -> None:
     prompt = PromptTemplate.load(shipped("chaosbench", "prompts"), "zeroshot")
-    folder = root / "cassettes" / "bench" / suite_name("zeroshot")
+    folder = root / "cassettes" / "bench" / cassette_folder_name("zeroshot")
     folder.mkdir(parents=True)
     with (root / "bank.jsonl").open("w") as bank:
         for i in range(n):

@@ -78,8 +78,8 @@ class BudgetedModel:
         self.running = running  # the item pytest is running in this process
         self.asks_budget = not isinstance(getattr(model, "model", model), Prefetcher)  # under the key's StoppingModel
 
-    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
-        return self.model.conversation(suite, item_id)
+    def conversation(self, folder: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return self.model.conversation(folder, item_id)
 
     def complete(self, request: Request) -> Completion:
         if self.asks_budget and getattr(self.model, "refused", None) is None and self.budget.exhausted():

@@ -91,7 +91,7 @@ class CassetteIndex:
         self._ahead_used = False  # whether one of them has been asked for since
         self.hits = 0  # read from the index
         self.parsed = 0  # read from the file (and kept)
-        # (suite, item id) of the cassettes this process's items read, in run order (speed.py)
+        # (cassette folder, item id) of the cassettes this process's items read, in run order (speed.py)
         self.planned: Callable[[], Iterable[tuple[str, str]]] | None = None
         self._warmers: dict[str, object] = {}  # model alias -> its index_warmer.IndexWarmer, or None
         self._warm_lock = threading.Lock()
@@ -114,7 +114,7 @@ class CassetteIndex:
         return index
 
     def warm(self, alias: str, wire: str, file_of: Callable[[str, str], str]) -> None:
-        """The planned files of model `alias` (`file_of(suite, item_id)`) parsed into the index on
+        """The planned files of model `alias` (`file_of(folder, item_id)`) parsed into the index on
         a spare core while the items run (index_warmer.py); once per model."""
         with self._warm_lock:
             if self.planned is None or alias in self._warmers:
@@ -122,7 +122,7 @@ class CassetteIndex:
             self._warmers[alias] = None
             from pytest_reasoning_evals.index_warmer import IndexWarmer
 
-            paths = [file_of(suite, item_id) for suite, item_id in self.planned()]
+            paths = [file_of(folder, item_id) for folder, item_id in self.planned()]
             self._warmers[alias] = IndexWarmer.start(self.path.parent, wire, paths)
 
     def read(self, path: Path | str, wire: str, parse_file: Callable[[Path | str, bytes | None], Parsed]) -> Parsed:

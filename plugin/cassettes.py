@@ -1,5 +1,5 @@
 """Cache-first model client: every HTTP model call is recorded to / replayed from one vcrpy
-cassette per item, at cassettes/<model>/<suite>/<item-id>.yaml (SPEC 4).
+cassette per item, at cassettes/<model>/<folder>/<item-id>.yaml (SPEC 4).
 
 - Matching: method, scheme, host, path, query and the parsed JSON body; never the port, so a
   local server may move.
@@ -324,9 +324,9 @@ def recorded_response(response: requests.Response) -> dict:
     }
 
 
-def cassette_name(model_alias: str, suite: str, item_id: str) -> str:
+def cassette_name(model_alias: str, folder: str, item_id: str) -> str:
     """An item's cassette under the cassette root (what a record's `cassette` field says)."""
-    return f"{model_alias}/{suite}/{item_id}.yaml"
+    return f"{model_alias}/{folder}/{item_id}.yaml"
 
 
 # A recorded request as the opened cassette holds it: vcrpy's dict of it (Request._to_dict). The
@@ -358,7 +358,7 @@ class _Opened:
 
 class CassetteClient:
     """Wraps an HttpModel: each `complete` answers from the item's cassette or, when the record
-    mode lets it, asks the model and records the answer; inside `conversation(suite, item_id)`
+    mode lets it, asks the model and records the answer; inside `conversation(folder, item_id)`
     every call shares that item's one cassette.
 
     No HTTP patching: matching uses vcrpy's matchers and filters, files are vcrpy's format, and a
@@ -381,13 +381,13 @@ class CassetteClient:
         self.unsaved: str | None = None  # why a save failed: no more live calls in this run
         self._open: _Opened | None = None  # the conversation's cassette (the main thread's)
 
-    def _file(self, suite: str, item_id: str) -> str:
+    def _file(self, folder: str, item_id: str) -> str:
         """The item's cassette file under the root, as a string."""
-        return os.path.join(self._root, cassette_name(self.model.spec.alias, suite, item_id))
+        return os.path.join(self._root, cassette_name(self.model.spec.alias, folder, item_id))
 
     @contextlib.contextmanager
-    def conversation(self, suite: str, item_id: str) -> Iterator[None]:
-        path = self._file(suite, item_id)
+    def conversation(self, folder: str, item_id: str) -> Iterator[None]:
+        path = self._file(folder, item_id)
         stopped: BaseException | None = None
         # A dialogue's cassette grows turn by turn and is saved after each one; "once" would
         # refuse the turns after a crash, so a conversation records missing turns into it.
@@ -407,7 +407,7 @@ class CassetteClient:
             raise stopped
 
     def complete(self, request: Request) -> Completion:
-        path = self._file(request.suite, request.item_id)
+        path = self._file(request.cassette_folder, request.item_id)
         try:
             opened = self._open
             if opened is not None and opened.path == path:
@@ -420,7 +420,9 @@ class CassetteClient:
         if opened.unsaved or self.unsaved and completion.error == self.unsaved:
             completion.extra[UNSAVED] = self.unsaved  # the answer is the run's; its cassette is not on disk
         else:
-            completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.suite, request.item_id)
+            completion.extra["cassette"] = cassette_name(
+                self.model.spec.alias, request.cassette_folder, request.item_id
+            )
         return completion
 
     # --- one opening of a cassette ---

@@ -49,8 +49,8 @@ class StoppingModel:
         self.refused: str | None = None
         self.failed_in_a_row = 0
 
-    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
-        return self.model.conversation(suite, item_id)
+    def conversation(self, folder: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return self.model.conversation(folder, item_id)
 
     def _stop(self, reason: str) -> None:
         session = self.session()

@@ -112,17 +112,17 @@ class Prefetcher:
         # the asking item's call until it is handed over (an interrupt may come first)
         self._asking: Future | None = None
         self._unused: list[Future] = []  # calls made ahead no item took
-        # (suite, item id) of the requests items asked: several items may share one (a dialectic response)
+        # (cassette folder, item id) of the requests items asked: several items may share one (a dialectic response)
         self._asked: set[tuple[str, str]] = set()
         self._limiter.admit = self._admit  # asked before each request is sent
 
-    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
-        return self.model.conversation(suite, item_id)
+    def conversation(self, folder: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+        return self.model.conversation(folder, item_id)
 
     def complete(self, request: Request) -> Completion:
         self._claimed, self._handed = self._claimed + self._handed, 0.0  # the caller has charged it by now
-        self._asked.add((request.suite, request.item_id))
-        ahead = self._ahead.pop((request.suite, request.item_id), None)
+        self._asked.add((request.cassette_folder, request.item_id))
+        ahead = self._ahead.pop((request.cassette_folder, request.item_id), None)
         future = ahead[1] if ahead is not None and ahead[0] == request else None
         if ahead is not None and future is None:
             self._unused.append(ahead[1])  # made for a request the item no longer sends: paid all the same
@@ -174,7 +174,7 @@ class Prefetcher:
         for request in itertools.islice(self.upcoming(), self.HORIZON * self.window):
             if running >= self.window or not self.may_start(self._unclaimed()):
                 return
-            key = None if request is None else (request.suite, request.item_id)
+            key = None if request is None else (request.cassette_folder, request.item_id)
             if key is None or key in self._ahead or key in self._asked:
                 continue
             self._ahead[key] = (request, self._pool.submit(self._fetch, request))

@@ -201,7 +201,7 @@ class EvalProtocol:
         """One of its items was collected (add -k keywords, say)."""
 
     def cassette_of(self, item: pytest.Item) -> tuple[str, str] | None:
-        """(suite, item id) of the cassette this item reads, or None."""
+        """(cassette folder, item id) of the cassette this item reads, or None."""
         return None
 
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:

@@ -111,7 +111,7 @@ class SpeedPlugin:
     # --- the cassette index's warmer ---
 
     def planned_cassettes(self) -> Iterator[tuple[str, str]]:
-        """(suite, item id) of the cassette each item of this process reads, in run order; none on
+        """(cassette folder, item id) of the cassette each item of this process reads, in run order; none on
         an xdist worker, whose siblings keep the cores busy."""
         if self.session.is_worker or self.session.pytest_session is None:
             return

@@ -22,9 +22,9 @@ DEFAULT_DIALECTIC_CASES = shipped("dialectic")
 FAKE_KEY_VAR = "FAKE_PROVIDER_KEY"  # the key variable of the `fake` model (fake_models)
 
 
-def cassette_path(root: Path, model_alias: str, suite: str, item_id: str) -> Path:
+def cassette_path(root: Path, model_alias: str, folder: str, item_id: str) -> Path:
     """An item's cassette file under a cassette root."""
-    return root / cassette_name(model_alias, suite, item_id)
+    return root / cassette_name(model_alias, folder, item_id)
 
 
 def use_repo_cassettes(pytester: pytest.Pytester, extra_ini: str = "") -> None:

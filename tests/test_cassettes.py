@@ -34,7 +34,7 @@ def make_client(root, mode: str, base_url: str) -> CassetteClient:
 
 
 def ask(text: str = "Is Lorenz-63 chaotic?", item: str = "q-1") -> Request:
-    return Request(item_id=item, suite="chaosbench-zeroshot", messages=({"role": "user", "content": text},))
+    return Request(item_id=item, cassette_folder="chaosbench-zeroshot", messages=({"role": "user", "content": text},))
 
 
 def interactions(path) -> list[dict]:

@@ -154,7 +154,7 @@ def test_a_burst_against_a_tighter_limit_does_not_use_up_the_calls_retries() -> 
             barrier.wait()
             errors.append(
                 model.complete(
-                    Request(item_id=f"q{n}", suite="s", messages=({"role": "user", "content": f"q{n}"},))
+                    Request(item_id=f"q{n}", cassette_folder="s", messages=({"role": "user", "content": f"q{n}"},))
                 ).error
             )
 
@@ -198,7 +198,9 @@ def test_a_refused_key_under_concurrency_sends_nothing_after_the_refusal() -> No
 
         def call(n: int) -> None:
             try:
-                model.complete(Request(item_id=f"q{n}", suite="s", messages=({"role": "user", "content": f"q{n}"},)))
+                model.complete(
+                    Request(item_id=f"q{n}", cassette_folder="s", messages=({"role": "user", "content": f"q{n}"},))
+                )
                 outcomes.append("answered")
             except AuthError:
                 outcomes.append("refused")
@@ -314,7 +316,10 @@ def test_calls_run_ahead_again_once_a_call_succeeds_after_failures(tmp_path) -> 
     from pytest_reasoning_evals.providers.http import RetryPolicy
 
     spec = ModelSpec(alias="fake", provider="openai", model_id="fake-model")
-    asked = [Request(item_id=f"q{n}", suite="s", messages=({"role": "user", "content": f"q{n}"},)) for n in range(30)]
+    asked = [
+        Request(item_id=f"q{n}", cassette_folder="s", messages=({"role": "user", "content": f"q{n}"},))
+        for n in range(30)
+    ]
     position = [0]
     with FakeProvider() as server:
         server.delay = 0.05

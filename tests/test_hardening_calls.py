@@ -30,7 +30,9 @@ KEY_VAR = "HARDENING_KEY"
 SECRET = "sk-hardening-0123456789abcdef"  # never to be printed
 URL_SECRET = "url-pass-9876543210"  # the password part of a base URL
 FAST = RetryPolicy(max_retries=2, backoff_base=0.01, backoff_max=0.02, jitter=0.0, timeout=2.0)
-REQUEST = Request(item_id="q1", suite="chaosbench-zeroshot", messages=({"role": "user", "content": "Is it chaotic?"},))
+REQUEST = Request(
+    item_id="q1", cassette_folder="chaosbench-zeroshot", messages=({"role": "user", "content": "Is it chaotic?"},)
+)
 KEY_HEADERS = {
     "openai": ("authorization", f"Bearer {SECRET}"),
     "anthropic": ("x-api-key", SECRET),

@@ -55,7 +55,7 @@ def make_client(root: Path, mode: str, base_url: str, provider: str = "openai") 
 
 
 def ask(text: str = "Is Lorenz-63 chaotic?", item: str = "q-1", history: tuple[dict, ...] = ()) -> Request:
-    return Request(item_id=item, suite=SUITE, messages=(*history, {"role": "user", "content": text}))
+    return Request(item_id=item, cassette_folder=SUITE, messages=(*history, {"role": "user", "content": text}))
 
 
 def path_of(root: Path, item: str = "q-1") -> Path:
@@ -415,7 +415,7 @@ KILL_MID_SAVE = textwrap.dedent("""
         return handle
 
     def turn(n, history):
-        return Request(item_id="dlg-1", suite="chaosbench-zeroshot",
+        return Request(item_id="dlg-1", cassette_folder="chaosbench-zeroshot",
                        messages=(*history, {"role": "user", "content": f"turn {n}"}))
 
     with client.conversation("chaosbench-zeroshot", "dlg-1"):

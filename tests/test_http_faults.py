@@ -28,7 +28,7 @@ PRICE_IN, PRICE_OUT = 1.0, 2.0  # $ per 1M tokens
 KEY = "test-key-123"
 REQUEST = Request(
     item_id="q1",
-    suite="chaosbench",
+    cassette_folder="chaosbench",
     messages=({"role": "system", "content": "Answer TRUE or FALSE."}, {"role": "user", "content": "Is it chaotic?"}),
 )
 

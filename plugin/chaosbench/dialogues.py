@@ -30,7 +30,7 @@ def run_dialogue(dialogue: Dialogue, prompt: PromptTemplate, model: Model) -> Di
     history: tuple[dict, ...] = ()
     turns: list[TurnRecord] = []
     failed: str | None = None
-    with model.conversation(prompt.suite, dialogue.id):
+    with model.conversation(prompt.cassette_folder, dialogue.id):
         for question in dialogue.turns:
             if failed is not None:
                 completion = Completion(provider="", model="", text="", error=NOT_ASKED)

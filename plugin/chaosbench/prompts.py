@@ -14,7 +14,7 @@ from pytest_reasoning_evals.providers.base import Request
 MAX_TOKENS = {"zeroshot": 64, "cot": 512}
 
 
-def suite_name(mode: str) -> str:
+def cassette_folder_name(mode: str) -> str:
     """The cassette folder of a mode: zero-shot and CoT answers to one question differ."""
     return f"chaosbench-{mode}"
 
@@ -45,15 +45,15 @@ class PromptTemplate:
         return self.text.replace("{question}", question)
 
     @property
-    def suite(self) -> str:
-        return suite_name(self.mode)
+    def cassette_folder(self) -> str:
+        return cassette_folder_name(self.mode)
 
     def request(self, question: Question, *, item_id: str | None = None, history: tuple[dict, ...] = ()) -> Request:
         """The model call for one question, temperature 0: a single user turn, or (dialogues)
         the next user turn after `history`, under the dialogue's id."""
         return Request(
             item_id=item_id or question.id,
-            suite=self.suite,
+            cassette_folder=self.cassette_folder,
             messages=(*history, {"role": "user", "content": self.render(question.question)}),
             gold=question.ground_truth,
             max_tokens=MAX_TOKENS[self.mode],

@@ -151,7 +151,7 @@ class Protocol(EvalProtocol):
     def cassette_of(self, item: pytest.Item) -> tuple[str, str] | None:
         """A question and a dialogue read one cassette each."""
         value = self.parameter(item)
-        return (self.prompt.suite, value.id) if isinstance(value, (Question, Dialogue)) else None
+        return (self.prompt.cassette_folder, value.id) if isinstance(value, (Question, Dialogue)) else None
 
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
         """Drop what a resumed run has answered, and the placeholder pytest makes for an empty

@@ -60,7 +60,7 @@ class DialecticRunner:
         """The request of (case, variant)'s response: it needs no answer, so it may run ahead."""
         return Request(
             item_id=f"{case.id}__{variant.name}",
-            suite=SUITE,
+            cassette_folder=SUITE,
             messages=variant.messages(case.query),
             max_tokens=MAX_TOKENS,
         )
@@ -114,7 +114,7 @@ class DialecticRunner:
             for k, judge_alias in enumerate(self.judges, start=1):
                 request = Request(
                     item_id=f"{case.id}__{variant.name}__{alias}__judge{k}",
-                    suite=JUDGE_SUITE,
+                    cassette_folder=JUDGE_SUITE,
                     messages=judge.prompt(case.query, text),
                     max_tokens=judge.MAX_TOKENS,
                     json_schema=judge.SCHEMA,
@@ -147,7 +147,7 @@ class DialecticRunner:
             )
             request = Request(
                 item_id=f"{case.id}__{variant.name}__{self.model_alias}__turn{turn}",
-                suite=RESOLUTION_SUITE,
+                cassette_folder=RESOLUTION_SUITE,
                 messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
                 max_tokens=judge.MAX_TOKENS,
                 json_schema=multiturn.SCHEMA,
@@ -179,7 +179,7 @@ class DialecticRunner:
                 model.complete(
                     Request(
                         item_id=f"{case.id}__{variant.name}__followup{turn + 1}",
-                        suite=SUITE,
+                        cassette_folder=SUITE,
                         messages=tuple(messages),
                         max_tokens=MAX_TOKENS,
                     )

@@ -84,10 +84,10 @@ class NotAdmitted(Exception):
 
 @dataclass(frozen=True)
 class Request:
-    """One model call for one item. `item_id` and `suite` name the item (and, later, its cassette)."""
+    """One model call for one item: its cassette is cassettes/<model>/<cassette_folder>/<item_id>.yaml."""
 
     item_id: str
-    suite: str
+    cassette_folder: str
     messages: tuple[dict, ...]
     gold: str | None = None  # read only by the oracle baseline; never sent over HTTP
     temperature: float = 0.0
@@ -120,6 +120,6 @@ class Completion:
 class Model(Protocol):
     def complete(self, request: Request) -> Completion: ...
 
-    def conversation(self, suite: str, item_id: str) -> AbstractContextManager[None]:
+    def conversation(self, folder: str, item_id: str) -> AbstractContextManager[None]:
         """The calls made inside belong to one item (a dialogue): one cassette for all of them."""
         ...

@@ -27,7 +27,7 @@ class FixedAnswerModel:
         turn = f":{len(request.messages)}" if len(request.messages) > 1 else ""
         return random.Random(f"{self.seed}:{request.item_id}{turn}").choice(["TRUE", "FALSE"])
 
-    def conversation(self, suite: str, item_id: str) -> contextlib.AbstractContextManager[None]:
+    def conversation(self, folder: str, item_id: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
     def complete(self, request: Request) -> Completion:

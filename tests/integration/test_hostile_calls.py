@@ -28,7 +28,7 @@ KEY_VAR = "FAKE_PROVIDER_KEY"
 KEY = "sk-proj-Abc123def456GHI789jkl012MNO345pqr"  # key-shaped, as a real one is
 POLICY = RetryPolicy(max_retries=2, backoff_base=0.0, backoff_max=0.0, jitter=0.0, timeout=5.0)
 PRICE_IN, PRICE_OUT = 1.0, 2.0  # $ per 1M tokens
-REQUEST = Request(item_id="q1", suite="s", messages=({"role": "user", "content": "Is it chaotic?"},))
+REQUEST = Request(item_id="q1", cassette_folder="s", messages=({"role": "user", "content": "Is it chaotic?"},))
 FORMATS = ("openai", "anthropic", "gemini")
 
 
@@ -427,7 +427,7 @@ def test_a_cassette_whose_body_is_nested_too_deep_is_an_unreadable_cassette_of_i
     with FakeProvider() as server:
         recorded = CassetteClient(model_for("openai", server), tmp_path, "once").complete(REQUEST)
     assert recorded.error is None
-    path = cassette_path(tmp_path, "fake", REQUEST.suite, REQUEST.item_id)
+    path = cassette_path(tmp_path, "fake", REQUEST.cassette_folder, REQUEST.item_id)
     cassette = yaml.safe_load(path.read_text())
     cassette["interactions"][0]["response"]["body"]["string"] = DEEP
     path.write_text(yaml.safe_dump(cassette))

@@ -63,7 +63,7 @@ def client(root: Path, mode: str, base_url: str, index: CassetteIndex | None = N
 
 
 def ask(text: str, item: str = "q-1", history: tuple[dict, ...] = ()) -> Request:
-    return Request(item_id=item, suite=SUITE, messages=(*history, {"role": "user", "content": text}))
+    return Request(item_id=item, cassette_folder=SUITE, messages=(*history, {"role": "user", "content": text}))
 
 
 def path_of(root: Path, item: str = "q-1") -> Path:
@@ -239,7 +239,9 @@ def test_refresh_of_a_dialogue_keeps_the_turns_that_match_and_records_the_rest(s
         texts = []
         with model.conversation(SUITE, "dlg-1"):
             for text in ("turn 1", second, "turn 3"):
-                request = Request(item_id="dlg-1", suite=SUITE, messages=(*history, {"role": "user", "content": text}))
+                request = Request(
+                    item_id="dlg-1", cassette_folder=SUITE, messages=(*history, {"role": "user", "content": text})
+                )
                 completion = model.complete(request)
                 texts.append(completion.text)
                 history = (*request.messages, {"role": "assistant", "content": completion.text})

@@ -77,7 +77,7 @@ class ShortAnswer(EvalProtocol):
 
     def request(self, case: Case) -> Request:
         messages = ({"role": "system", "content": SYSTEM}, {"role": "user", "content": case.question})
-        return Request(item_id=case.id, suite=SUITE, messages=messages, max_tokens=16)
+        return Request(item_id=case.id, cassette_folder=SUITE, messages=messages, max_tokens=16)
 
     def score(self, case: Case, completion: Completion) -> None:
         """Score the answer and send its record; a wrong one fails its item in one line."""
