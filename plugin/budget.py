@@ -1,19 +1,6 @@
-"""The --eval-max-cost budget, in one place, for every model call of every protocol (models.py
-puts it on each alias's call path).
-
-Only live calls spend (a cassette replay costs nothing). Each process counts its own live
-calls against its share of the budget: all of it with -n 0, a W-th of it in each of W xdist
-workers (a worker cannot see what the others are spending now, and the controller hears of it
-only as items end). The controller, which sees every item's calls (payload["calls"], session.py),
-counts them all and drops a marker file under --eval-out-dir once the total reaches the budget,
-which every worker checks before each call. The marker's name holds its run's token (one the
-controller gives its workers): one an earlier run left stops nothing, and the controller removes
-its own at the end. So a run overshoots by at most the calls already in flight: one per process,
-or with --eval-concurrency N the N requests each process has out (calls made ahead of their items
-count as spent the moment they finish, see prefetch.py; their items get their answers). An item
-the budget stops is skipped; its protocol lists it (ChaosBench's summary.json `not_asked`,
-`--eval-resume` asks them later) and the run is incomplete.
-"""
+"""The --eval-max-cost budget for every model call of every protocol: each process spends its share,
+the controller counts every item's calls and marks the budget spent for the run
+(docs/design.md, "One call pipeline")."""
 
 from __future__ import annotations
 

@@ -1,28 +1,6 @@
-"""A parsed index of cassette files, so a replay does not parse the same YAML run after run.
-
-Parsing a one-call cassette costs about 0.3 ms of Python (libyaml reads it, PyYAML builds the
-objects) and the file open; over 40,000 items that is most of what a replay adds to pytest.
-Here each file's checked content (cassettes.read_cassette's requests and responses) is kept in
-one SQLite file in pytest's cache folder (`.pytest_cache/d/reasoning-evals/`), keyed by the
-file's path and the provider's wire format, with the file's size, mtime, inode, ctime and a
-digest of its bytes. A row is used while the file's size, mtime, inode and ctime are the ones it
-was read with (a save is a rename, so it always makes a new inode, even within the clock tick
-that mtime is counted in; an edit in place that keeps the size and puts the mtime back still
-changes the ctime, which no user can set); when they differ but the size does not, the file's
-bytes are read and the row is used if their digest is the row's (a fresh checkout, or a CI job
-that restored the cache, has new mtimes, inodes and ctimes for unchanged files: they cost a
-read, not a parse), and its stat is brought up to date. Only a regular file of at most
-MAX_BYTES is read (read_bytes): a FIFO would hang the read, /dev/zero would never end. The
-cassette files stay the source of truth: any change to one's bytes (a recording, an edit, a
-checkout of another version) makes it be parsed again, a file that cannot be read is never
-kept, and the index can be deleted at any time (`pytest --cache-clear`). Without pytest's cache
-plugin (`-p no:cacheprovider`) files are simply parsed every time.
-
-It is a cache, and fails as one: an index that cannot be opened, read or written (locked by
-another process for too long, corrupt, on a read-only disk) is not used, and nothing fails.
-Rows are stored with marshal (plain data only; loading one can run no code) and written in
-batches, one transaction each, so xdist workers sharing the file (WAL) rarely wait.
-"""
+"""A parsed index of cassette files in pytest's cache folder (SQLite), so a replay does not parse
+the same YAML run after run; the files stay the source of truth, and the index fails as a cache
+does (docs/design.md, "Cassettes")."""
 
 from __future__ import annotations
 

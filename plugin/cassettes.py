@@ -1,39 +1,6 @@
 """Cache-first model client: every HTTP model call is recorded to / replayed from one vcrpy
-cassette per item, at cassettes/<model>/<folder>/<item-id>.yaml (SPEC 4).
-
-- Matching: method, scheme, host, path, query and the parsed JSON body; never the port, so a
-  local server may move.
-- Scrubbing: key headers and the `key` query parameter on requests; cookies, request ids,
-  organisation ids and rate-limit headers on responses; non-2xx responses are never recorded.
-- Only a response that parsed into a completion is recorded: a 2xx whose (decoded) body the
-  model's wire format cannot read (HTML, truncated JSON, missing or empty answer lists, a body
-  that does not decompress) is refused, and so is any response of a call that ended in an error;
-  that item fails once and the next recording run asks it again.
-- A replay miss is a failed call of that item (counted as an error, not a crash) whose error is
-  one line naming the item, what differs and the file.
-- Saves are atomic: a temp file beside the cassette, then a rename, so a kill mid-save (a
-  dialogue's cassette is saved after every turn) leaves the previous cassette whole. "rewrite"
-  never deletes first: the old cassette is replaced only when the item's calls all succeeded.
-  The first save into a folder in a run deletes the temp files of killed runs there.
-- A save that fails (a read-only folder, a full disk) keeps the answer in the run's records
-  (Completion.extra[UNSAVED] says why, and the session stops on it) and no later call of the
-  run is asked live: nothing more is paid for and lost.
-- A cassette that cannot be read (truncated, not YAML, missing or mistyped fields, a recorded
-  body that is not a completion, not a regular file, larger than MAX_BYTES) is that item's
-  one-line miss naming the file; a recording run (record mode once / refresh / new_episodes /
-  rewrite) records the item anew and replaces the file.
-- "refresh" re-records only what changed: it replays what matches, and an item with a request
-  that matches nothing (a prompt changed), or whose file cannot be read or holds no usable
-  answer, is asked live and its cassette replaced (atomically) by the interactions this run
-  used; a cassette that answered everything keeps its bytes.
-
-No HTTP patching: the item's cassette file is read and checked once per opening, the request the
-model would send is matched with vcrpy's own matchers and filters, a recorded body is read by the
-model's own wire format, and a live call (when the record mode allows one) is made with requests
-and appended to the file in vcrpy's format. So replay costs no transport set-up (it was ~1.3 ms a
-call through vcrpy's patches, benchmarks/replay_throughput.py), and calls of different items can
-run at once in threads (--eval-concurrency), which process-wide patching cannot allow.
-"""
+cassette per item, at cassettes/<model>/<folder>/<item-id>.yaml, with no HTTP patching
+(matching, scrubbing, atomic saves, misses, refresh: docs/design.md, "Cassettes")."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""Keeping a long eval run's live objects out of the cyclic garbage collector's walk.
-
-A full collection walks every object that can be in a cycle. In a run of tens of thousands of
-items most of them live to the end (the items, then each item's reports and record), so the
-collector walked them again and again: about a tenth of a replay's time at 40,000 items
-(benchmarks/replay_throughput.py). gc.freeze() moves what is alive now into a generation the
-collector never walks; reference counting still frees any of it that is let go (only a cycle
-among frozen objects waits for the thaw).
-
-So: once a process makes eval items (or, on the xdist controller, gets their first results),
-what is alive is frozen; then every FREEZE_EVERY items made or finished, what they left is
-collected (a walk over those objects only: the rest is frozen) and the survivors frozen too.
-Meanwhile the youngest generation is collected after YOUNG_THRESHOLD allocations instead of
-Python's 700: an item makes hundreds of short-lived objects that reference counting frees
-anyway, and a collection every few items walked them first (~4% of a replay). At the very end
-everything goes back to the collector, and the threshold to what it was.
-"""
+"""Keeping a long eval run's live objects out of the cyclic garbage collector's walk (gc.freeze),
+and young collections rarer (docs/design.md, "Speed machinery")."""
 
 from __future__ import annotations
 

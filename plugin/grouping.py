@@ -1,24 +1,6 @@
-"""Scheduling items over xdist workers (`--dist load`, what `-n N` uses): the items that read one
-shared model response (a dialectic case's checks) on one worker; ChaosBench questions whose
-calls run ahead (--eval-concurrency) with enough of them queued on each worker; any other
-session exactly as xdist schedules it.
-
-xdist creates the scheduler before any worker has collected, so EvalScheduling starts as xdist's
-own LoadScheduling and decides once every worker's collection is in: when some parametrize ids
-belong to a grouped protocol (ids of the form `<group>@<rest>` that the protocol confirms), it
-hands the same nodes and collections to CaseGroupScheduling; when ChaosBench questions are
-collected and calls run ahead, to AheadScheduling; otherwise it stays LoadScheduling.
-
-xdist's own `--dist loadgroup` carries the `xdist_group` mark by appending "@group" to each node
-id on the workers; on pytest >= 9.2 that mutation no longer takes effect and the groups are
-silently ignored (pytest-xdist#1386), hence the ids here.
-
-Scope scheduling as xdist implements it costs O(items^2) with one scope per item (a list
-search per item sent, a scan of every unit ever assigned per item finished): 40,000 replayed
-items took 3x longer than with plain load scheduling (benchmarks/replay_throughput.py). So
-ungrouped items travel in units of up to CHUNK items, item positions are looked up in a dict,
-and finished units are dropped from the bookkeeping.
-"""
+"""Scheduling items over xdist workers (`--dist load`): a dialectic case's items on one worker,
+items whose calls run ahead queued in enough number, any other session as xdist schedules it
+(docs/design.md, "Scheduling over xdist")."""
 
 from __future__ import annotations
 

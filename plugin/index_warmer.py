@@ -1,18 +1,5 @@
-"""A cold replay's cassettes parsed on a spare core, ahead of the items that read them.
-
-The first replay after a clone has no cassette index yet (cassette_index.py): each item parses
-its own YAML file, about 0.3 ms of libyaml and PyYAML, more than a bare pytest item costs in
-all. With `-n 0` the machine's other cores are idle meanwhile, so a child process walks the
-files this run's items will read, in the order they run, and puts each into the index; an item
-whose file is there by the time it asks reads the row instead of the file. The child does what
-the item would do (CassetteIndex.read with the same parser), so its rows are those a warm run
-has, checked against the files as every row is: the files stay the source of truth. Rows are committed every few dozen files, so the items find them
-while the run goes on.
-
-It is only an optimisation: it starts only with `-n 0` (xdist's workers keep the cores busy),
-a spare core, the cassette index on and enough items to pay for a child's start; it ends with
-the session (stopped if still running); if it cannot start or dies, the items parse their
-files themselves, as they always could.
+"""A cold replay's cassettes parsed on a spare core, ahead of the items that read them, into the
+cassette index; only an optimisation (docs/design.md, "Cassettes"):
 
     python -m pytest_reasoning_evals.index_warmer INDEX_FOLDER WIRE PATHS_FILE
 """

@@ -1,16 +1,5 @@
-"""What pytest keeps of an eval item's reports to the end of the run, made lean.
-
-pytest's terminal reporter keeps every report until the session ends: the setup and teardown
-ones too, though it reads those only for what they captured. At 40,000 items they were the
-largest part of an eval run's xdist controller memory, and the kept call reports' strings (each
-report arrives from its worker as new copies of "passed", "chaosbench", the worker's run id, the
-module's path...) a further part (benchmarks/replay_throughput.py shows the controller's peak).
-
-`make_lean` runs once every hook has seen the report whole (session.py), so no plugin sees less:
-a passed setup or teardown that captured nothing is dropped, and a call report's repeated strings
-are shared (interned) when it came from a worker (in one process they are shared already). Only
-eval items' reports: others are left as pytest made them.
-"""
+"""What pytest keeps of an eval item's reports to the end of the run, made lean once every hook has
+seen them whole (docs/design.md, "Speed machinery")."""
 
 from __future__ import annotations
 

@@ -1,32 +1,6 @@
-"""Calls in flight independent of processes (--eval-concurrency N).
-
-pytest runs one item at a time per process. A Prefetcher lets the running item's call and the
-calls of the items queued next in this process run together in a thread pool, with up to N
-requests out at once: when an item asks, its call has usually been made already and it reads
-the finished result.
-
-- What runs ahead is the cache-first client's own `complete` (cassettes.CassetteClient): each
-  call reads, records and saves its own item's cassette, exactly as it would when its item asks.
-  So items, cassettes, records and summaries are those of a sequential run; a killed run has
-  saved every finished call, and `--eval-resume` replays them instead of paying again.
-- Which items come next: with `-n 0`, the items after the running one in `session.items`; under
-  xdist, the indexes the worker has been given (its WorkerInteractor's queue; grouping.py keeps
-  it filled). Nothing else is guessed: an item only runs ahead when its protocol can build the
-  request it will send first without any answer (EvalProtocol.ahead_request: a ChaosBench
-  question, a dialectic (case, variant) response; not a dialogue's later turn, a judge or a
-  follow-up), and a request already asked in this process never runs ahead again.
-- Every call runs in a pool of N threads, the asking item's own too: at most N calls are between
-  sending their request and saving their cassette, so a killed run pays again for at most N. The
-  HTTP limiter (providers/http.Limiter) bounds the requests out: a 429 lowers it, successes raise
-  it back to N; a refused key closes it, so nothing more is sent.
-- The budget (`may_start`) is asked before a call runs ahead and again before each request it
-  sends, counting what this process's requests cost that no item has claimed yet: a spent
-  --eval-max-cost budget sends nothing more, so a run overshoots by at most the N requests out.
-  An item whose call was made ahead gets its answer even once the budget is spent: it is paid
-  for, and reported with its item.
-- A call made ahead that failed after its retries stops the running ahead until one succeeds:
-  an outage is asked one item at a time, and stops the run as it did without concurrency.
-"""
+"""Calls in flight independent of processes (--eval-concurrency N): the running item's call and
+the calls of the items queued next run in a pool of N threads, each through the cassette client
+(docs/design.md, "One call pipeline")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""What the session asks of an evaluation protocol (ChaosBench-Logic, dialectic, ...), and how an
-item's result travels to the controller.
-
-A protocol owns its items (parametrization, ids, markers), the records its items produce, and on
-the controller its summary, output files, gates and terminal lines. The session (session.py) is
-the generic lifecycle around them: it creates a protocol on first use, routes each record to the
-protocol that made it, and decides the exit status from the gates.
-
-Records travel the pytest way: an item stores its payload (plain JSON values) in its stash; the
-session attaches it to the call report, `pytest_report_to_serializable` carries it to the xdist
-controller and `pytest_report_from_serializable` gives it back, so `-n 0` and `-n N` see the same.
-"""
+"""What the session asks of an evaluation protocol (ProtocolInfo, EvalProtocol), how protocols are
+found (the entry points), and how an item's result rides on its report to the controller
+(docs/design.md, "How a result travels")."""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
-"""Run directories and the writers of their output files.
-
-Writers: JSON, CSV and text lines, each via a temp file of its own (pid and a random suffix, so
-two processes never share one) and a rename, so a crash never leaves half a file behind. Only
-the controller process writes outputs.
-
-RunDirLock: one run at a time per run directory. A run holds an OS lock (flock) on the run
-directory itself for its session, and writes who it is into `<run dir>/.lock` (pid, host, start time,
-command line); a second run on the same directory is refused with one line naming the holder,
-before it asks any model anything. The kernel drops the lock when the holder ends, SIGKILL
-included, so a leftover .lock file means nothing by itself.
-
-Under xdist the run is the controller and its workers: each of them holds the lock (workers
-from when they collect, before any item runs; the controller from when it starts or takes the
-first result), shared among them, in the controller's name; see RunDirLock.
-
-A run that wrote nothing in its run directory (no item ran: a -k matching nothing) leaves no
-folder behind: the last process of the run removes the run directory holding only `.lock`, and
-the output folders above it that did not exist when the run started (NEW_FOLDERS_KEY).
-"""
+"""Run directories and the writers of their output files: atomic JSON, CSV and text writers, and
+RunDirLock, one run at a time per run directory (docs/design.md, "Runs and their directories")."""
 
 from __future__ import annotations
 
@@ -138,19 +120,8 @@ def command_line(argv: list[str]) -> str:
 
 
 class RunDirLock:
-    """The lock of one run directory, held by every process of one run and no other.
-
-    The OS lock is on the run directory itself (a descriptor opened on it), so a `.lock` file
-    that is deleted, replaced, garbled or made a directory neither lets a second run in nor
-    breaks the run: `.lock` only names the holder, for the refusal's message.
-
-    `owner_pid` names the run (its controller). The first process of a run takes the flock
-    exclusively, writes the run's name (pid, host, start time, command line) into `.lock` and
-    turns its lock into a shared one; a process of the same run (the file names its controller)
-    then takes a shared lock too, so the directory stays locked until the last of them ends --
-    xdist shuts a worker down while others still run items. A process of another run cannot take
-    the exclusive lock while any of them holds a shared one, reads who holds it, and is refused.
-    """
+    """The lock of one run directory, held by every process of one run and no other: a flock on the
+    directory itself, exclusive then shared within a run; `.lock` only names the holder."""
 
     def __init__(
         self,

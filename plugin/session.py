@@ -1,16 +1,6 @@
-"""EvalSession: the generic lifecycle behind the plugin's hooks, one per pytest process.
-
-It knows protocols only through their ProtocolInfo (which fixtures make an item theirs) and the
-EvalProtocol interface. A protocol is created the first time it is needed: when pytest asks to
-parametrize one of its fixtures (every process that collects), or when the first of its results
-reaches the controller. A session that collects no eval item therefore reads no file, builds no
-model and changes nothing.
-
-Workers and the controller each hold one. Workers parametrize and run items; the controller
-receives each item's payload with its report (protocol.py), routes it to its protocol, and at
-the end lets every active protocol write its outputs and judge its gates, which decide the exit
-status (wrong answers fail their items, not the session).
-"""
+"""EvalSession: the generic lifecycle behind the plugin's hooks, one per pytest process: protocols
+created on first use, payloads routed to them, their gates combined into the exit status
+(docs/design.md, "The shape")."""
 
 from __future__ import annotations
 

@@ -15,11 +15,9 @@ if TYPE_CHECKING:
 
 def fixtures_for(session: EvalSession) -> types.ModuleType:
     """The session's ChaosBench fixtures, as a plugin module (pytest reads fixtures from a
-    module's attributes). They are session-scoped and take no argument: pytest resolves a
-    fixture's arguments on every item even when its value is cached, and asking for
-    `pytestconfig` makes it build a `request` fixture definition (parsing a signature) each
-    time, about a tenth of an eval item's own cost. So they reach the session through this
-    closure instead. Override any of them in a conftest.py as usual."""
+    module's attributes). Session-scoped and without arguments (pytest resolves a fixture's
+    arguments on every item), they reach the session through this closure. Override any of
+    them in a conftest.py as usual."""
 
     def protocol():
         return session.protocol("chaosbench")
