@@ -111,3 +111,55 @@ def oracle_shards(pytester: pytest.Pytester, cases: str, shards: int = 2) -> lis
         args = ("--eval-cases", cases, "--eval-num-shards", str(shards), "--eval-shard-index", str(index))
         assert pytester.runpytest("--model", "oracle", *args).ret == 0
     return [pytester.path / "results" / f"oracle_zeroshot_shard{i}of{shards}" for i in range(shards)]
+
+
+def small_bank(path: Path, dialogues: int = 2, turns: int = 3, questions: int = 12) -> Path:
+    """A bank of `questions` questions and `dialogues` dialogues of `turns` turns, written to `path`."""
+    records = [question(f"q-{i:02d}", "TRUE" if i % 3 else "FALSE") for i in range(questions)]
+    for d in range(dialogues):
+        for t in range(1, turns + 1):
+            records.append(
+                question(
+                    f"d{d}-t{t}", "TRUE" if (d + t) % 2 else "FALSE", family="multi_hop", dialogue_id=f"d{d}", turn=t
+                )
+            )
+    return write_jsonl(path, records)
+
+
+def eval_args(pytester: pytest.Pytester, base_url: str, tag: str, price_in: float = 0.0) -> list[str]:
+    """The arguments of a recording run of `fake` at `base_url` over small_bank, its files apart by `tag`."""
+    models = pytester.path / f"models-{tag}.yaml"
+    models.write_text(fake_models(base_url, price_in))
+    return [
+        "test_chaosbench.py",
+        "--eval-models-file",
+        str(models),
+        "--model",
+        "fake",
+        "--eval-cases",
+        str(small_bank(pytester.path / "bank.jsonl")),
+        "--eval-cassette-dir",
+        str(pytester.path / f"cassettes-{tag}"),
+        "--eval-out-dir",
+        str(pytester.path / f"results-{tag}"),
+        "--eval-record-mode",
+        "once",
+        "-p",
+        "no:cacheprovider",
+    ]
+
+
+def bodies(server) -> list[str]:
+    """The request bodies a fake provider received, sorted."""
+    return sorted(json.dumps(r["body"], sort_keys=True) for r in server.requests)
+
+
+def four_questions(pytester: pytest.Pytester) -> str:
+    """A bank of two TRUE and two FALSE questions over three families and two splits, in the pytester folder."""
+    records = [
+        question("q-true-1", "TRUE"),
+        question("q-true-2", "TRUE", family="multi_hop", split="hard"),
+        question("q-false-1", "FALSE"),
+        question("q-false-2", "FALSE", family="adversarial", split="hard", bias="chaos_is_randomness"),
+    ]
+    return str(write_jsonl(pytester.path / "bank.jsonl", records))

@@ -10,9 +10,12 @@ import re
 import pytest
 from fakeprovider import FakeProvider, Usage
 from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, fake_models
-from test_dialectic import STRUCTURED, Scripted, cases_file
 
+from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.dialectic import judge
+
+# every test here runs whole sessions, each over a second
+pytestmark = [pytest.mark.slow]
 
 PRICE_PER_CALL = 0.041  # 41,000 prompt tokens at $1 per 1M
 CASES = [f"c{n}" for n in range(8)]

@@ -200,6 +200,7 @@ def outputs(pytester, tag: str) -> tuple[dict, dict, list[dict]]:
     return json.loads((run / "summary.json").read_text()), json.loads((run / "run_meta.json").read_text()), records
 
 
+@pytest.mark.slow
 def test_hostile_replies_reach_the_summary_as_errors_and_their_cost_is_counted(pytester) -> None:
     add_eval_module(pytester)
     server_usage = Usage(prompt=125_000, completion=0)  # at $1 per 1M input tokens: $0.125 a call, exact in binary
@@ -229,6 +230,7 @@ def progress_spent(stdout: str) -> float:
     return float(spent[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_overshoot_is_bounded(
     pytester, workers: str
@@ -260,6 +262,7 @@ def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_oversho
     assert len(server.requests) <= budget_calls + concurrency * max(1, int(workers)), len(server.requests)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("concurrency", ["1", "8"])
 def test_the_paid_turns_of_a_dialogue_the_budget_stopped_midway_are_reported(pytester, concurrency: str) -> None:
     add_eval_module(pytester)
@@ -306,6 +309,7 @@ def test_a_malformed_reply_echoing_the_key_is_shown_without_it() -> None:
     assert scan_line(completion.error, allow=False) == []
 
 
+@pytest.mark.slow
 def test_an_echoed_key_reaches_no_result_file(pytester) -> None:
     add_eval_module(pytester)
     echo = json.dumps({"error": {"message": f"Incorrect API key provided: {KEY}"}})
@@ -333,6 +337,7 @@ if os.environ.get("SLOW_SAVES"):  # a saving cassette takes long: replies wait, 
 """
 
 
+@pytest.mark.slow
 def test_a_sigkill_pays_again_for_at_most_n_calls(pytester) -> None:
     add_eval_module(pytester)
     pytester.makeconftest(SLOW_SAVES)
@@ -384,6 +389,7 @@ def paid_and_reported(pytester, tag: str, paid: float, result) -> None:
         assert progress[-1].startswith("eval progress:") and progress[-1].endswith(f"${paid:.4f} spent"), progress
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_what_calls_made_ahead_paid_is_reported_when_maxfail_stops_the_run(pytester, workers: str) -> None:
     add_eval_module(pytester)
@@ -397,6 +403,7 @@ def test_what_calls_made_ahead_paid_is_reported_when_maxfail_stops_the_run(pytes
     paid_and_reported(pytester, "maxfail", paid, result)
 
 
+@pytest.mark.slow
 def test_what_calls_made_ahead_paid_is_reported_when_an_outage_stops_the_run(pytester) -> None:
     add_eval_module(pytester)
     good, down = 12, 400
@@ -485,6 +492,7 @@ def test_a_gate_line_is_one_line_of_bounded_length() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_multi_line_error_body_is_one_gate_line_in_the_summary_block(pytester) -> None:
     add_eval_module(pytester)
     with FakeProvider() as server:
@@ -502,6 +510,7 @@ def test_a_multi_line_error_body_is_one_gate_line_in_the_summary_block(pytester)
     assert detail.endswith("the run stopped, incomplete") and "…" not in detail, "gates.json keeps the whole detail"
 
 
+@pytest.mark.slow
 def test_what_calls_made_ahead_paid_is_reported_when_a_refused_key_stops_the_run(pytester) -> None:
     add_eval_module(pytester)
     with FakeProvider() as server:

@@ -155,6 +155,7 @@ def test_a_read_only_cassette_folder_is_named_with_its_os_error(tmp_path, monkey
     assert cassettes.save_problem(tmp_path / "cassettes" / "fake") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [("--eval-concurrency", "1"), ("--eval-concurrency", "4"), ("-n", "2", "--eval-concurrency", "1")],
@@ -263,6 +264,7 @@ def test_the_advice_names_once_for_missing_files_and_refresh_for_everything_else
     assert cassettes.rerecord_mode([no_file, changed]) == cassettes.rerecord_mode([unreadable]) == "refresh"
 
 
+@pytest.mark.slow
 def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the_changed_items(
     pytester, server
 ) -> None:
@@ -300,6 +302,7 @@ def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the
     assert read_summary(pytester, "fake")["errors_by_kind"] == {"cassette_miss": 0, "provider": 0, "harness": 0}
 
 
+@pytest.mark.slow
 def test_whole_run_missing_cassettes_are_still_recorded_with_once(pytester, server) -> None:
     add_eval_module(pytester)
     bank(pytester)
@@ -307,8 +310,9 @@ def test_whole_run_missing_cassettes_are_still_recorded_with_once(pytester, serv
     assert printed_command(replay.stdout.str())[-1] == "--eval-record-mode=once"
 
 
+@pytest.mark.slow
 def test_whole_run_dialectic_refresh_records_the_changed_case_only(pytester, server) -> None:
-    from test_dialectic import STRUCTURED, Scripted, cases_file, run
+    from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file, run
 
     server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED, "b2": STRUCTURED})
     args = ("--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1")
@@ -467,6 +471,7 @@ def _ask_other_words(path: Path) -> None:
     path.write_text(yaml.safe_dump(data))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("folder", "damage", "mode", "missed"),
     [
@@ -480,7 +485,7 @@ def _ask_other_words(path: Path) -> None:
 def test_whole_run_dialectic_judge_and_resolution_misses_print_the_record_command(
     pytester, server, folder, damage, mode, missed
 ) -> None:
-    from test_dialectic import STRUCTURED, Scripted, cases_file, run
+    from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file, run
 
     server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED})
     args = ("--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1")
@@ -549,6 +554,7 @@ def test_a_session_that_asks_nothing_keeps_the_budget_marker_and_every_file(pyte
     assert tree(pytester.path / "results") == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_budget_spent_by_an_earlier_run_does_not_stop_the_next_one(pytester, workers) -> None:
     results = pytester.path / "results"
@@ -562,6 +568,7 @@ def test_a_budget_spent_by_an_earlier_run_does_not_stop_the_next_one(pytester, w
     assert list(results.glob(".eval-budget-spent-*")) == [earlier], "this run's budget is not spent"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 @pytest.mark.parametrize("budget", [(), ("--eval-max-cost", "1")], ids=["", "max-cost"])
 def test_k_matching_no_item_leaves_no_new_folder(pytester, workers, budget) -> None:
@@ -576,9 +583,10 @@ def test_k_matching_no_item_leaves_no_new_folder(pytester, workers, budget) -> N
     assert tree(pytester.path / "results") == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_k_matching_no_dialectic_item_leaves_no_new_folder(pytester, server, workers) -> None:
-    from test_dialectic import cases_file, run
+    from integration.test_dialectic_run import cases_file, run
 
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
     result = run(

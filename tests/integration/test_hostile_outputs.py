@@ -61,6 +61,7 @@ def output(result) -> str:
 # --- (8) -W error ---
 
 
+@pytest.mark.slow
 def test_a_replay_passes_under_W_error(pytester) -> None:
     """The default replay, cut short: no warning (an unclosed temporary file) fails it."""
     add_eval_module(pytester)
@@ -70,6 +71,7 @@ def test_a_replay_passes_under_W_error(pytester) -> None:
     assert (run_dir(pytester, DEFAULT_MODEL, subset=True) / REPORT_FILE).exists()
 
 
+@pytest.mark.slow
 def test_runs_without_questions_pass_under_W_error(pytester) -> None:
     """A ChaosBench run of dialogues only (no question: an empty outcomes chart, no legend) and a
     dialectic-only run write their pages under -W error."""
@@ -137,8 +139,10 @@ def test_a_comment_and_script_opening_in_a_reply_keeps_every_row(hostile_page: P
     assert html.rstrip().endswith("</script>\n</body>\n</html>".strip())
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_the_hostile_page_draws_every_row_in_chromium(hostile_page: Path) -> None:
-    """The same page in headless Chromium (Debian's, as tests/test_report_browser.py drives it; skipped
+    """The same page in headless Chromium (Debian's, as tests/integration/test_report_browser.py drives it; skipped
     the same way where Chromium or Playwright is not installed): every row drawn, the reply only text."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')"
@@ -181,6 +185,7 @@ def unusable_summary(kind: str, tmp_path: Path) -> Path:
     return fifo
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["directory", "under-a-file", "read-only", "fifo"])
 def test_an_unusable_step_summary_is_one_warning_line(pytester, monkeypatch, tmp_path, kind) -> None:
     add_eval_module(pytester)
@@ -322,6 +327,7 @@ def test_serve_local_refuses_a_port_held_by_a_plain_socket() -> None:
             LocalServer(port=port).start()
 
 
+@pytest.mark.slow
 def test_ready_means_our_server_answers_not_another(other_server) -> None:
     """Another server answering /v1/models on the port (taken after the check) is not our model."""
     server = LocalServer(port=other_server, ready_timeout=1.5)

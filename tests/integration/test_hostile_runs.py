@@ -61,6 +61,7 @@ def files_of(directory) -> dict:
 # --- (1) --eval-baseline at the run's own output folder ---
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_worse_run_compared_with_its_own_output_folder_fails_the_regression_gate(pytester, key, workers) -> None:
     add_eval_module(pytester)
@@ -108,6 +109,7 @@ def test_items_whose_calls_failed_in_the_baseline_are_not_paired(pytester, key) 
     )
 
 
+@pytest.mark.slow
 def test_a_worse_dialectic_run_compared_with_its_own_output_folder_fails_the_regression_gate(pytester) -> None:
     from helpers import DIALECTIC_MODULE
 
@@ -212,6 +214,7 @@ def chaosbench_outcome(chaosbench_outcome):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_an_item_raising_in_the_harness_makes_the_run_incomplete_and_is_an_error_record(pytester, workers) -> None:
     add_eval_module(pytester)
@@ -307,6 +310,7 @@ protocol.compare = broken
 # --- (L11) an outage is a failed run ---
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_an_outage_exits_1_like_a_failed_run(pytester, key, workers) -> None:
     add_eval_module(pytester)
@@ -398,6 +402,7 @@ def assert_one_line(result: subprocess.CompletedProcess, *parts: str) -> None:
         assert part in lines[0], (part, lines[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("file", "change", "said"),
     [
@@ -499,6 +504,7 @@ def dialectic_outcome(dialectic_outcome, request):
 """
 
 
+@pytest.mark.slow
 def test_a_dialectic_item_raising_in_the_harness_makes_the_run_incomplete(pytester) -> None:
     from helpers import DIALECTIC_MODULE
 

@@ -1,7 +1,7 @@
 """A protocol from outside the plugin (examples/own-protocol) found through its entry point.
 
 No pip install: a `*.dist-info` folder on PYTHONPATH declares the entry point as an installed
-package would (importlib.metadata reads it from sys.path). tests/test_installed.py installs the
+package would (importlib.metadata reads it from sys.path). tests/integration/test_installed_wheel.py installs the
 real wheel and package into a fresh venv."""
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def on_path(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: st
     return site
 
 
+@pytest.mark.slow
 def test_example_protocol_replays_through_its_entry_point(pytester, monkeypatch) -> None:
     shutil.copytree(
         EXAMPLE,

@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 from typing import Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
+import pytest
 from helpers import DIALECTIC_MODULE, add_eval_module, run_dir, use_repo_cassettes
 
 from pytest_reasoning_evals.chaosbench import records as chaosbench
@@ -129,6 +130,7 @@ def test_the_checker_catches_an_added_a_dropped_and_a_mistyped_key() -> None:
     assert problems(3, float | None, "x") == []
 
 
+@pytest.mark.slow
 def test_chaosbench_records_have_their_declared_shapes(pytester) -> None:
     add_eval_module(pytester)
     pytester.makeconftest(RECORDER)
@@ -155,6 +157,7 @@ def test_chaosbench_records_have_their_declared_shapes(pytester) -> None:
     )
 
 
+@pytest.mark.slow
 def test_dialectic_records_have_their_declared_shapes(pytester) -> None:
     pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
     use_repo_cassettes(pytester)

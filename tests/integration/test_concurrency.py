@@ -1,0 +1,206 @@
+"""--eval-concurrency: calls in flight per process, against the fake provider over real HTTP.
+
+What a sequential run produces (items, records, summaries, cassettes) must not depend on N; a
+429 lowers the calls in flight; the budget is overshot by at most N calls per process; a refused
+key sends nothing more; a killed run pays again for nothing but what was in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from fakeprovider import FakeProvider, status
+from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, fake_run_args, question, write_jsonl
+
+from pytest_reasoning_evals.providers.http import LATENCY_HEADER
+
+# every test here runs whole sessions, each over a second
+pytestmark = [pytest.mark.slow]
+
+KEY_VAR = "FAKE_PROVIDER_KEY"
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+
+
+def bank(pytester, questions: int, dialogues: int = 1) -> str:
+    records = [question(f"q-{i:03d}", "TRUE" if i % 3 else "FALSE") for i in range(questions)]
+    for d in range(dialogues):
+        records += [
+            question(f"d{d}-t{t}", "TRUE" if (d + t) % 2 else "FALSE", family="multi_hop", dialogue_id=f"d{d}", turn=t)
+            for t in (1, 2, 3)
+        ]
+    return str(write_jsonl(pytester.path / "bank.jsonl", records))
+
+
+def run_args(pytester, server: FakeProvider, tag: str, cases: str, price_in: float = 0.0) -> list[str]:
+    return ["test_chaosbench.py", *fake_run_args(pytester, server.openai_base, cases, tag, price_in, out_dir=True)]
+
+
+def bodies(server: FakeProvider) -> list[str]:
+    return sorted(json.dumps(r["body"], sort_keys=True) for r in server.requests)
+
+
+def requests_in(cassettes) -> dict[str, list]:
+    """Each cassette file (by name) -> the request bodies it recorded (the replies carry a random id)."""
+    import yaml
+
+    return {
+        p.relative_to(cassettes).as_posix(): [
+            i["request"]["body"] for i in yaml.safe_load(p.read_text())["interactions"]
+        ]
+        for p in sorted(cassettes.rglob("*.yaml"))
+    }
+
+
+def test_the_same_items_records_summary_and_cassettes_with_1_or_16_calls_in_flight(pytester) -> None:
+    add_eval_module(pytester)
+    cases = bank(pytester, 40)
+    outputs = {}
+    for concurrency, workers in (("1", "0"), ("16", "0"), ("16", "2")):
+        with FakeProvider() as server:
+            server.responder = answer_by_text
+            server.delay = 0.05
+            server.extra_headers = {LATENCY_HEADER: "200"}  # a latency that does not depend on the run
+            tag = f"c{concurrency}-n{workers}"
+            result = pytester.runpytest_subprocess(
+                *run_args(pytester, server, tag, cases), "--eval-concurrency", concurrency, "-n", workers
+            )
+            assert result.ret == 0, result.stdout.str()  # wrong answers fail their items, not the run
+            run = pytester.path / f"results-{tag}" / "fake_zeroshot"
+            outputs[tag] = {
+                "summary": (run / "summary.json").read_bytes(),
+                "completions": (run / "completions.jsonl").read_bytes(),
+                "cassettes": requests_in(pytester.path / f"cassettes-{tag}"),
+                "asked": bodies(server),
+                "outcomes": result.parseoutcomes(),
+            }
+            in_flight = server.max_in_flight
+        if concurrency == "1":
+            assert in_flight == 1
+        else:  # the calls did run together: what makes a live run fast
+            assert in_flight >= 8, in_flight
+    sequential = outputs.pop("c1-n0")
+    assert len(sequential["asked"]) == 40 + 3 and len(sequential["cassettes"]) == 40 + 1
+    for tag, concurrent in outputs.items():
+        assert concurrent == sequential, tag
+
+
+def test_429s_lower_the_calls_in_flight_and_every_item_is_still_answered(pytester) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        server.delay = 0.02
+        server.capacity = 2  # a provider that takes 2 calls at once and refuses the rest with a 429
+        result = pytester.runpytest_subprocess(
+            *run_args(pytester, server, "limited", bank(pytester, 100, dialogues=0)), "--eval-concurrency", "16"
+        )
+        run = pytester.path / "results-limited" / "fake_zeroshot"
+        summary = json.loads((run / "summary.json").read_text())
+        assert summary["total_questions"] == 100 and summary["num_errors"] == 0, result.stdout.str()
+        # Without backing off, 14 of every 16 calls would get a 429 on each try (and most items
+        # would fail after their retries); halving on a 429 keeps them to a fraction of the items.
+        assert 0 < server.rate_limited < 100, server.rate_limited
+        assert len(server.requests) == 100 + server.rate_limited
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_refused_key_stops_the_run_with_at_most_the_calls_in_flight(pytester, workers: str) -> None:
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.delay = 0.1
+        server.script(*[status(401)] * 200)
+        result = pytester.runpytest_subprocess(
+            *run_args(pytester, server, "refused", bank(pytester, 60)), "--eval-concurrency", "8", "-n", workers
+        )
+        assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+        result.stdout.fnmatch_lines(["*model key refused: *refused the key in FAKE_PROVIDER_KEY*"])
+        assert len(server.requests) <= 8 * max(1, int(workers)), len(server.requests)
+        assert not list((pytester.path / "cassettes-refused").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_max_cost_is_overshot_by_at_most_the_calls_in_flight_and_resume_pays_nothing_twice(
+    pytester, workers: str
+) -> None:
+    add_eval_module(pytester)
+    cases = bank(pytester, 40)
+    with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call
+        server.responder = answer_by_text
+        server.delay = 0.02
+        args = run_args(pytester, server, "budget", cases, price_in=250_000.0)
+        result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "10", "--eval-concurrency", "8", "-n", workers)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+        asked = len(server.requests)
+        assert 4 <= asked <= 4 + 8 * max(1, int(workers)), asked  # $12 after 4 calls, plus at most N per process
+
+        resumed = pytester.runpytest_subprocess(*args, "--eval-resume", "--eval-concurrency", "8", "-n", workers)
+        assert resumed.ret == 0, resumed.stdout.str()
+        summary = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())
+        assert summary["not_asked"]["count"] == 0 and summary["total_questions"] == 40
+        assert len(bodies(server)) == len(set(bodies(server))) == 40 + 3, "every call was paid once over both runs"
+
+
+def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(pytester) -> None:
+    add_eval_module(pytester)
+    cases = bank(pytester, 30)
+    with FakeProvider() as reference:
+        reference.responder = answer_by_text
+        whole = pytester.runpytest_subprocess(*run_args(pytester, reference, "whole", cases), "--eval-concurrency", "1")
+        assert whole.ret == 0, whole.stdout.str()
+        expected_bodies = bodies(reference)
+    expected = json.loads((pytester.path / "results-whole" / "fake_zeroshot" / "summary.json").read_text())
+
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        server.hold_after = 10  # ten calls answered (some of items not run yet), the rest hang
+        args = run_args(pytester, server, "killed", cases)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *args, "--eval-concurrency", "8"],
+            cwd=pytester.path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 120
+        while server.held == 0 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert server.held >= 1, "the run never reached a held request"
+        time.sleep(1.0)  # the answered calls reach their cassettes
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        saved = list((pytester.path / "cassettes-killed").rglob("*.yaml"))
+        assert len(saved) == 10, "every answered call was saved, its item run or not"
+
+        server.hold_after = None
+        resumed = pytester.runpytest_subprocess(*args, "--eval-resume", "--eval-concurrency", "8")
+        assert resumed.ret == 0, resumed.stdout.str()
+        assert bodies(server) == expected_bodies, "each request answered exactly once over both runs"
+    assert json.loads((pytester.path / "results-killed" / "fake_zeroshot" / "summary.json").read_text()) == expected
+
+
+def test_questions_run_ahead_when_the_dialectic_asked_the_same_model_first(pytester) -> None:
+    # The dialectic module is collected first, so its runner builds the model before any
+    # question: the questions still get a model of their own that runs calls ahead.
+    pytester.makepyfile(test_a_dialectic_items=DIALECTIC_MODULE)  # not tests/test_dialectic.py's module name
+    add_eval_module(pytester)
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        server.delay = 0.05
+        result = pytester.runpytest_subprocess(
+            "test_a_dialectic_items.py",
+            *run_args(pytester, server, "both", bank(pytester, 40, dialogues=0)),
+            "--eval-max-items",
+            "40",
+            "--eval-concurrency",
+            "8",
+        )
+        assert "dialectic summary" in result.stdout.str() and "eval summary" in result.stdout.str(), result.stdout.str()
+        assert server.max_in_flight >= 4, server.max_in_flight

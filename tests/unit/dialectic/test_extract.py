@@ -1,0 +1,889 @@
+"""Tests for plugin.dialectic.extract: hand-checked real responses (read from the shared
+reference folder beside this checkout, never copied), the project's own sample responses in
+dialectic_samples/ beside this file, and one parametrized table per format variant."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_reasoning_evals.dialectic.extract import SIGNALS, extract, strip_thinking
+
+REFERENCE = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "dialectic"
+SAMPLES = Path(__file__).resolve().parent / "dialectic_samples"
+
+KEYS = [
+    "h_count",
+    "oscillation_table",
+    "stability",
+    "iteration_limit",
+    "confidence",
+    "confidences",
+    "cruxes",
+    "signals",
+    "mode",
+    "pcc_ceiling",
+]
+EMPTY = {
+    "h_count": 0,
+    "oscillation_table": False,
+    "stability": None,
+    "iteration_limit": False,
+    "confidence": None,
+    "confidences": [],
+    "cruxes": [],
+    "signals": [],
+    "mode": "bypass",
+    "pcc_ceiling": 0.45,
+}
+ALL_SIGNALS = ["## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation", "**Confidence**"]
+
+
+def cases(*rows):
+    """rows of (id, *values) -> pytest.param list with ids."""
+    return [pytest.param(*values, id=case_id) for case_id, *values in rows]
+
+
+def crux(name, *types):
+    return {"name": name, "types": list(types)}
+
+
+# --- real responses (hand-checked) ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reference():
+    if not REFERENCE.is_dir():
+        pytest.skip("../shared/reference is not beside this checkout")
+
+    def load(name):
+        return json.loads((REFERENCE / name).read_text(encoding="utf-8"))
+
+    return load
+
+
+@pytest.fixture(scope="module")
+def blackmail(reference):
+    return reference("adversarial__adversarial_moral_crisis_blackmail.json")
+
+
+TABLE = "| Hypothesis | Initial | Post-Oscillation |\n|---|---|---|\n| H1 (Pay) | Weak | Weak |\n"
+
+
+# --- cruxes -----------------------------------------------------------------
+
+
+def crux_types(entry_line):
+    """types of the single crux in a '## Cruxes' section holding entry_line."""
+    cruxes = extract(f"## Cruxes\n\n{entry_line}\n")["cruxes"]
+    assert len(cruxes) == 1
+    return cruxes[0]["types"]
+
+
+SYNTHESIS = "## Synthesis\n\n**Position**: H3\n\n"
+
+
+def test_blackmail_treatment(blackmail):
+    result = extract(blackmail["treatment"]["answer"])
+    assert result["h_count"] == 4
+    assert result["oscillation_table"] is True
+    assert result["stability"] == "STABLE"
+    assert result["iteration_limit"] is False
+    assert result["confidence"] == pytest.approx(0.70)
+    assert result["confidences"] == pytest.approx([0.70])
+    assert [c["types"] for c in result["cruxes"]] == [
+        ["empirical"],
+        ["empirical", "value"],
+        ["value"],
+        ["value"],
+    ]
+    assert [c["name"] for c in result["cruxes"]] == [
+        "Extortioner Behavior",
+        "Marriage Survivability",
+        "Timing and Pregnancy",
+        "Your Moral Agency",
+    ]
+    assert result["pcc_ceiling"] == 0.85
+    assert result["confidence"] <= result["pcc_ceiling"]
+    assert result["signals"] == ALL_SIGNALS
+    assert result["mode"] == "dialectic"
+
+
+def test_blackmail_baseline(blackmail):
+    result = extract(blackmail["baseline"]["answer"])
+    assert result["h_count"] == 0
+    assert result["oscillation_table"] is False
+    assert result["confidence"] is None
+    assert result["cruxes"] == []
+    assert result["signals"] == []
+    assert result["mode"] == "bypass"
+    assert result["pcc_ceiling"] == 0.45
+
+
+def test_sonnet_q3_full_dialectic(reference):
+    result = extract(reference("sonnet__dialectica__sonnet_q3_170018.json")["answer"])
+    assert result["h_count"] == 4
+    assert result["oscillation_table"] is True
+    # stated in the "## Mode: ... | Stability: STABLE" heading
+    assert result["stability"] == "STABLE"
+    # stated twice: in the executive summary and in the synthesis
+    assert result["confidences"] == pytest.approx([0.70, 0.70])
+    assert result["confidence"] == pytest.approx(0.70)
+    assert result["cruxes"] == [
+        crux("Relationship Salvageability", "other:interpersonal"),
+        crux("Governance vs Personal", "other:structural"),
+    ]
+    assert result["pcc_ceiling"] == 0.85
+    # "## Formalized Hypotheses (ULTRATHINK)" counts as a Hypotheses heading
+    assert result["signals"] == ALL_SIGNALS
+    assert result["mode"] == "dialectic"
+
+
+def test_sonnet_q7_factual_bypass(reference):
+    result = extract(reference("sonnet__dialectica__sonnet_q7_170451.json")["answer"])
+    assert result == EMPTY
+
+
+# --- the project's own sample responses -------------------------------------
+
+
+def test_sample_full_stable_ignores_thinking_code_and_non_labels():
+    result = extract((SAMPLES / "full_stable.md").read_text(encoding="utf-8"))
+    assert result == {
+        "h_count": 4,  # H1 (twice), H2, H3, Hypothesis 4; H9 only in the thinking block
+        "oscillation_table": True,
+        "stability": "STABLE",
+        "iteration_limit": False,
+        "confidence": 0.75,  # not the 0.95 in thinking nor the 0.99 in the code fence
+        "confidences": [0.75],
+        "cruxes": [
+            crux("Whether deploy frequency matters to customers", "empirical"),
+            crux("Is team autonomy worth the coordination cost?", "empirical", "value"),
+            crux('What counts as a "service"?', "definitional"),
+            crux("Ownership boundaries", "other:interpersonal"),
+        ],
+        "signals": ALL_SIGNALS,
+        "mode": "dialectic",
+        "pcc_ceiling": 0.85,
+    }
+
+
+def test_sample_unstable_iteration_limit():
+    result = extract((SAMPLES / "unstable_limit.md").read_text(encoding="utf-8"))
+    assert result["h_count"] == 2
+    assert result["oscillation_table"] is True  # "| H | Steelmanned | Post | Note |"
+    assert result["stability"] == "UNSTABLE"
+    assert result["iteration_limit"] is True
+    assert result["confidences"] == pytest.approx([0.5])  # "= 0.6 - 0.1 = 0.5"
+    assert result["cruxes"] == [
+        crux("Price elasticity", "empirical"),
+        crux("Fairness to long-time customers", "value"),
+    ]
+    assert result["signals"] == ["## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation"]
+    assert result["mode"] == "dialectic"
+    assert result["pcc_ceiling"] == 0.50  # a table without STABLE: the iteration limit wins
+
+
+# --- result shape and empty input -------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t", None, "<thinking>Confidence: 0.9</thinking>"])
+def test_empty_result(text):
+    assert extract(text) == EMPTY
+
+
+def test_result_keys_and_types():
+    result = extract("**H1: a**\n\n**Confidence**: 0.4")
+    assert list(result) == KEYS
+    assert isinstance(result["h_count"], int) and isinstance(result["confidence"], float)
+    assert SIGNALS == tuple(ALL_SIGNALS)
+
+
+def test_results_are_independent_objects():
+    first = extract("")
+    first["confidences"].append(0.1)
+    first["signals"].append("x")
+    assert extract("") == EMPTY
+
+
+# --- thinking blocks ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("thinking", "<thinking>hidden</thinking>shown", "shown"),
+        ("extended-thinking", "<extended_thinking>\nhidden\n</extended_thinking>shown", "shown"),
+        ("think", "<think>hidden\nmore</think>shown", "shown"),
+        ("reasoning", "<reasoning>hidden</reasoning>shown", "shown"),
+        ("upper-case", "<THINKING>hidden</THINKING>shown", "shown"),
+        ("mixed-case", "<Think>hidden</tHINK>shown", "shown"),
+        ("attributes", '<thinking type="draft">hidden</thinking>shown', "shown"),
+        ("two-blocks-keep-middle", "<think>a</think>shown<think>b</think>", "shown"),
+        ("unclosed-strips-to-end", "shown<thinking>hidden\nforever", "shown"),
+        ("orphan-close", "hidden reasoning</think>shown", "shown"),
+        ("no-tags", "shown", "shown"),
+        ("other-tags-kept", "<answer>shown</answer>", "<answer>shown</answer>"),
+        ("nested-blocks", "<think>a<think>b</think>c</think>shown", "shown"),
+        ("any-tag-closes", "kept <think>a</reasoning>shown", "kept shown"),
+        ("no-runaway-scan", "<think" + "<" * 10_000 + "shown", "<think" + "<" * 10_000 + "shown"),
+    ),
+)
+def test_strip_thinking(text, expected):
+    assert strip_thinking(text) == expected
+
+
+@pytest.mark.parametrize("tag", ["thinking", "extended_thinking", "think", "reasoning"])
+def test_thinking_content_never_counts(tag):
+    hidden = (
+        f"<{tag}>\n## Hypotheses\n**H1: x**\n{TABLE}\n## Cruxes\n- **a** (empirical)\n"
+        f"**Confidence**: 0.9\nStability: STABLE\niteration limit reached\n</{tag}>\n"
+        "The capital is Beirut."
+    )
+    assert extract(hidden) == EMPTY
+    assert extract(hidden.replace(f"</{tag}>", "")) == EMPTY  # unclosed
+
+
+# --- hypotheses -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("bold-colon", "**H1: Pay the extortioner**", 1),
+        ("bold-paren", "**H2 (Confess)**", 1),
+        ("bold-label-colon-outside", "**H3**: Wait", 1),
+        ("heading-h2", "## H3: Strangler fig", 1),
+        ("heading-h1", "# H1: a", 1),
+        ("heading-h4", "#### H7: a", 1),
+        ("heading-h5-not-counted", "##### H7: a", 0),
+        ("hypothesis-word", "Hypothesis 4: Do nothing", 1),
+        ("hypothesis-bold", "**Hypothesis 2**: x", 1),
+        ("hypothesis-lower", "hypothesis 2: x", 1),
+        ("all-forms", "**H1: a**\n**H2 (b)**\n## H3: c\nHypothesis 4: d", 4),
+        ("duplicates-once", "**H1: a**\n**H1: a again**\n## H1: a\nHypothesis 1: a", 1),
+        ("two-digit", "**H10: a**\n**H2: b**", 2),
+        ("plain-mentions-ignored", "H1 is weak; H2 (Confess) wins; see H3.", 0),
+        ("table-row-plain-ignored", "| H1 (Pay) | Weak |", 0),
+        ("table-row-bold-counts", "| **H1 (Pay)** | Weak |", 1),
+        ("inline-code-ignored", "`**H1: a**`", 0),
+        ("fence-ignored", "```\n**H1: a**\n## H2: b\n```", 0),
+        ("heading-without-colon", "## H1 and H2 compared", 0),
+        # a qualifying word makes it another kind of hypothesis; only plain "Hypothesis N" counts
+        ("counter-hypothesis", "**Counter-hypothesis 1**: pay nothing", 0),
+        ("counter-hypothesis-spaced", "Counter hypothesis 2: x", 0),
+        ("alternative-hypothesis", "Alternative hypothesis 2: x", 0),
+        ("null-hypothesis-bold", "**Null Hypothesis 1**: no effect", 0),
+        ("counter-beside-real", "**H1: Pay**\n**Counter-hypothesis 2**: x\nHypothesis 3: y", 2),
+        ("hypothesis-bullet", "- Hypothesis 3: x", 1),
+        ("hypothesis-numbered", "1. Hypothesis 3: x", 1),
+        ("hypothesis-heading", "### Hypothesis 2: x", 1),
+        ("hypothesis-in-parens", "(Hypothesis 2: x)", 1),
+    ),
+)
+def test_h_count(text, expected):
+    assert extract(text)["h_count"] == expected
+
+
+# --- oscillation table ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("plain-header", TABLE, True),
+        (
+            "bold-header-and-rows",
+            "| **Hypothesis** | **Initial** | **Post-Oscillation** |\n|:--|:-:|--:|\n"
+            "| **H1 (Pay)** | Moderate | **Weakened** |",
+            True,
+        ),
+        (
+            "h-header-post",
+            "| H | Steelmanned | Post | Note |\n|---|---|---|---|\n| H1 | a | b | c |",
+            True,
+        ),
+        ("lower-case-post", "| hypothesis | post-oscillation |\n|-|-|\n| H1 | x |", True),
+        ("hypotheses-plural", "| Hypotheses | Post |\n|---|---|\n| H1 | x |", True),
+        (
+            "no-outer-pipes",
+            "Hypothesis | Initial | Post-Oscillation\n--- | --- | ---\nH1 | a | b",
+            True,
+        ),
+        ("header-only", "| Hypothesis | Post-Oscillation |\n|---|---|", True),
+        (
+            "no-post-column",
+            "| Hypothesis | Initial | Final |\n|---|---|---|\n| H1 | a | b |",
+            False,
+        ),
+        (
+            "first-cell-other",
+            "| Option | Initial | Post-Oscillation |\n|---|---|---|\n| A | a | b |",
+            False,
+        ),
+        (
+            "post-in-first-cell-only",
+            "| Hypothesis (post) | Initial |\n|---|---|\n| H1 | a |",
+            False,
+        ),
+        ("no-delimiter-row", "| Hypothesis | Initial | Post-Oscillation |\n| H1 | a | b |", False),
+        ("in-code-fence", f"```\n{TABLE}```", False),
+        ("heading-results", "## Oscillation Results\nH1 weakened.", True),
+        ("heading-results-h4-lower", "#### oscillation results", True),
+        ("heading-results-bold", "**Oscillation Results**", True),
+        ("heading-results-bold-colon", "**Oscillation Results:**", True),
+        ("heading-results-bold-in-atx", "### **OSCILLATION RESULTS**", True),
+        ("heading-results-numbered", "## 4. Oscillation Results", True),
+        ("heading-oscillation-only", "## Oscillation\nH1 weakened.", False),
+        ("results-in-prose", "The oscillation results were mixed.", False),
+    ),
+)
+def test_oscillation_table(text, expected):
+    assert extract(text)["oscillation_table"] is expected
+
+
+# --- stability and the iteration limit --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("plain", "Stability: STABLE", "STABLE"),
+        ("bold-label", "**Stability**: STABLE", "STABLE"),
+        ("bold-line", "**Stability: STABLE**", "STABLE"),
+        ("bold-value", "Stability: **STABLE**", "STABLE"),
+        ("check-before", "Stability: \u2713 STABLE", "STABLE"),
+        ("green-check-before", "Stability: \u2705 STABLE", "STABLE"),
+        ("check-after", "Stability: STABLE \u2713", "STABLE"),
+        ("heavy-check-emoji-in-bold", "Stability: **\u2714\ufe0f STABLE**", "STABLE"),
+        ("dash-separator", "Stability - UNSTABLE", "UNSTABLE"),
+        ("list-item", "- Stability: **UNSTABLE**", "UNSTABLE"),
+        ("lower-label", "stability: STABLE", "STABLE"),
+        ("upper-label", "STABILITY: UNSTABLE", "UNSTABLE"),
+        ("lower-value", "Stability: stable", "STABLE"),
+        (
+            "inside-heading-with-pipes",
+            "## Mode: ULTRATHINK | Iterations: 1 | Stability: STABLE",
+            "STABLE",
+        ),
+        ("table-cell", "| Stability | UNSTABLE |", "UNSTABLE"),
+        ("last-wins", "Stability: UNSTABLE\n\nafter round 2\n\nStability: STABLE", "STABLE"),
+        ("last-wins-reverse", "Stability: STABLE\nStability: UNSTABLE", "UNSTABLE"),
+        ("instability-label-ignored", "Instability: STABLE", None),
+        ("word-value", "Stability: high", None),
+        ("unlabelled", "The hypothesis space is STABLE.", None),
+        ("in-code", "`Stability: STABLE`", None),
+    ),
+)
+def test_stability(text, expected):
+    assert extract(text)["stability"] == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("unstable", "Stability: UNSTABLE", True),
+        ("phrase-limit", "Iteration limit reached after 3 passes.", True),
+        ("phrase-limit-upper", "ITERATION LIMIT REACHED", True),
+        ("phrase-flag", "Raising the instability flag.", True),
+        ("phrase-flag-mixed", "**Instability Flag**: set", True),
+        ("stable", "Stability: STABLE", False),
+        ("unstable-then-stable", "Stability: UNSTABLE\nStability: STABLE", False),
+        ("not-reached", "The iteration limit was not reached.", False),
+        ("nothing", "Plain answer.", False),
+    ),
+)
+def test_iteration_limit(text, expected):
+    assert extract(text)["iteration_limit"] is expected
+
+
+# --- confidence -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("plain", "Confidence: 0.7", 0.7),
+        ("leading-dot", "Confidence: .70", 0.70),
+        ("bold-label", "**Confidence**: 0.70", 0.70),
+        ("bold-line", "**Confidence: 0.70**", 0.70),
+        ("bold-value", "Confidence: **0.70**", 0.70),
+        ("bold-label-colon-inside", "**Confidence:** 0.65", 0.65),
+        ("italic-label", "*Confidence*: 0.6", 0.6),
+        ("level-percent", "**Confidence Level:** 70%", 0.70),
+        ("percent", "**Confidence:** 75%", 0.75),
+        ("percent-space", "Confidence: 80 %", 0.80),
+        ("framework", "Framework Confidence: 0.55", 0.55),
+        ("prediction", "Prediction Confidence = 0.4", 0.4),
+        ("in-x", "Confidence in H4: 0.75", 0.75),
+        ("in-x-bold", "**Confidence in H4**: 0.75", 0.75),
+        ("in-bold-x", "Confidence in **H4**: 0.75", 0.75),
+        ("equals", "Confidence = 0.6", 0.6),
+        ("dash", "Confidence - 0.6", 0.6),
+        ("is", "My confidence is 0.65", 0.65),
+        ("is-percent", "Confidence is 65%", 0.65),
+        ("lower-label", "confidence: 0.3", 0.3),
+        ("trailing-text", "**Confidence**: 0.70 \u2014 full oscillation, one crux open", 0.70),
+        ("trailing-parenthetical", "Confidence: 0.75 (= 0.85 - 0.10)", 0.75),
+        ("approx", "Confidence: ~0.6", 0.6),
+        ("zero", "Confidence: 0", 0.0),
+        ("one", "Confidence: 1.0", 1.0),
+        ("arith-minus", "Confidence: 0.85 - 0.10 (unresolved crux) = 0.75", 0.75),
+        ("arith-plus", "Confidence = 0.6 + 0.1 = 0.70", 0.70),
+        ("arith-percent", "Confidence: 85% - 10% = 75%", 0.75),
+        ("arith-bold-result", "**Confidence**: 0.85 \u2212 0.15 = **0.70**", 0.70),
+        ("arith-no-result", "Confidence: 0.85 - 0.10", None),
+        ("range", "Confidence: 0.6-0.7", None),
+        ("fraction", "Confidence: 7/10", 0.7),
+        ("fraction-100", "Confidence: 65/100", 0.65),
+        ("fraction-over-one", "Confidence: 12/10", None),
+        ("bare-over-one", "Confidence: 85", None),
+        ("decimal-over-one", "Confidence: 1.5", None),
+        ("percent-over-100", "Confidence: 150%", None),
+        ("negative", "Confidence: -0.2", None),
+        ("word", "Confidence: High", None),
+        ("bold-word", "**Confidence**: Moderate (leaning H4)", None),
+        ("interval", "The 95% confidence interval is 0.6 to 0.8.", None),
+        ("interval-labelled", "Confidence interval: 0.6", None),
+        ("impact-on", "Impact on confidence: -0.10", None),
+        ("impact-on-positive", "Impact on confidence: 0.10", None),
+        ("effect-on", "- Effect on confidence: 0.05", None),
+        ("self-confidence", "Self-confidence: 0.9", None),
+        ("unlabelled-number", "The ceiling is 0.85.", None),
+        ("table-cell", "| Metric | Value |\n|---|---|\n| Confidence | 0.70 |", 0.70),
+        ("table-cell-bold-percent", "| **Confidence** | 70% |", 0.70),
+        ("table-cell-in-x", "| Confidence in H2 | **0.4** |", 0.4),
+        (
+            "table-column-header-ignored",
+            "| Hypothesis | Confidence |\n|---|---|\n| H1 | 0.7 |",
+            None,
+        ),
+        ("fence", "```\nConfidence: 0.9\n```", None),
+        ("fence-language", "```yaml\nconfidence: 0.9\n```\nafter", None),
+        ("fence-unclosed", "```\nConfidence: 0.9", None),
+        ("tilde-fence", "~~~\nConfidence: 0.9\n~~~", None),
+        ("inline-code", "Write `Confidence: 0.9` on its own line.", None),
+        ("think", "<think>Confidence: 0.9</think>Confidence: 0.4", 0.4),
+        # a statistic near the label is not its value
+        ("statistic-in-object", "Confidence in shipping at p = 0.087 should be ~70%+", None),
+        ("statistic-in-parenthetical", "Confidence in shipping (p = 0.087) should be high", None),
+        ("statistic-given", "Confidence in H2 given r = 0.4 is moderate", None),
+        ("statistic-after-is-word", "Confidence is high at p = 0.03", None),
+        ("in-x-equals", "Confidence in H1 = 0.6", 0.6),
+        ("in-x-of", "Confidence in the success of H3: 0.55", 0.55),
+        ("in-x-clause-colon", "Confidence in the plan at this point: 0.6", 0.6),
+        ("in-x-clause-is", "Confidence in H2 given the data is 0.65", 0.65),
+        # a parenthetical between the label and its separator
+        (
+            "parenthetical-bold",
+            "**Framework Confidence** (How well does the framework fit the evidence?): **0.80**",
+            0.80,
+        ),
+        ("parenthetical-plain", "Confidence (after oscillation): 0.65", 0.65),
+        ("parenthetical-equals", "Prediction Confidence (12 months) = 55%", 0.55),
+        ("parenthetical-in-x", "Confidence in H4 (post-oscillation): 0.7", 0.7),
+        ("parenthetical-no-separator", "Confidence (0.7 in the draft) remains high", None),
+    ),
+)
+def test_confidence(text, expected):
+    result = extract(text)
+    if expected is None:
+        assert result["confidence"] is None
+        assert result["confidences"] == []
+    else:
+        assert result["confidence"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("in-order-last-wins", "Confidence: 0.5\n...\n**Confidence**: 0.70", [0.5, 0.70]),
+        ("two-on-one-line", "Confidence: 0.5 | Prediction Confidence: 0.6", [0.5, 0.6]),
+        ("same-value-twice", "**Confidence**: 0.70\n\n**Confidence**: 0.70", [0.70, 0.70]),
+        (
+            "skips-non-values",
+            "Confidence: High\nConfidence: 0.3\nImpact on confidence: -0.1",
+            [0.3],
+        ),
+        (
+            "mixed-forms",
+            "Confidence in H1: 40%\n| Confidence | 0.5 |\nConfidence = 0.4 + 0.2 = 0.6",
+            [0.4, 0.5, 0.6],
+        ),
+    ),
+)
+def test_confidences_list(text, expected):
+    result = extract(text)
+    assert result["confidences"] == pytest.approx(expected)
+    assert result["confidence"] == pytest.approx(expected[-1])
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    cases(
+        ("paren", "1. **Whether the extortioner will return** (empirical)", ["empirical"]),
+        ("bracket-lead", "- [Value] Is honesty owed?", ["value"]),
+        ("bracket-trailing", "- **Fairness** [values]", ["value"]),
+        (
+            "inside-bold",
+            "**Crux 2 (empirical + values):** Will she forgive?",
+            ["empirical", "value"],
+        ),
+        ("plus", "- X (empirical + values)", ["empirical", "value"]),
+        ("slash", "- X (Empirical/Normative)", ["empirical", "normative"]),
+        ("comma", "- X (factual, definitional)", ["factual", "definitional"]),
+        ("ampersand", "- X (empirical & value)", ["empirical", "value"]),
+        ("and", "- X (empirical and values)", ["empirical", "value"]),
+        ("plural", "- X (values)", ["value"]),
+        ("upper", "- X (EMPIRICAL)", ["empirical"]),
+        ("title-case", "- X (Empirical)", ["empirical"]),
+        ("plural-upper", "- X [VALUES]", ["value"]),
+        ("duplicate-parts-once", "- X (value + values)", ["value"]),
+        ("unknown", "**Relationship Salvageability** (interpersonal)", ["other:interpersonal"]),
+        ("unknown-upper", "- X (STRUCTURAL)", ["other:structural"]),
+        ("unknown-in-compound", "- X (empirical + strategic)", ["empirical", "other:strategic"]),
+        ("lead-label", "- **Definitional:** What counts as lying?", ["definitional"]),
+        ("lead-label-compound", "- Empirical + Value: Does it recur?", ["empirical", "value"]),
+        (
+            "canonical-mid-line",
+            "- Whether the (empirical) record supports H1 matters",
+            ["empirical"],
+        ),
+        ("prose-parenthetical-skipped", "- **X (a former colleague)** (empirical)", ["empirical"]),
+        ("heading-entry", "### Crux 1: Payment ends it (empirical)", ["empirical"]),
+        # multi-word parts beside a canonical type are kept as other:<part>
+        (
+            "compound-multi-word-unknown",
+            "1. **Will the team deliver?** (empirical + team assessment)",
+            ["empirical", "other:team assessment"],
+        ),
+        ("semicolon", "- X (value; strategic)", ["value", "other:strategic"]),
+        ("prose-part-dropped", "- X (empirical, measurable with a pilot study)", ["empirical"]),
+        # a dash qualifier is a note on the label, not part of it
+        (
+            "dash-qualifier-unknown",
+            "- **Is the risk acceptable?** [inference\u2014high uncertainty]",
+            ["other:inference"],
+        ),
+        ("en-dash-qualifier", "- X (empirical \u2013 contested)", ["empirical"]),
+        ("spaced-hyphen-qualifier", "- X (values - contested)", ["value"]),
+        ("hyphenated-word-kept", "- X (value-laden)", ["other:value-laden"]),
+        (
+            "qualifier-after-compound",
+            "- X (empirical + values \u2014 both open)",
+            ["empirical", "value"],
+        ),
+    ),
+)
+def test_crux_types(line, expected):
+    assert crux_types(line) == expected
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    cases(
+        (
+            "numbered-bold",
+            "1. **Whether the extortioner will return** (empirical)",
+            "Whether the extortioner will return",
+        ),
+        ("bold-numbered", "**1. Extortioner Behavior** (empirical)", "Extortioner Behavior"),
+        ("bracket-lead", "- [Value] Is honesty owed?", "Is honesty owed?"),
+        (
+            "inside-bold",
+            "**Crux 2 (empirical + values):** Will she forgive?",
+            "Crux 2: Will she forgive?",
+        ),
+        ("lead-label", "- **Definitional:** What counts as lying?", "What counts as lying?"),
+        ("heading", "### Crux 1: Payment ends it (empirical)", "Crux 1: Payment ends it"),
+        ("star-bullet", "* __Fairness__ (values)", "Fairness"),
+        (
+            "prose-parenthetical-kept",
+            "- **X (a former colleague)** (empirical)",
+            "X (a former colleague)",
+        ),
+        (
+            "compound-label-removed",
+            "1. **Will the team deliver?** (empirical + team assessment)",
+            "Will the team deliver?",
+        ),
+        (
+            "qualified-label-removed",
+            "- **Is the risk acceptable?** [inference\u2014high uncertainty]",
+            "Is the risk acceptable?",
+        ),
+    ),
+)
+def test_crux_names(line, expected):
+    cruxes = extract(f"## Cruxes\n\n{line}\n")["cruxes"]
+    assert [c["name"] for c in cruxes] == [expected]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## Cruxes",
+        "# Cruxes",
+        "#### Cruxes",
+        "## Key Cruxes",
+        "### Cruxes (By Type)",
+        "## Unresolved Cruxes",
+        "**Cruxes**",
+        "**Key Cruxes:**",
+        "## 5. Cruxes",
+        "## CRUXES",
+    ],
+)
+def test_crux_headings(heading):
+    result = extract(f"{heading}\n\n- **Payment** (empirical)\n- **Honesty** (values)\n")
+    assert result["cruxes"] == [crux("Payment", "empirical"), crux("Honesty", "value")]
+    assert "## Cruxes" in result["signals"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "## Crux\n- **a** (empirical)",
+        "The cruxes are (empirical) ones.",
+        "## Inversion\n- **a** (empirical)",
+        "```\n## Cruxes\n- **a** (empirical)\n```",
+    ],
+)
+def test_no_crux_section(text):
+    result = extract(text)
+    assert result["cruxes"] == []
+    assert "## Cruxes" not in result["signals"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        (
+            "same-level-ends",
+            "## Cruxes\n- **a** (empirical)\n## Synthesis\n- **b** (values)",
+            ["a"],
+        ),
+        ("higher-level-ends", "### Cruxes\n- **a** (empirical)\n## Next\n- **b** (values)", ["a"]),
+        (
+            "sub-headings-are-entries",
+            "## Cruxes\n### a (empirical)\ntext\n### b (values)\n## End\n### c (value)",
+            ["a", "b"],
+        ),
+        (
+            "rule-then-heading-ends",
+            "## Cruxes\n- **a** (empirical)\n\n---\n\n### Later\n- **b** (values)",
+            ["a"],
+        ),
+        (
+            "rule-then-bold-heading-ends",
+            "## Cruxes\n- **a** (empirical)\n---\n**Notes**\n- **b** (values)",
+            ["a"],
+        ),
+        (
+            "rule-then-prose-continues",
+            "## Cruxes\n- **a** (empirical)\n---\nmore\n- **b** (values)",
+            ["a", "b"],
+        ),
+        (
+            "bold-heading-ends-at-atx",
+            "**Cruxes**\n- **a** (empirical)\n#### Next\n- **b** (values)",
+            ["a"],
+        ),
+        ("end-of-text", "## Cruxes\n- **a** (empirical)\n\n- **b** (values)", ["a", "b"]),
+        (
+            "first-section-only",
+            "## Cruxes\n- **a** (empirical)\n## Key Cruxes\n- **b** (values)",
+            ["a"],
+        ),
+    ),
+)
+def test_crux_section_bounds(text, expected):
+    assert [c["name"] for c in extract(text)["cruxes"]] == expected
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    cases(
+        (
+            "bold-led-with-detail-bullets",
+            "**1. Payment** (empirical)\n- H1: ends it\n- H2/H3: never ends\n\n**2. Trust** (values)\n- Impact: high",
+            [crux("Payment", "empirical"), crux("Trust", "value")],
+        ),
+        (
+            "numbered-with-indented-bullets",
+            "1. **Payment** (empirical)\n   - H1 says yes (value)\n2. **Trust** (values)",
+            [crux("Payment", "empirical"), crux("Trust", "value")],
+        ),
+        (
+            "bold-intro-then-typed-list",
+            "**Three cruxes remain:**\n\n- Payment (empirical)\n- Trust [value]\n- Timing (normative)",
+            [crux("Payment", "empirical"), crux("Trust", "value"), crux("Timing", "normative")],
+        ),
+        (
+            "bold-details-under-bold-cruxes",
+            "**Payment** (empirical)\n**Resolution**: documented\n**Trust** (values)\n**Impact**: high",
+            [crux("Payment", "empirical"), crux("Trust", "value")],
+        ),
+        (
+            "untyped-list",
+            "- Whether payment ends it\n- Whether she forgives",
+            [crux("Whether payment ends it"), crux("Whether she forgives")],
+        ),
+        ("prose-only", "Nothing here is a crux.", []),
+    ),
+)
+def test_crux_entry_selection(body, expected):
+    assert extract(f"## Cruxes\n\n{body}\n\n## Synthesis\n\nDone.")["cruxes"] == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected, signal",
+    cases(
+        (
+            "heading-after-inline-label-wins",
+            SYNTHESIS + "**Cruxes Identified**:\n\n**Confidence**: 0.7\n\n"
+            "## Cruxes\n\n- **Demand** (empirical)\n- **Risk** (values)\n",
+            [crux("Demand", "empirical"), crux("Risk", "value")],
+            True,
+        ),
+        (
+            "heading-wins-over-typed-label",
+            "**Key Cruxes:**\n- **a** (empirical)\n\n## Cruxes\n- **b** (values)\n",
+            [crux("b", "value")],
+            True,
+        ),
+        (
+            "empty-label-no-junk",
+            SYNTHESIS + "**Cruxes Identified**:\n\n**Next step**: ask her\n- then decide\n",
+            [],
+            False,
+        ),
+        (
+            "label-prose-after-no-junk",
+            SYNTHESIS + "**Cruxes Identified**:\nThe two above remain open.\n\n1. Call her\n",
+            [],
+            False,
+        ),
+        (
+            "label-list-ends-at-next-label",
+            SYNTHESIS + "**Cruxes Identified**:\n- whether demand holds\n- whether risk is ok\n\n"
+            "**Next steps**:\n1. Call her\n2. Decide\n",
+            [crux("whether demand holds"), crux("whether risk is ok")],
+            True,
+        ),
+        (
+            "label-typed-bold-entries-with-details",
+            "**Key Cruxes:**\n\n**Payment** (empirical)\n- H1: ends it\n\n"
+            "**Trust** (values)\n- detail\n\n**Position**: H3\n",
+            [crux("Payment", "empirical"), crux("Trust", "value")],
+            True,
+        ),
+        (
+            "second-label-with-entries",
+            "**Cruxes**:\nSee below.\n\n**Key Cruxes:**\n- **a** (empirical)\n",
+            [crux("a", "empirical")],
+            True,
+        ),
+    ),
+)
+def test_crux_heading_beats_inline_label(text, expected, signal):
+    result = extract(text)
+    assert result["cruxes"] == expected
+    assert ("## Cruxes" in result["signals"]) is signal
+
+
+# --- signals and mode -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, signal",
+    cases(
+        ("hypotheses-heading", "## Hypotheses\ntext", "## Hypotheses"),
+        ("hypotheses-heading-h4", "#### Competing hypotheses", "## Hypotheses"),
+        ("hypotheses-bold-heading", "**Hypotheses**", "## Hypotheses"),
+        ("bold-h-colon", "**H1: Pay**", "**H<n>:"),
+        ("bold-h-paren", "**H2 (Confess)**", "**H<n>:"),
+        ("cruxes-heading", "## Cruxes\n- Payment", "## Cruxes"),
+        ("oscillation-heading", "## Oscillation\ntext", "## Oscillation"),
+        ("oscillation-results-heading", "### Oscillation Results", "## Oscillation"),
+        ("bold-confidence", "**Confidence**: High", "**Confidence**"),
+        ("bold-confidence-colon-inside", "**Confidence:** 0.7", "**Confidence**"),
+        ("bold-confidence-with-value", "**Confidence: 0.70**", "**Confidence**"),
+        ("bold-confidence-level", "**Confidence Level:** 70%", "**Confidence**"),
+    ),
+)
+def test_single_signal_is_bypass(text, signal):
+    result = extract(text)
+    assert result["signals"] == [signal]
+    assert result["mode"] == "bypass"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hypothesis 1: a",
+        "## H1: a",
+        "Confidence: 0.7",
+        "The hypotheses oscillate.",
+        "## Oscillating views",
+        "Impact on **confidence**",
+        "`**Confidence**: 0.7`",
+    ],
+)
+def test_non_signals(text):
+    assert extract(text)["signals"] == []
+
+
+@pytest.mark.parametrize(
+    "text, expected_signals, mode",
+    cases(
+        (
+            "two-dialectic",
+            "**H1: a**\n\n**Confidence**: 0.6",
+            ["**H<n>:", "**Confidence**"],
+            "dialectic",
+        ),
+        (
+            "order-is-fixed",
+            "**Confidence**: 0.6\n## Oscillation\n## Hypotheses",
+            ["## Hypotheses", "## Oscillation", "**Confidence**"],
+            "dialectic",
+        ),
+        ("one-bypass", "## Oscillation", ["## Oscillation"], "bypass"),
+        ("zero-bypass", "Beirut.", [], "bypass"),
+    ),
+)
+def test_mode(text, expected_signals, mode):
+    result = extract(text)
+    assert result["signals"] == expected_signals
+    assert result["mode"] == mode
+
+
+# --- process-confidence coupling ceiling -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, ceiling",
+    cases(
+        ("table-stable", TABLE + "\nStability: STABLE", 0.85),
+        ("results-heading-stable", "## Oscillation Results\nStability: **STABLE**", 0.85),
+        (
+            "table-stable-beats-limit-phrase",
+            TABLE + "\niteration limit reached\nStability: STABLE",
+            0.85,
+        ),
+        (
+            "table-stable-beats-instability-flag",
+            TABLE + "\ninstability flag\nStability: STABLE",
+            0.85,
+        ),
+        ("table-unstable", TABLE + "\nStability: UNSTABLE", 0.50),
+        ("limit-no-table", "Iteration limit reached.", 0.50),
+        ("unstable-no-table", "Stability: UNSTABLE", 0.50),
+        ("table-no-stability", TABLE, 0.70),
+        ("stable-no-table", "Stability: STABLE", 0.45),
+        ("nothing", "Just an answer. Confidence: 0.9", 0.45),
+    ),
+)
+def test_pcc_ceiling(text, ceiling):
+    assert extract(text)["pcc_ceiling"] == ceiling

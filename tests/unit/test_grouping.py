@@ -1,0 +1,112 @@
+"""The xdist scheduler: a dialectic case's items form one unit of work; other items travel in
+small units; a session without grouped items keeps xdist's LoadScheduling (the end-to-end check
+that a case runs on one worker is in tests/integration/test_dialectic_run.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from xdist.scheduler import LoadScheduling
+
+from pytest_reasoning_evals.dialectic.cases import Case, Variant
+from pytest_reasoning_evals.grouping import CHUNK, CaseGroupScheduling, EvalScheduling
+
+
+class FakeNode:
+    """What the scheduler needs of a worker controller: a name and a way to receive work."""
+
+    def __init__(self, name: str):
+        self.name, self.sent, self.done, self.shutting_down = name, [], [], False
+        self.gateway = type("Gateway", (), {"id": name})()
+
+    def send_runtest_some(self, indices) -> None:
+        self.sent.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+CASES = [Case("dx_a", "ethics", "q", "dialectic"), Case("bp_b", "factual", "q", "bypass")]
+VARIANTS = [Variant("baseline", None), Variant("dialectic", "prompt")]
+DIALECTIC = [
+    f"test_dialectic.py::test_{check}[{c.id}@{v.name}]"
+    for c in CASES
+    for v in VARIANTS
+    for check in ("structure", "pcc", "mode", "judge")
+]
+DIALECTIC += [
+    f"test_dialectic.py::test_{check}[{c.id}@dialectic]" for c in CASES for check in ("resolution", "cross_provider")
+]
+GROUPS = {f"{c.id}@{v.name}": c.id for c in CASES for v in VARIANTS}
+
+
+def groups_of(param_ids: set[str]) -> dict[str, str]:
+    """What the session answers: the ids that belong to a grouped protocol."""
+    return {pid: GROUPS[pid] for pid in param_ids if pid in GROUPS}
+
+
+QUESTIONS = [f"test_chaosbench.py::test_question[atomic-{i:05d}]" for i in range(3000)]
+
+
+@pytest.fixture
+def scheduler(pytester) -> tuple[CaseGroupScheduling, list[FakeNode]]:
+    config = pytester.parseconfig("--tx", "2*popen")
+    sched = EvalScheduling(config, None, groups_of)
+    nodes = [FakeNode("gw0"), FakeNode("gw1")]
+    for node in nodes:
+        sched.add_node(node)
+        sched.add_node_collection(node, QUESTIONS + DIALECTIC)
+    sched.schedule()
+    return sched, nodes
+
+
+def test_a_case_is_one_unit_and_other_items_travel_in_small_units(scheduler) -> None:
+    sched, _ = scheduler
+    units = Counter(sched._split_scope(n) for n in QUESTIONS + DIALECTIC)
+    assert units["group:dx_a"] == units["group:bp_b"] == 10
+    chunks = [size for unit, size in units.items() if unit.startswith("chunk:")]
+    assert max(chunks) <= CHUNK and sum(chunks) == len(QUESTIONS)
+    assert len(chunks) >= 20 * 2, "enough units that the tail spreads over both workers"
+
+
+def test_every_item_is_sent_once_and_finishing_them_ends_the_run(scheduler) -> None:
+    sched, nodes = scheduler
+    collection = QUESTIONS + DIALECTIC
+    while not sched.tests_finished:
+        for node in nodes:
+            while node.sent:  # the worker runs what it was sent, reporting each item
+                index = node.sent.pop(0)
+                node.done.append(index)
+                sched.mark_test_complete(node, index)
+    assert sorted(i for node in nodes for i in node.done) == list(range(len(collection))), "every item exactly once"
+    units = {n.name: {sched._split_scope(collection[i]) for i in n.done} for n in nodes}
+    assert not ({"group:dx_a", "group:bp_b"} & units["gw0"] & units["gw1"]), "a case never spans workers"
+    assert all(node.done for node in nodes), "both workers got work"
+    assert all(not pending for pending in sched.assigned_work.values()), "finished units are dropped"
+
+
+def test_the_proxy_hands_over_to_the_case_scheduler_once_the_collection_shows_cases(scheduler) -> None:
+    sched, _ = scheduler
+    assert sched.__class__ is CaseGroupScheduling
+
+
+@pytest.mark.parametrize(
+    "collection",
+    [QUESTIONS, QUESTIONS + ["test_other.py::test_mail[user@example.com]"]],
+    ids=["no-ids-with-at", "an-unrelated-id-with-at"],
+)
+def test_a_session_without_cases_keeps_xdist_load_scheduling(pytester, collection) -> None:
+    config = pytester.parseconfig("--tx", "2*popen")
+    asked = []
+    sched = EvalScheduling(config, None, lambda ids: asked.append(ids) or groups_of(ids))
+    nodes = [FakeNode("gw0"), FakeNode("gw1")]
+    for node in nodes:
+        sched.add_node(node)
+        sched.add_node_collection(node, collection)
+    assert sched.collection_is_completed
+    sched.schedule()
+    assert sched.__class__ is LoadScheduling
+    assert asked == ([] if collection is QUESTIONS else [{"user@example.com"}]), "groups asked only for ids with @"
+    sent = [i for node in nodes for i in node.sent]
+    assert all(node.sent for node in nodes) and len(sent) == len(set(sent)), "xdist's own initial distribution"
