@@ -11,7 +11,7 @@ Axioms come in two kinds:
 * ``EXCLUDES``: pairs ``(a, b)`` that are never both true.
 
 Only implications and exclusions are used, so the all-false assignment always satisfies the
-axioms and every predicate can be false; tests/test_ontology.py checks that every predicate can
+axioms and every predicate can be false; tests/unit/chaosbench/test_ontology.py checks that every predicate can
 also be true.
 """
 
