@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from pytest_reasoning_evals.prefetch import Prefetcher
-from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import CALLS, NOT_ASKED
 from pytest_reasoning_evals.providers.base import Completion, Model, NotAdmitted, Request
 
@@ -75,18 +74,22 @@ class BudgetedModel:
             completion = self.model.complete(request)
         except NotAdmitted:  # the calls made ahead of this item spent the budget (prefetch.py)
             self._skip(request)
-        live = completion.extra.get("cassette_hit") is False
-        if live:
+        hit = completion.extra.get("cassette_hit")
+        if hit is False:
             self.budget.spent += completion.cost_usd
         item = self.running()
         if item is not None:
-            calls = item.stash.setdefault(CALLS, Tally())
-            calls += Tally(
-                live=int(live),
-                cassette=int(completion.extra.get("cassette_hit") is True),
-                errors=int(bool(completion.error) and completion.provider is not None),
-                spent=completion.cost_usd if live else 0.0,
-            )
+            # a plain dict: it rides in the payload as it is (protocol.CallCounts)
+            calls = item.stash.get(CALLS, None)
+            if calls is None:
+                calls = item.stash[CALLS] = {"live": 0, "cassette": 0, "errors": 0, "spent": 0.0}
+            if hit is False:
+                calls["live"] += 1
+                calls["spent"] += completion.cost_usd
+            elif hit is True:
+                calls["cassette"] += 1
+            if completion.error and completion.provider is not None:
+                calls["errors"] += 1
         return completion
 
     def _skip(self, request: Request) -> None:

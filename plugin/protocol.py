@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
 FAILURE = pytest.StashKey[str]()  # why the item fails (a wrong answer, an unmet check), one line
-CALLS = pytest.StashKey["Tally"]()  # the item's model calls so far (budget.py): sent as payload["calls"]
+CALLS = pytest.StashKey["CallCounts"]()  # the item's model calls so far (budget.py): sent as payload["calls"]
 NOT_ASKED = pytest.StashKey[str]()  # the item id of the request the spent --eval-max-cost budget refused
 SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it
 # pytest's report category of a wrong answer or an unmet rubric check without -v: not "failed",

@@ -4,7 +4,6 @@ created on first use, payloads routed to them, their gates combined into the exi
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import shlex
@@ -212,7 +211,7 @@ class EvalSession:
                 attach(report, payload)
         if payload is not None and CALLS in item.stash:
             # every protocol's calls, for the controller's progress line and budget
-            payload["calls"] = dataclasses.asdict(item.stash[CALLS])
+            payload["calls"] = item.stash[CALLS]
             del item.stash[CALLS]
         return report
 
