@@ -8,10 +8,14 @@ Judging is separate from generation: a judge call is its own request with its ow
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from dataclasses import dataclass
 
+import json5
+
 from pytest_reasoning_evals.dialectic.records import Judgement, VerdictRecord
+from pytest_reasoning_evals.thinking import strip_thinking
 
 DIMENSIONS = ("h_quality", "oscillation_depth", "crux_precision", "epistemic_calibration", "actionability")
 SYSTEM = "You are an evaluation judge for dialectical reasoning. Score objectively."
@@ -56,32 +60,84 @@ def prompt(query: str, response: str) -> tuple[dict, ...]:
     )
 
 
-def json_object(text: str) -> dict:
-    """The first complete JSON object in a reply, bare, fenced or inside prose: decoded from each
-    "{" in turn, so prose or braces after the object (or a non-JSON "{" before it) do not matter."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start >= 0:
+def _object_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each outermost {...} in `text`, braces inside quoted strings aside; an
+    object cut short (a truncated reply) has no span."""
+    spans, depth, start, quote, escaped = [], 0, 0, "", False
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'" and depth:
+            quote = ch
+        elif ch == "{":
+            start = i if depth == 0 else start
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i + 1))
+    return spans
+
+
+def _decoded(span: str) -> dict | None:
+    """A span as an object: strict JSON, else JSON5 (trailing commas, single quotes, bare keys)."""
+    try:
+        value = json.loads(span)
+    except ValueError:
         try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict):
+            value = json5.loads(span)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def json_object(text: str) -> dict:
+    """The last complete JSON object in a reply (a final answer comes after drafts), bare, fenced
+    or inside prose, once reasoning blocks are dropped; JSON5 is read too."""
+    visible = strip_thinking(text)
+    for start, end in reversed(_object_spans(visible)):
+        value = _decoded(visible[start:end])
+        if value is not None:
             return value
-        start = text.find("{", start + 1)
-    raise JudgeError(f"no JSON object in the judge reply: {' '.join(text.split())[:120]!r}")
+    raise JudgeError(f"no JSON object in the judge reply: {_excerpt(text)!r}")
+
+
+def _excerpt(text: str) -> str:
+    return " ".join(text.split())[:120]
+
+
+_SCORE_TEXT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:/\s*10\s*)?")
+
+
+def _score(value) -> int | float | None:
+    """A 0-10 score written as a number, or as text: "7", "7.5", "7/10"; None otherwise."""
+    if isinstance(value, str) and (m := _SCORE_TEXT.fullmatch(value)):
+        value = float(m[1]) if "." in m[1] else int(m[1])
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
+        return None
+    return value
 
 
 def parse(text: str) -> dict:
-    """-> {dimension: int 0..10, ..., "rationale": str}; JudgeError otherwise."""
+    """-> {dimension: 0..10, ..., "rationale": str}, from the reply's last JSON object (its scores
+    at the top or under "scores"); JudgeError naming the dimension otherwise."""
     data = json_object(text)
+    nested = data.get("scores")
+    scores_of = {**data, **nested} if isinstance(nested, dict) else data
     scores = {}
     for dim in DIMENSIONS:
-        value = data.get(dim)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
-            raise JudgeError(f"judge reply has no 0-10 score for {dim!r} (got {value!r})")
+        value = _score(scores_of.get(dim))
+        if value is None:
+            raise JudgeError(
+                f"judge reply has no 0-10 score for {dim!r} (got {scores_of.get(dim)!r}): {_excerpt(text)[:80]!r}"
+            )
         scores[dim] = value
-    return {**scores, "rationale": str(data.get("rationale", ""))}
+    return {**scores, "rationale": str(data.get("rationale", scores_of.get("rationale", "")))}
 
 
 @dataclass(frozen=True)
