@@ -20,7 +20,9 @@
   > 1, words, ranges ("0.6-0.7") and negative values give nothing. On an arithmetic line (a
   number directly followed by an operator and a number) the value after the last "=" is taken,
   or nothing if there is no "=". "Impact/effect on confidence" and "confidence interval" are
-  not labels, and a "Confidence" column header is not a label for the cells below it.
+  not labels, and a "Confidence" column header is not a label for the cells below it. A
+  heading or wholly bold label titled "Confidence" (``## CONFIDENCE``, ``**Confidence Level**``)
+  with no value of its own takes the value that starts the next non-empty line (``**0.82**``).
 - ``cruxes``: ``{"name", "types"}`` per entry of the first section headed "Cruxes"
   (optionally one leading word, e.g. "Key Cruxes", and any suffix, e.g. "Cruxes (By Type)").
   An ATX heading outranks a wholly bold label ("**Cruxes Identified**:"); a bold label only
@@ -102,6 +104,8 @@ _CONF_BOLD = re.compile(
     r"\s*(?:[:=][^*\n]{0,30})?\*\*",
     re.I,
 )
+# The title of a heading or bold label that holds a confidence on the next line ("## CONFIDENCE").
+_CONF_TITLE = re.compile(r"(?:(?:framework|prediction|final)\s+)?confidence(?:\s+(?:level|score|assessment))?", re.I)
 # A value: number, optionally a fraction ("7/10") or a percentage ("75%").
 _VALUE = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(?:\s*/\s*(\d+(?:\.\d+)?)|\s*(%))?")
 # An operator and a number right after the first value make the line arithmetic.
@@ -183,9 +187,17 @@ def _value(rest: str) -> float | None:
     return number if 0 <= number <= 1 else None
 
 
-def _confidences(lines: list[str]) -> list[float]:
+def _confidences(lines: list[str], heads: _Heads) -> list[float]:
     values = []
-    for line in lines:
+    # a heading or a wholly bold label "Confidence" alone: its value starts the next non-empty line
+    labelled = {i for i, _, title in heads if _CONF_TITLE.fullmatch(title)}
+    for index, line in enumerate(lines):
+        if index in labelled and not _CONF_LABEL.search(line):
+            following = next((later for later in lines[index + 1 :] if later.strip()), "")
+            value = _value(following.strip().lstrip("*_~\u2248 ")) if not _CONF_LABEL.search(following) else None
+            if value is not None:
+                values.append(value)
+            continue
         matches = list(_CONF_LABEL.finditer(line))
         for m, nxt in zip(matches, matches[1:] + [None]):
             if m["sep"] == "=" and m["object"] and _CLAUSE.search(m["object"]):
@@ -349,7 +361,7 @@ def extract(text: str) -> Extraction:
     table = _oscillation_table(lines, heads)
     stability = _stability(visible)
     iteration_limit = stability == "UNSTABLE" or bool(_LIMIT_PHRASE.search(visible))
-    confidences = _confidences(lines)
+    confidences = _confidences(lines, heads)
     cruxes, has_cruxes = _cruxes(lines, heads)
     signals = _signals(visible, heads, has_cruxes)
     return {

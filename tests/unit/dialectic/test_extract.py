@@ -887,3 +887,28 @@ def test_mode(text, expected_signals, mode):
 )
 def test_pcc_ceiling(text, ceiling):
     assert extract(text)["pcc_ceiling"] == ceiling
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    cases(
+        ("heading-then-bold-value", "## CONFIDENCE\n\n**0.82**\n", [0.82]),
+        ("heading-then-value-and-words", "## Confidence\n0.7 - moderate, see the cruxes", [0.7]),
+        ("bold-label-then-percent", "**Confidence Level**\n75%", [0.75]),
+        ("final-confidence-heading", "### Final Confidence\n~0.65", [0.65]),
+        ("heading-then-prose-number", "## Confidence\nBased on the table, 0.6 at most", []),
+        ("heading-then-labelled-line", "## Confidence\n\nConfidence: 0.4", [0.4]),
+        ("heading-with-its-own-value", "## Confidence: 0.3\n0.9", [0.3]),
+        ("other-heading-then-number", "## Cruxes\n0.9", []),
+    ),
+)
+def test_a_confidence_on_the_line_after_its_heading_or_label(text, expected):
+    assert extract(text)["confidences"] == expected
+
+
+def test_a_confidence_after_its_heading_is_checked_by_pcc():
+    """A reply that states 0.82 under `## CONFIDENCE` with no oscillation table breaks the 0.45 ceiling."""
+    from pytest_reasoning_evals.dialectic.pcc import pcc_valid
+
+    found = extract("## Hypotheses\n**H1:** a\n**H2:** b\n\n## CONFIDENCE\n\n**0.82**\n")
+    assert found["confidence"] == 0.82 and pcc_valid(found, "dialectic") is False
