@@ -54,19 +54,25 @@ def failed_share(name: str, failed: int, total: int, noun: str, how: str) -> lis
     ]
 
 
-def compared(run_dir: Path, name: str, given: str, compare) -> tuple[dict | None, list[GateResult]]:
+def compared(
+    run_dir: Path, baseline: Path | None, name: str, flag: str, compare
+) -> tuple[dict | None, list[GateResult]]:
     """The run's comparison with its baseline (`compare()` makes it), written to comparison.json, or
-    the failed gate `name` saying why there is none (`given`: the option and path, for the message).
-    The run is paid for: its outputs are written whatever the comparison does."""
+    the failed gate `name` saying why there is none (`flag`: the option, for the message). Without a
+    baseline an earlier run's comparison.json is not this run's, and goes. The run is paid for: its
+    outputs are written whatever the comparison does."""
     from pytest_reasoning_evals.results import write_json
 
+    if baseline is None:
+        (run_dir / COMPARISON_FILE).unlink(missing_ok=True)
+        return None, []
     try:
         comparison = compare()
     except BaselineError as exc:
         return None, [GateResult(name, False, str(exc))]
     except Exception as exc:  # noqa: BLE001 - see above
         (run_dir / COMPARISON_FILE).unlink(missing_ok=True)
-        return None, [GateResult(name, False, f"{given}: cannot be compared ({type(exc).__name__}: {exc})")]
+        return None, [GateResult(name, False, f"{flag} {baseline}: cannot be compared ({type(exc).__name__}: {exc})")]
     write_json(run_dir / COMPARISON_FILE, comparison)
     return comparison, []
 

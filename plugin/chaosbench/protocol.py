@@ -41,7 +41,7 @@ from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.chaosbench.scoring import failure_reason, score
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
-from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, write_gates
+from pytest_reasoning_evals.gates import GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
@@ -341,14 +341,12 @@ class Protocol(EvalProtocol):
         o, s = self.own, self.settings
         failed: list[GateResult] = []
         # nothing ran: the last run's directory stays as it was
-        if ran and o.baseline is None:
-            # an earlier run's comparison is not this run's
-            (self.run_dir / COMPARISON_FILE).unlink(missing_ok=True)
-        elif ran:
+        if ran:
             self.comparison, failed = compared(
                 self.run_dir,
+                o.baseline,
                 "baseline",
-                f"--eval-baseline {o.baseline}",
+                "--eval-baseline",
                 lambda: compare(
                     self.baseline or load_baseline(o.baseline),
                     self.records,

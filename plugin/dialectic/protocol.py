@@ -28,7 +28,7 @@ from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
-from pytest_reasoning_evals.gates import COMPARISON_FILE, GateResult, compared, gate_line, write_gates
+from pytest_reasoning_evals.gates import GateResult, compared, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import MISS, Request
@@ -206,14 +206,12 @@ class Protocol(EvalProtocol):
         o, s = self.own, self.settings
         failed: list[GateResult] = []
         # nothing ran: the last run's directory stays as it was
-        if ran and o.baseline is None:
-            # an earlier run's comparison is not this run's
-            (self.run_dir / COMPARISON_FILE).unlink(missing_ok=True)
-        elif ran:
+        if ran:
             self.comparison, failed = compared(
                 self.run_dir,
+                o.baseline,
                 "dialectic-baseline",
-                f"--eval-dialectic-baseline {o.baseline}",
+                "--eval-dialectic-baseline",
                 lambda: compare(
                     self.baseline or load_responses(o.baseline),
                     self.summaries["per_response"],
