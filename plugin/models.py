@@ -115,6 +115,13 @@ class Models:
         return load_registry(self.settings.models_file)
 
     @functools.cached_property
+    def judge_panels(self) -> dict[str, list[str]]:
+        """Judge panel name -> its model aliases (the models files' `judge_panels:`)."""
+        from pytest_reasoning_evals.registry import load_judge_panels
+
+        return load_judge_panels(self.settings.models_file)
+
+    @functools.cached_property
     def cassette_index(self):
         """The parsed cassettes kept between runs (cassette_index.py), shared by this process's models."""
         from pytest_reasoning_evals.cassette_index import CassetteIndex

@@ -74,7 +74,7 @@ def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
     return ModelSpec(alias=alias, **entry)
 
 
-def _read(path: Path) -> dict[str, ModelSpec]:
+def _data(path: Path) -> dict:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -83,15 +83,38 @@ def _read(path: Path) -> dict[str, ModelSpec]:
         raise RegistryError(f"{path}: invalid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise RegistryError(f"{path}: expected a top-level 'models:' mapping of alias -> fields")
-    return {str(alias): _parse_entry(str(alias), entry, path) for alias, entry in data["models"].items()}
+    return data
+
+
+def _panels(data: dict, path: Path) -> dict[str, list[str]]:
+    """The file's `judge_panels:` (name -> model aliases), each a name like an alias."""
+    panels = data.get("judge_panels") or {}
+    if not isinstance(panels, dict):
+        raise RegistryError(f"{path}: 'judge_panels:' must map a panel name to a list of model aliases")
+    for name, members in panels.items():
+        if problem := alias_problem(name):
+            raise RegistryError(f"{path}: judge panel {problem}")
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            raise RegistryError(f"{path}: judge panel {name!r} must be a non-empty list of model aliases")
+    return {str(name): list(members) for name, members in panels.items()}
 
 
 def load_registry(override: Path | None = None) -> dict[str, ModelSpec]:
     """The shipped registry, with the aliases of `override` (if given) added or replacing."""
-    models = _read(registry_file())
-    if override is not None:
-        models.update(_read(override))
+    models = {}
+    for path in (registry_file(), *([override] if override is not None else [])):
+        data = _data(path)
+        models.update({str(alias): _parse_entry(str(alias), entry, path) for alias, entry in data["models"].items()})
     return models
+
+
+def load_judge_panels(override: Path | None = None) -> dict[str, list[str]]:
+    """The judge panels of the shipped registry and `override` (its panels added or replacing): a
+    name that --eval-judge-model takes for its list of judge models."""
+    panels = {}
+    for path in (registry_file(), *([override] if override is not None else [])):
+        panels.update(_panels(_data(path), path))
+    return panels
 
 
 def resolve(alias: str, registry: dict[str, ModelSpec]) -> ModelSpec:

@@ -146,6 +146,7 @@ class FakeProvider:
         self.keep_alive = keep_alive  # HTTP/1.1 keep-alive (a handler then lives as long as its connection)
         self.reply_text = "TRUE"
         self.responder = None  # callable(parsed body) -> reply text, instead of reply_text
+        self.reasoning = ""  # provider-side reasoning sent apart from the text (each format's own field)
         self.hold_after: int | None = None
         self.held = 0
         self.usage = Usage()
@@ -333,7 +334,15 @@ class FakeProvider:
                 "object": "chat.completion",
                 "model": model,
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": reply_text}, "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": reply_text,
+                            **({"reasoning_content": self.reasoning} if self.reasoning else {}),
+                        },
+                        "finish_reason": "stop",
+                    }
                 ],
                 "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
             }
@@ -343,7 +352,10 @@ class FakeProvider:
                 "type": "message",
                 "role": "assistant",
                 "model": model,
-                "content": [{"type": "text", "text": reply_text}],
+                "content": [
+                    *([{"type": "thinking", "thinking": self.reasoning, "signature": "sig"}] if self.reasoning else []),
+                    {"type": "text", "text": reply_text},
+                ],
                 "stop_reason": "end_turn",
                 "usage": {"input_tokens": p, "output_tokens": c},
             }
@@ -353,7 +365,17 @@ class FakeProvider:
         usage["totalTokenCount"] = p + c + t
         return {
             "candidates": [
-                {"content": {"role": "model", "parts": [{"text": reply_text}]}, "finishReason": "STOP", "index": 0}
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            *([{"text": self.reasoning, "thought": True}] if self.reasoning else []),
+                            {"text": reply_text},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
             ],
             "usageMetadata": usage,
             "modelVersion": model,

@@ -19,6 +19,7 @@ from pytest_reasoning_evals.dialectic.records import (
     ResponseCheckRecord,
     ResponseRecord,
 )
+from pytest_reasoning_evals.thinking import thinking_of
 
 SUITE = "dialectic"
 PASS_SCORE = 70.0  # a judged response passes at this score (the variant pass rule's mean)
@@ -52,6 +53,7 @@ def public(response: ResponseRecord) -> PublicResponse:
         "error": c["error"],
         "cassette": c["cassette"],
         "cassette_hit": c.get("cassette_hit"),
+        "thinking": {"in_answer": thinking_of(response["text"]), "from_provider": c["reasoning"]},
     }
 
 

@@ -146,6 +146,7 @@ class Verdict:
 
     judgements: tuple[Judgement, ...]  # the parsed replies of the judges that answered properly
     errors: tuple[str, ...]  # one message per judge whose reply was unusable
+    self_judged: bool = False  # a judge of the panel is the model that wrote the response
 
     @property
     def medians(self) -> dict[str, float] | None:
@@ -185,4 +186,5 @@ class Verdict:
             "needs_human_review": self.needs_human_review,
             "errors": list(self.errors),
             "judgements": list(self.judgements),
+            "self_judged": self.self_judged,
         }

@@ -25,11 +25,13 @@ from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
+from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.gates import GateResult, compared, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
+from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import MISS, Request
 from pytest_reasoning_evals.report import Written, write_run_report
@@ -82,7 +84,7 @@ class Protocol(EvalProtocol):
         if not cases or not variants:
             return
         s = self.settings
-        suffixes = [f"__{alias}__judge{len(self.own.judges) - 1}" for alias in set(self.own.judges)]
+        suffixes = [f"__{seat.alias}__judge{seat.number}" for seat in self.judges]
         suffixes += [f"__{s.model}__turn{MAX_TURNS}", f"__followup{MAX_TURNS}"]
         case = max(cases, key=lambda c: len(c.id.encode()))
         variant = max(variants, key=lambda v: len(v.name.encode()))
@@ -92,6 +94,20 @@ class Protocol(EvalProtocol):
                 f"{case.source}: case id {case.id!r} with variant {variant.name!r} makes cassette file "
                 f"names of {longest} bytes (at most {MAX_FILE_NAME}); shorten the id or the variant's name"
             )
+
+    @functools.cached_property
+    def judges(self) -> tuple[Seat, ...]:
+        """The judge panel's seats: --eval-judge-model (a judge panel's name expanded through the
+        models file), --eval-n-judges and --eval-judge-temperature."""
+        from pytest_reasoning_evals.registry import RegistryError
+
+        o = self.own
+        try:
+            return seats(expand(o.judge_models, self.session.models.judge_panels), o.n_judges, o.judge_temperature)
+        except RegistryError as exc:
+            raise UsageProblem(str(exc)) from None
+        except PanelError as exc:
+            raise UsageProblem(f"--eval-judge-model: {exc}") from None
 
     @property
     def resolution_variant(self) -> Variant:
@@ -103,7 +119,7 @@ class Protocol(EvalProtocol):
         s = self.settings
         return (
             s.model,
-            *sorted({*self.own.judges, *self.own.compare_models} - {s.model}),
+            *sorted({*(seat.alias for seat in self.judges), *self.own.compare_models} - {s.model}),
         )  # the model under test first
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
@@ -135,7 +151,7 @@ class Protocol(EvalProtocol):
         if self.session.models.spec(s.model).provider == "baseline":
             # oracle / always-true / random answer TRUE-FALSE questions; there is nothing to judge
             return None
-        return DialecticRunner(self.session.models.get, s.model, list(self.own.judges))
+        return DialecticRunner(self.session.models.get, s.model, self.judges)
 
     def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send a check's record (with its response, the first time this process sends it); a
@@ -248,7 +264,9 @@ class Protocol(EvalProtocol):
         stopped = self.incomplete_reason(session)
         return {
             "model": s.model,
-            "judges": list(self.own.judges),
+            "judges": [seat.alias for seat in self.judges],
+            "judge_panel": self.panel(),
+            "self_judged": self_judged(self.judges, s.model),
             "compare_models": list(self.own.compare_models),
             "variants": [{"name": v.name, "prompt_sha256": v.sha256, "path": v.path} for v in variants],
             "cases": {"path": str(self.own.cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
@@ -258,6 +276,19 @@ class Protocol(EvalProtocol):
             "complete": stopped is None,
             "incomplete_reason": stopped,
         }
+
+    def panel(self) -> list[dict]:
+        """The judge panel as run_meta.json records it: per seat its alias, model id, temperature and seed."""
+        return [
+            {
+                "judge": seat.number,
+                "alias": seat.alias,
+                "model_id": self.session.models.spec(seat.alias).model_id,
+                "temperature": seat.temperature,
+                "seed": seat.seed,
+            }
+            for seat in self.judges
+        ]
 
     def _cassette_misses(self) -> dict[str, list[str]]:
         """The cassette-miss errors of this run's calls, by kind: the responses (each once), the

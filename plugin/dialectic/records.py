@@ -25,6 +25,16 @@ class CompletionRecord(TypedDict):
     cassette: str | None
     # None when no cassette was involved
     cassette_hit: bool | None
+    # reasoning the provider returned apart from the text ("" when none)
+    reasoning: str
+
+
+class Thinking(TypedDict):
+    """A response's reasoning, by where it was (SPEC 9): written into the answer text (visible
+    process, analysed) or returned by the provider apart from it (recorded, not analysed)."""
+
+    in_answer: str
+    from_provider: str
 
 
 class Crux(TypedDict):
@@ -110,6 +120,7 @@ class PublicResponse(TypedDict):
     error: str | None
     cassette: str | None
     cassette_hit: bool | None
+    thinking: Thinking
 
 
 class Judgement(TypedDict):
@@ -117,6 +128,8 @@ class Judgement(TypedDict):
 
     # the judge's alias
     judge: str
+    # its seat on the panel (1-based; the cassette's ...__judge<seat>)
+    seat: int
     h_quality: float
     oscillation_depth: float
     crux_precision: float
@@ -139,6 +152,8 @@ class VerdictRecord(TypedDict):
     needs_human_review: bool
     errors: list[str]
     judgements: list[Judgement]
+    # a judge of the panel is the model that wrote the response
+    self_judged: bool
 
 
 class CheckRecord(TypedDict):
@@ -258,7 +273,8 @@ class RecordPayload(_RecordPayload, total=False):
 
 
 class JudgeSummary(TypedDict):
-    """The judges' verdict in a per-response row, without the per-judge replies and medians."""
+    """The judges' verdict in a per-response row, every judge's scores with it (not the medians:
+    judge_scores holds them)."""
 
     n_judges: int
     n_valid: int
@@ -266,6 +282,9 @@ class JudgeSummary(TypedDict):
     agreement: bool | None
     needs_human_review: bool
     errors: list[str]
+    judgements: list[Judgement]
+    # a judge of the panel is the model that wrote the response
+    self_judged: bool
 
 
 class PerResponseRecord(TypedDict):
@@ -297,6 +316,7 @@ class PerResponseRecord(TypedDict):
     error: str | None
     query: str
     text: str
+    thinking: Thinking
 
 
 class SpotcheckEntry(TypedDict):

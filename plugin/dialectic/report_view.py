@@ -8,12 +8,13 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from pytest_reasoning_evals.dialectic import judge
 from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, load_responses
 from pytest_reasoning_evals.gates import read_gates
 from pytest_reasoning_evals.report import ReportError
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, read_json_lines, row_json
 
-DIMENSIONS = ("h_quality", "oscillation_depth", "crux_precision", "epistemic_calibration", "actionability")
+DIMENSIONS = judge.DIMENSIONS
 TEMPLATE = "pytest_reasoning_evals.dialectic:report.html.j2"  # extends the generic page.html.j2
 TABLE_SCRIPT = "pytest_reasoning_evals.dialectic:report.js"  # what a row of the item table shows
 
@@ -92,6 +93,8 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "header": {
             "model": model,
             "judges": meta.get("judges"),
+            "judge_panel": meta.get("judge_panel"),
+            "self_judged": meta.get("self_judged"),
             "variants": meta.get("variants") or [{"name": n, "prompt_sha256": None} for n in names],
             "cases": meta.get("cases"),
             "started": meta.get("timestamp"),
@@ -102,6 +105,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         },
         "gates": read_gates(run_dir),
         "pass_rule": variant_file.get("pass_rule"),
+        "judge_agreement": variant_file.get("judge_agreement"),
         "variants": variants,
         "dimensions": DIMENSIONS,
         "dimension_medians": _dimension_medians(responses, names),

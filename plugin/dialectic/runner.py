@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pytest_reasoning_evals.dialectic import cross_provider, judge, multiturn
 from pytest_reasoning_evals.dialectic.cases import Case, Variant
 from pytest_reasoning_evals.dialectic.extract import extract
+from pytest_reasoning_evals.dialectic.panel import Seat, self_judged
 from pytest_reasoning_evals.dialectic.pcc import pcc_valid
 from pytest_reasoning_evals.dialectic.records import (
     CompletionRecord,
@@ -42,14 +43,15 @@ def _completion(c: Completion) -> CompletionRecord:
         "error": c.error,
         "cassette": c.extra.get("cassette"),
         "cassette_hit": c.extra.get("cassette_hit"),
+        "reasoning": c.reasoning,
     }
 
 
 class DialecticRunner:
-    def __init__(self, models: Callable[[str], Model], model_alias: str, judges: list[str]):
+    def __init__(self, models: Callable[[str], Model], model_alias: str, judges: tuple[Seat, ...]):
         self.models = models  # alias -> model (built once per process by the session)
         self.model_alias = model_alias
-        self.judges = judges  # one alias per judge (n_judges of them; may repeat)
+        self.judges = judges  # the panel: one seat per judge
         self._responses: dict[tuple, ResponseRecord] = {}
         self._verdicts: dict[tuple, judge.Verdict] = {}
 
@@ -111,31 +113,33 @@ class DialecticRunner:
         if key not in self._verdicts:
             text = self.response(case, variant, alias)["text"]
             judgements, errors = [], []
-            for k, judge_alias in enumerate(self.judges, start=1):
+            for seat in self.judges:
                 request = Request(
-                    item_id=f"{case.id}__{variant.name}__{alias}__judge{k}",
+                    item_id=f"{case.id}__{variant.name}__{alias}__judge{seat.number}",
                     cassette_folder=JUDGE_SUITE,
                     messages=judge.prompt(case.query, text),
                     max_tokens=judge.MAX_TOKENS,
                     json_schema=judge.SCHEMA,
+                    temperature=seat.temperature,
+                    seed=seat.seed,
                 )
-                completion = self.models(judge_alias).complete(request)
+                completion = self.models(seat.alias).complete(request)
                 try:
                     if completion.error:
                         raise judge.JudgeError(f"judge call failed: {completion.error}")
-                    judgements.append({"judge": judge_alias, **judge.parse(completion.text)})
+                    judgements.append({"judge": seat.alias, "seat": seat.number, **judge.parse(completion.text)})
                 except judge.JudgeError as exc:
-                    errors.append(f"judge {k} ({judge_alias}): {exc}")
-            self._verdicts[key] = judge.Verdict(tuple(judgements), tuple(errors))
+                    errors.append(f"judge {seat.number} ({seat.alias}): {exc}")
+            self._verdicts[key] = judge.Verdict(tuple(judgements), tuple(errors), self_judged(self.judges, alias))
         return self._verdicts[key]
 
     # --- multi-turn resolution ---
 
     def resolution(self, case: Case, variant: Variant) -> ConversationRecord:
         """Turn 1 is the cached response; later turns follow the methodology's follow-up with
-        the real history. The first judge alias is the resolution judge."""
+        the real history. The first seat's judge model is the resolution judge (at temperature 0)."""
         first = self.response(case, variant)
-        model, resolver = self.models(self.model_alias), self.models(self.judges[0])
+        model, resolver = self.models(self.model_alias), self.models(self.judges[0].alias)
         messages = [*variant.messages(case.query), {"role": "assistant", "content": first["text"]}]
         replies, verdicts, errors, reply_errors = [first["completion"]], [], [], []
         turns_to_resolution = None

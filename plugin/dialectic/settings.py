@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import pytest
 
+from pytest_reasoning_evals.dialectic.panel import DEFAULT_TEMPERATURE
 from pytest_reasoning_evals.options import Option, Reader, Settings, aliases
 from pytest_reasoning_evals.shipped import shipped
 
@@ -31,10 +32,16 @@ OPTIONS = (
     ),
     Option(
         "judge-model",
-        "judge model alias(es), comma-separated, used in turn (default: the model under test)",
+        "judge model aliases, comma-separated, used in turn, or the name of a judge panel of the models file (default: the model under test)",
         metavar="ALIASES",
     ),
-    Option("n-judges", "judges per response (default 3)", "int", metavar="N"),
+    Option("n-judges", "judges per response (default 3, or every judge model named when more)", "int", metavar="N"),
+    Option(
+        "judge-temperature",
+        "temperature of a judge model that sits more than once on the panel; each repeat also gets its own seed (default 0.7; > 0)",
+        "float",
+        metavar="T",
+    ),
     Option(
         "compare-models",
         "cross-provider comparison: comma-separated aliases (default: the model under test)",
@@ -65,7 +72,9 @@ class DialecticSettings(NamedTuple):
     cases: Path
     variant_prompts: Path
     variants: tuple[str, ...]
-    judges: tuple[str, ...]  # one alias per judge (the judge models used in turn)
+    judge_models: tuple[str, ...]  # judge aliases, or one judge panel's name (Protocol.panel seats them)
+    n_judges: int | None  # None: 3, or every judge model when more are named
+    judge_temperature: float  # of a judge model that sits more than once
     compare_models: tuple[str, ...]
     baseline: Path | None
     max_hard_fails: int | None
@@ -73,15 +82,19 @@ class DialecticSettings(NamedTuple):
 
 
 def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
-    n_judges = get("n-judges") or 3
-    if n_judges < 1:
+    n_judges = get("n-judges")
+    if n_judges is not None and n_judges < 1:
         raise pytest.UsageError(f"--eval-n-judges must be at least 1, got {n_judges}")
-    judge_aliases = aliases("judge-model", get("judge-model") or generic.model)
+    temperature = get("judge-temperature")
+    if temperature is not None and not 0 < temperature <= 2:
+        raise pytest.UsageError(f"--eval-judge-temperature must be above 0 and at most 2, got {temperature}")
     return DialecticSettings(
         cases=get.path("dialectic-cases", shipped("dialectic")),
         variant_prompts=get.path("variant-prompts", shipped("prompts")),
         variants=tuple(get("variant") or ()),
-        judges=tuple(judge_aliases[k % len(judge_aliases)] for k in range(n_judges)),
+        judge_models=tuple(aliases("judge-model", get("judge-model") or generic.model)),
+        n_judges=n_judges,
+        judge_temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
         compare_models=tuple(aliases("compare-models", get("compare-models") or generic.model)),
         baseline=get.path("dialectic-baseline", None),
         max_hard_fails=get("max-hard-fails"),

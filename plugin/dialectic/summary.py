@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
+from pytest_reasoning_evals.dialectic.agreement import judge_agreement
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PerResponseRecord, PublicResponse
 from pytest_reasoning_evals.results import write_json, write_lines
 
@@ -62,6 +63,7 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
                         "error",
                         "query",
                         "text",
+                        "thinking",
                     )
                 },
             },
@@ -72,7 +74,16 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
             entry["judge_scores"] = record["judge"]["medians"]
             entry["judge"] = {
                 k: record["judge"][k]
-                for k in ("n_judges", "n_valid", "spread", "agreement", "needs_human_review", "errors")
+                for k in (
+                    "n_judges",
+                    "n_valid",
+                    "spread",
+                    "agreement",
+                    "needs_human_review",
+                    "errors",
+                    "judgements",
+                    "self_judged",
+                )
             }
     return [merged[k] for k in sorted(merged)]
 
@@ -100,6 +111,7 @@ def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> 
                 "pcc_applicable": len(applicable),
                 "judged": len(scores),
                 "needs_human_review": sum(bool(r["judge"] and r["judge"]["needs_human_review"]) for r in rows),
+                "judge_agreement": judge_agreement(rows)["agreement_share"],
                 "tokens": sum(r["tokens"]["total"] for r in rows),
                 "cost_usd": sum(r["cost"] for r in rows),
                 "pass": hard_fails == 0
@@ -123,12 +135,16 @@ def write_outputs(
     summaries = {
         "per_response": per_response,  # also what a baseline comparison reads
         "variants": variants,
+        "judge_agreement": judge_agreement(per_response),
         "multiturn": multiturn.summarize(conversations) | {"conversations_detail": conversations},
         "cross_provider": cross_provider.summarize(comparisons),
     }
     # with the query and reply: report.html shows them
     write_lines(directory / "per_response.jsonl", (json.dumps(r, sort_keys=True) for r in per_response))
-    write_json(directory / "variant_summary.json", {"pass_rule": rule.__dict__, "variants": variants})
+    write_json(
+        directory / "variant_summary.json",
+        {"pass_rule": rule.__dict__, "variants": variants, "judge_agreement": summaries["judge_agreement"]},
+    )
     write_json(directory / "multiturn_summary.json", summaries["multiturn"])
     write_json(directory / "cross_provider_summary.json", summaries["cross_provider"])
     queue, key = spotcheck.queue(per_response, seed)
@@ -142,6 +158,22 @@ def _fmt(value, spec: str = ".1f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def _judge_lines(a: dict) -> list[str]:
+    if not a["responses_judged"]:
+        return []
+    alphas = ", ".join(f"{d} {_fmt(v, '.2f')}" for d, v in a["krippendorff_alpha"].items())
+    lines = [
+        f"judges: agree on {a['agreeing']}/{a['responses_compared']} responses with 2+ judgements "
+        f"({_fmt(a['agreement_share'], '.0%')}); Krippendorff's alpha (interval): {alphas}"
+    ]
+    if a["self_judged"]:
+        lines.append(
+            "SELF-JUDGED: a judge is the model that wrote the answers it scores; name distinct judge models "
+            "with --eval-judge-model"
+        )
+    return lines
+
+
 def terminal_lines(summaries: dict, directory: Path) -> list[str]:
     lines = []
     for v in summaries["variants"]:
@@ -151,6 +183,7 @@ def terminal_lines(summaries: dict, directory: Path) -> list[str]:
             f"PCC compliance {_fmt(v['pcc_compliance'], '.0%')} ({v['pcc_applicable']} applicable), "
             f"{'PASS' if v['pass'] else 'not passing'}"
         )
+    lines += _judge_lines(summaries["judge_agreement"])
     m = summaries["multiturn"]
     if m["conversations"]:
         lines.append(

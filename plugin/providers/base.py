@@ -93,6 +93,7 @@ class Request:
     temperature: float = 0.0
     max_tokens: int = 512
     json_schema: dict | None = None  # ask for JSON of this shape where the provider can constrain it
+    seed: int | None = None  # a sampling seed (a judge panel's repeats); None: the provider's default body
 
 
 @dataclass
@@ -105,6 +106,7 @@ class Completion:
     input_tokens: int = 0
     output_tokens: int = 0
     thinking_tokens: int = 0  # informational: already part of output_tokens where billed
+    reasoning: str = ""  # reasoning the provider returned apart from the answer text (recorded, not analysed)
     latency_ms: float = 0.0
     cost_usd: float = 0.0
     finish_reason: str | None = None

@@ -361,6 +361,7 @@ class HttpModel:
             input_tokens=parsed.input_tokens,
             output_tokens=parsed.output_tokens,
             thinking_tokens=parsed.thinking_tokens,
+            reasoning=parsed.reasoning,
             latency_ms=round(latency_ms, 3),
             cost_usd=self.spec.cost(parsed.input_tokens, parsed.output_tokens),
             finish_reason=parsed.finish_reason,

@@ -65,6 +65,7 @@ class Parsed:
     output_tokens: int
     thinking_tokens: int
     finish_reason: str | None
+    reasoning: str = ""  # provider-side reasoning returned apart from the answer text
 
 
 # --- OpenAI chat completions (also Ollama, vLLM, llama.cpp: openai_compatible) ---
@@ -79,7 +80,7 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
         "messages": list(request.messages),
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
-        "seed": 0,
+        "seed": 0 if request.seed is None else request.seed,
     }
     if request.json_schema is not None:
         if spec.provider == "openai":
@@ -105,8 +106,13 @@ def openai_usage(data: dict) -> tuple[int, int, int]:
 def openai_parse(data: dict) -> Parsed:
     choice = data["choices"][0]
     # OpenAI-compatible servers may send the content as a list of parts ({"type": "text", "text": ...})
-    text = text_of(choice["message"].get("content"), "message content", lambda part: part.get("type", "text") == "text")
-    return Parsed(text, *openai_usage(data), finish_reason=reason(choice.get("finish_reason"), "finish_reason"))
+    message = choice["message"]
+    text = text_of(message.get("content"), "message content", lambda part: part.get("type", "text") == "text")
+    # llama.cpp, vLLM and DeepSeek return a reasoning model's thinking beside the content
+    thought = text_of(message.get("reasoning_content") or message.get("reasoning"), "message reasoning")
+    return Parsed(
+        text, *openai_usage(data), finish_reason=reason(choice.get("finish_reason"), "finish_reason"), reasoning=thought
+    )
 
 
 # --- Anthropic messages ---
@@ -122,6 +128,9 @@ def anthropic_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     }
     if system:
         body["system"] = "\n\n".join(system)
+    if request.seed is not None:
+        # the Messages API has no seed: the repeat's seed tags the request so no two are identical
+        body["metadata"] = {"user_id": f"seed-{request.seed}"}
     headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": Secret(key or "")}
     return Call(f"{spec.base_url.rstrip('/')}/messages", headers, body)
 
@@ -140,7 +149,10 @@ def anthropic_parse(data: dict) -> Parsed:
     if not isinstance(blocks, list) or not blocks:
         raise IndexError("empty content list")  # like openai's empty choices and gemini's empty candidates
     text = text_of(blocks, "content", lambda block: block.get("type") == "text")
-    return Parsed(text, *anthropic_usage(data), finish_reason=reason(data.get("stop_reason"), "stop_reason"))
+    thought = "".join(b.get("thinking") or "" for b in blocks if b.get("type") == "thinking")
+    return Parsed(
+        text, *anthropic_usage(data), finish_reason=reason(data.get("stop_reason"), "stop_reason"), reasoning=thought
+    )
 
 
 # --- Gemini generateContent ---
@@ -157,6 +169,8 @@ def gemini_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
         "contents": contents,
         "generationConfig": {"temperature": request.temperature, "maxOutputTokens": request.max_tokens},
     }
+    if request.seed is not None:
+        body["generationConfig"]["seed"] = request.seed
     if system:
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     if request.json_schema is not None:
@@ -180,7 +194,13 @@ def gemini_parse(data: dict) -> Parsed:
     candidate = data["candidates"][0]
     parts = (candidate.get("content") or {}).get("parts", [])
     text = text_of(parts, "content parts", lambda part: not part.get("thought"))
-    return Parsed(text, *gemini_usage(data), finish_reason=reason(candidate.get("finishReason"), "finishReason"))
+    thought = text_of(parts, "content parts", lambda part: bool(part.get("thought")))
+    return Parsed(
+        text,
+        *gemini_usage(data),
+        finish_reason=reason(candidate.get("finishReason"), "finishReason"),
+        reasoning=thought,
+    )
 
 
 Usage = Callable[[dict], tuple[int, int, int]]  # (input, output, thinking) tokens of a reply

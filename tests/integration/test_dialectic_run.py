@@ -268,8 +268,11 @@ def test_judge_requests_follow_the_methodology_and_ask_for_the_schema(pytester, 
     assert body["messages"][1]["content"].startswith(
         "## Evaluate Dialectical Response Quality\n\n### Response: ## Hypotheses"
     )
-    assert (body["temperature"], body["max_tokens"]) == (0.0, 500)
+    assert body["max_tokens"] == 500
     assert body["response_format"] == {"type": "json_object", "schema": judge.SCHEMA}
+    # one judge model sitting three times: three independent samples, never one request three times
+    assert sorted((b["temperature"], b["seed"]) for b in judged) == [(0.7, 1), (0.7, 2), (0.7, 3)]
+    assert len({json.dumps(b, sort_keys=True) for b in judged}) == 3
     judge_cassettes = sorted(
         p.name for p in (pytester.path / "cassettes" / "fake-judge" / "dialectic-judge").glob("*.yaml")
     )

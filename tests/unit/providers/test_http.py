@@ -6,6 +6,8 @@ server. The retry policy is tiny (backoff 0.01 s, timeout 0.3 s), so the file ru
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import socket
 import threading
 import time
@@ -481,3 +483,52 @@ def test_fake_provider_shuts_down_cleanly(capfd, monkeypatch):
     out, err = capfd.readouterr()
     assert "Traceback" not in err and "Broken pipe" not in err
     assert "HTTP/1" not in err  # the request log is silent
+
+
+# --- a judge panel's repeats and provider-side reasoning ---
+
+
+def _sent_body(server: FakeProvider) -> dict:
+    return server.requests[-1]["body"]
+
+
+def test_a_seed_makes_each_repeat_a_different_request_in_every_format(fmt, server):
+    """A judge model sitting three times sends three requests that differ: OpenAI and Gemini by
+    their seed field; Anthropic, which has no seed, by the repeat's tag in metadata."""
+    bodies = []
+    for seed in (1, 2, 3):
+        completion = model_for(fmt, server).complete(dataclasses.replace(REQUEST, temperature=0.7, seed=seed))
+        assert completion.error is None
+        bodies.append(_sent_body(server))
+    assert len({json.dumps(b, sort_keys=True) for b in bodies}) == 3
+    seeds = {
+        "openai": lambda b: b["seed"],
+        "anthropic": lambda b: b["metadata"]["user_id"],
+        "gemini": lambda b: b["generationConfig"]["seed"],
+    }[fmt.provider]
+    assert [seeds(b) for b in bodies] == ([1, 2, 3] if fmt.provider != "anthropic" else ["seed-1", "seed-2", "seed-3"])
+    temperature = bodies[0]["generationConfig"]["temperature"] if fmt.provider == "gemini" else bodies[0]["temperature"]
+    assert temperature == 0.7
+
+
+def test_no_seed_keeps_the_provider_default_body(fmt, server):
+    """Requests without a seed (answers, a lone judge) are as before: recorded cassettes still match."""
+    model_for(fmt, server).complete(REQUEST)
+    body = _sent_body(server)
+    unchanged = {
+        "openai": lambda: body["seed"] == 0,
+        "anthropic": lambda: "metadata" not in body,
+        "gemini": lambda: "seed" not in body["generationConfig"],
+    }[fmt.provider]
+    assert unchanged()
+
+
+def test_reasoning_returned_apart_from_the_text_is_kept_apart(fmt, server):
+    """OpenAI-compatible reasoning_content, Anthropic thinking blocks and Gemini thought parts are
+    the completion's reasoning, never part of its text."""
+    server.reply_text = "FALSE"
+    server.reasoning = "The system has a positive exponent, so..."
+    completion = model_for(fmt, server).complete(REQUEST)
+    assert (completion.text, completion.reasoning) == ("FALSE", "The system has a positive exponent, so...")
+    server.reasoning = ""
+    assert model_for(fmt, server).complete(REQUEST).reasoning == ""
