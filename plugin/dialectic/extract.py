@@ -6,8 +6,11 @@
   ``## H1:`` / ``## H1 (`` (heading levels 1-4) and a plain ``Hypothesis 1:`` (not
   "Counter-hypothesis 1:", "Null hypothesis 1:").
 - ``oscillation_table``: a pipe table (header row plus ``|---|`` delimiter row) whose first
-  header cell starts with "Hypothes" or is "H" and with a header cell starting with "Post";
-  or a heading "Oscillation Results".
+  header cell starts with "Hypothes" or is "H" and with another header cell starting with
+  "Post" or about surviving or oscillation ("Survived", "Confidence after oscillation"); or a
+  pipe table with two or more body rows in the methodology's pattern, first cell ``H1``,
+  ``**H1**``, ``H2 (Pay)``, ``H3: Wait`` (distinct numbers), whatever its header; or a heading
+  "Oscillation Results". A hypotheses table with free-text rows is not one.
 - ``stability``: "STABLE" / "UNSTABLE" / None from ``Stability: STABLE`` (bold, check-mark and
   table-cell variants); the last one wins.
 - ``iteration_limit``: final stability is UNSTABLE, or "instability flag" /
@@ -24,10 +27,15 @@
   heading or wholly bold label titled "Confidence" (``## CONFIDENCE``, ``**Confidence Level**``)
   with no value of its own takes the value that starts the next non-empty line (``**0.82**``).
 - ``cruxes``: ``{"name", "types"}`` per entry of the first section headed "Cruxes"
-  (optionally one leading word, e.g. "Key Cruxes", and any suffix, e.g. "Cruxes (By Type)").
+  (optionally one leading word, e.g. "Key Cruxes", and any suffix, e.g. "Cruxes (By Type)",
+  "Cruxes Identified") or "Crux Identification" (any case; a lone "Crux" is no section).
   An ATX heading outranks a wholly bold label ("**Cruxes Identified**:"); a bold label only
-  counts with entries right after it. Types: canonical ones, plurals and case folded; unknown
-  labels kept as ``other:<label>`` (see ``_types``).
+  counts with entries right after it. Entries named by number ("**CRUX 1: Name (empirical)**",
+  "**Crux 1:** name", "### Crux 1: ...", "1. Crux 1: ...") are the entries wherever they are
+  in the section, and the name drops the "Crux N:"; with no crux section (or one with no
+  entries) the "Crux N" entries anywhere are the cruxes: a "### Crux 1" sub-heading is an
+  entry, never a section title. Types: canonical ones, plurals and case folded; unknown
+  labels kept as ``other:<label>``, multi-word ones only in label position (see ``_types``).
 - ``signals`` (in ``SIGNALS`` order), ``mode`` ("dialectic" with >= 2 signals, else "bypass")
   and ``pcc_ceiling`` (table+STABLE 0.85 > iteration limit 0.50 > table 0.70 > 0.45).
 
@@ -370,7 +378,9 @@ def _entries(body: list[str], level: int, numbered_only: bool = False) -> list[C
             kind, text = ("numbered", numbered[1]) if numbered else ("bullet", bullet[1])
         else:
             continue
-        tiers[kind].append((_crux_entry(text), bool(_CRUX_NUMBER.match(text))))
+        named = bool(_CRUX_NUMBER.match(text))
+        if named or not numbered_only:
+            tiers[kind].append((_crux_entry(text), named))
     for entries in tiers.values():
         if any(named for _, named in entries):
             return [e for e, named in entries if named]
