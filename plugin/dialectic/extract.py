@@ -6,8 +6,11 @@
   ``## H1:`` / ``## H1 (`` (heading levels 1-4) and a plain ``Hypothesis 1:`` (not
   "Counter-hypothesis 1:", "Null hypothesis 1:").
 - ``oscillation_table``: a pipe table (header row plus ``|---|`` delimiter row) whose first
-  header cell starts with "Hypothes" or is "H" and with a header cell starting with "Post";
-  or a heading "Oscillation Results".
+  header cell starts with "Hypothes" or is "H" and with another header cell starting with
+  "Post" or about surviving or oscillation ("Survived", "Confidence after oscillation"); or a
+  pipe table with two or more body rows in the methodology's pattern, first cell ``H1``,
+  ``**H1**``, ``H2 (Pay)``, ``H3: Wait`` (distinct numbers), whatever its header; or a heading
+  "Oscillation Results". A hypotheses table with free-text rows is not one.
 - ``stability``: "STABLE" / "UNSTABLE" / None from ``Stability: STABLE`` (bold, check-mark and
   table-cell variants); the last one wins.
 - ``iteration_limit``: final stability is UNSTABLE, or "instability flag" /
@@ -24,15 +27,22 @@
   heading or wholly bold label titled "Confidence" (``## CONFIDENCE``, ``**Confidence Level**``)
   with no value of its own takes the value that starts the next non-empty line (``**0.82**``).
 - ``cruxes``: ``{"name", "types"}`` per entry of the first section headed "Cruxes"
-  (optionally one leading word, e.g. "Key Cruxes", and any suffix, e.g. "Cruxes (By Type)").
+  (optionally one leading word, e.g. "Key Cruxes", and any suffix, e.g. "Cruxes (By Type)",
+  "Cruxes Identified") or "Crux Identification" (any case; a lone "Crux" is no section).
   An ATX heading outranks a wholly bold label ("**Cruxes Identified**:"); a bold label only
-  counts with entries right after it. Types: canonical ones, plurals and case folded; unknown
-  labels kept as ``other:<label>`` (see ``_types``).
+  counts with entries right after it. Entries named by number ("**CRUX 1: Name (empirical)**",
+  "**Crux 1:** name", "### Crux 1: ...", "1. Crux 1: ...") are the entries wherever they are
+  in the section, and the name drops the "Crux N:"; with no crux section (or one with no
+  entries) the "Crux N" entries anywhere are the cruxes: a "### Crux 1" sub-heading is an
+  entry, never a section title. Types: canonical ones, plurals and case folded; unknown
+  labels kept as ``other:<label>``, multi-word ones only in label position (see ``_types``).
 - ``signals`` (in ``SIGNALS`` order), ``mode`` ("dialectic" with >= 2 signals, else "bypass")
   and ``pcc_ceiling`` (table+STABLE 0.85 > iteration limit 0.50 > table 0.70 > 0.45).
 
-Thinking blocks are removed first (``strip_thinking``), then code: fenced blocks and inline
-code never count for any field. A "heading" is an ATX heading (``#``..``######``) or a line
+Reasoning a model writes into its answer text (``<thinking>``, ``<think>``, ``<extended_thinking>``,
+``<reasoning>``) is visible process and is read like the rest: only the tags themselves are
+dropped (each becomes a line break). Code never counts for any field: fenced blocks and inline
+code are removed first. A "heading" is an ATX heading (``#``..``######``) or a line
 that is wholly bold (``**Cruxes**``, ``**Oscillation Results:**``); heading titles are
 compared without markdown, a trailing colon or a leading number ("3. Oscillation").
 """
@@ -40,11 +50,11 @@ compared without markdown, a trailing colon or a leading number ("3. Oscillation
 from __future__ import annotations
 
 import re
+from itertools import takewhile
 
 from pytest_reasoning_evals.dialectic.records import Crux, Extraction
-from pytest_reasoning_evals.thinking import strip_thinking
 
-__all__ = ["extract", "strip_thinking", "CANONICAL_CRUX_TYPES", "SIGNALS"]
+__all__ = ["extract", "CANONICAL_CRUX_TYPES", "SIGNALS"]
 
 CANONICAL_CRUX_TYPES = ("empirical", "value", "definitional", "factual", "normative")
 SIGNALS = ("## Hypotheses", "**H<n>:", "## Cruxes", "## Oscillation", "**Confidence**")
@@ -54,6 +64,8 @@ _Heads = list[tuple[int, int, str]]  # (line index, level, plain title) per head
 # Fenced code (``` or ~~~); an unclosed fence runs to the end. Code is quoted, not asserted.
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
+# A reasoning tag, opening or closing; [^<>]* keeps the scan from one "<think" short.
+_THINK_TAG = re.compile(r"</?(?:extended_thinking|thinking|think|reasoning)\b[^<>]*>", re.I)
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 # A wholly bold line stands in for a heading ("**Cruxes**", "**Oscillation Results:**").
@@ -71,9 +83,19 @@ _HYP_OTHER = re.compile(r"^ {0,3}#{1,4}\s+H(\d+)\s*[:(]|(?<![\w-])(?<!\w[ \t])(?
 # Pipe-table delimiter row ("|---|:--:|"); at least two columns, so "---" alone is a rule.
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 _HYPOTHESES_TITLE = re.compile(r"\bhypotheses\b", re.I)
+# A column of an oscillation table, beside the hypothesis column: "Post-Oscillation", "Post",
+# "Survived", "Confidence after oscillation".
+_OSC_COLUMN = re.compile(r"^post|surviv|oscillat", re.I)
+# The methodology's own row pattern, a first cell "H1", "**H1**", "H2 (Pay)" or "H3: Wait".
+_H_ROW = re.compile(r"^H(\d+)(?![\w.])")
 _OSC_TITLE = re.compile(r"^oscillation\b", re.I)
 _OSC_RESULTS_TITLE = re.compile(r"^oscillation\s+results\b", re.I)
-_CRUX_TITLE = re.compile(r"^(?:[A-Za-z-]+\s+)?cruxes\b", re.I)
+# "Cruxes", "Key Cruxes", "Cruxes Identified", "Cruxes (By Type)", "Crux Identification"; not
+# a lone "Crux" nor an entry's "Crux 1: ...".
+_CRUX_TITLE = re.compile(r"^(?:[A-Za-z-]+\s+)?(?:cruxes|crux\s+identification)\b", re.I)
+# An entry named by its number: "Crux 1: Payment", "**CRUX 2 (empirical):**", "Crux #3 - Trust".
+_CRUX_NUMBER = re.compile(r"^[*_\s]*crux\s*#?\d+[*_]*\s*(?=[:.)(\u2013\u2014-]|$)", re.I)
+_CRUX_NUMBER_PREFIX = re.compile(r"^crux\s*#?\d+\s*[:.)\u2013\u2014-]?\s*", re.I)
 
 _CHECK = r"(?:[\u2713\u2714\u2705\u2611]\ufe0f?[*_\s]*)?"  # ✓ ✔ ✅ ☑ before the value
 # "Stability: STABLE", "**Stability**: ✓ STABLE", "| Stability | UNSTABLE |"; not "Instability".
@@ -120,6 +142,14 @@ _LABEL_SPLIT = re.compile(r"\s*(?:[+/,&;]|\band\b)\s*", re.I)
 # A dash qualifier is a note on the type, not a type: "inference—high uncertainty" -> "inference".
 _LABEL_QUALIFIER = re.compile(r"\s*(?:[\u2013\u2014]|\s-\s).*", re.S)
 _LABEL_PART = re.compile(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}")  # one to three words
+# Words that make a bracketed phrase prose, not a type name: "(a former colleague)", "(see above)".
+_PROSE_WORDS = frozenset(
+    "a an the this that these those some any each every all no not"
+    " i me my mine you your yours he him his she her hers it its we us our ours they them their theirs"
+    " who whom whose which what one ones"
+    " of in on at to for from by with without about as per than into onto over under after before"
+    " above below via vs see cf eg ie etc is are was were be been if or but so still very most more".split()
+)
 # "**Definitional:** ..." — a canonical label before the first colon.
 _LEAD_LABEL = re.compile(r"^[*_\s]*([A-Za-z][A-Za-z +/,&-]*?)[*_\s]*:[*_]*\s*")
 # Where a label sits: right after the list marker or a bold span, or before "**", ":" or a dash.
@@ -128,8 +158,9 @@ _MARKUP = re.compile(r"\*\*|__|^[*_\s]+|[*_\s]+$")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[:,.])")
 
 
-def _strip_code(text: str) -> str:
-    return _INLINE_CODE.sub("", _FENCE.sub("", text))
+def _visible(text: str) -> str:
+    """The text without code; reasoning tags become line breaks, their content stays."""
+    return _THINK_TAG.sub("\n", _INLINE_CODE.sub("", _FENCE.sub("", text)))
 
 
 def _headings(lines: list[str]) -> _Heads:
@@ -157,11 +188,15 @@ def _cells(line: str) -> list[str]:
 def _oscillation_table(lines: list[str], heads: _Heads) -> bool:
     if any(_OSC_RESULTS_TITLE.match(title) for _, _, title in heads):
         return True
-    for header, delimiter in zip(lines, lines[1:]):
+    for at, (header, delimiter) in enumerate(zip(lines, lines[1:])):
         if "|" in header and _TABLE_SEP.match(delimiter):
             cells = [c.lower() for c in _cells(header)]
             first_ok = cells[0].startswith("hypothes") or cells[0] == "h"
-            if first_ok and any(c.startswith("post") for c in cells):
+            if first_ok and any(_OSC_COLUMN.search(c) for c in cells[1:]):
+                return True
+            rows = takewhile(lambda row: "|" in row, lines[at + 2 :])
+            numbers = {m[1] for m in (_H_ROW.match(_cells(row)[0]) for row in rows) if m}
+            if len(numbers) >= 2:
                 return True
     return False
 
@@ -229,15 +264,20 @@ def _section(lines: list[str], heads: _Heads, begin: int, level: int) -> tuple[l
     return lines[begin + 1 : end], level
 
 
-def _types(label: str, canonical_only: bool = False) -> list[str] | None:
+def _types(label: str, canonical_only: bool = False, placed: bool = False) -> list[str] | None:
     """Normalise a type label; None if the text is not one.
 
     "Empirical + Values" -> ["empirical", "value"]; "empirical + team assessment" -> ["empirical",
     "other:team assessment"]; "inference—high uncertainty" -> ["other:inference"]. Parts are split
     on + / , & ; "and", after dropping a dash qualifier. A label holds a canonical type or only
-    one-word parts, so other bracketed text stays prose ("(a former colleague)"). Beside a canonical
-    type, unknown parts of one to three words are kept as other:<part>; longer ones are prose and
-    dropped. canonical_only (a label leading the line): every part must be canonical.
+    one-word parts, so other bracketed text stays prose. placed (the group sits in a label
+    position, see _in_label_position): parts of one to three words also make a label, unless a
+    part holds a function word (article, pronoun, preposition, "see", "not", ...), so
+    "(business assumption)" is ["other:business assumption"] while "(a former colleague)",
+    "(see above)" and "(as of last year)" stay prose, as does any part of four words or more.
+    Beside a canonical type, unknown parts of one to three words are kept as other:<part>; longer
+    ones are prose and dropped. canonical_only (a label leading the line): every part must be
+    canonical.
     """
     label = _LABEL_QUALIFIER.sub("", label.strip(" *_"))
     parts = [" ".join(p.lower().split()) for p in _LABEL_SPLIT.split(label)]
@@ -252,7 +292,8 @@ def _types(label: str, canonical_only: bool = False) -> list[str] | None:
             types.append(f"other:{part}")
     known = [t for t in types if not t.startswith("other:")]
     one_words = all(_LABEL_PART.fullmatch(p) and " " not in p for p in parts)
-    if not parts or (len(known) < len(parts) if canonical_only else not (known or one_words)):
+    short_names = placed and all(_LABEL_PART.fullmatch(p) and not _PROSE_WORDS & set(p.split()) for p in parts)
+    if not parts or (len(known) < len(parts) if canonical_only else not (known or one_words or short_names)):
         return None
     return list(dict.fromkeys(types))  # in order, each once
 
@@ -265,10 +306,11 @@ def _in_label_position(text: str, m: re.Match) -> bool:
 def _crux_entry(text: str) -> Crux:
     """Split an entry line into name and types (empty types when it carries no label).
 
-    The label is the first bracketed one-word-per-part group in a label position; else a
-    canonical label before the first colon; else the first group holding a canonical type.
+    The label is the first bracketed label in a label position (where short multi-word names
+    count too, see _types); else a canonical label before the first colon; else the first group
+    holding a canonical type. A leading "Crux N:" is not part of the name.
     """
-    groups = [(m, _types(m[1] or m[2])) for m in _LABEL_GROUP.finditer(text)]
+    groups = [(m, _types(m[1] or m[2], placed=_in_label_position(text, m))) for m in _LABEL_GROUP.finditer(text)]
     groups = [(m, types) for m, types in groups if types]
     chosen = next(((m, t) for m, t in groups if _in_label_position(text, m)), None)
     lead = _LEAD_LABEL.match(text)
@@ -281,8 +323,9 @@ def _crux_entry(text: str) -> Crux:
         m, types = chosen or (None, [])
         name = text[: m.start()] + text[m.end() :] if m else text
     name = _TITLE_NUMBER.sub("", _MARKUP.sub("", name))
-    name = _SPACE_BEFORE_PUNCT.sub("", " ".join(name.split()))
-    return {"name": name.strip(" :-\u2013\u2014"), "types": types}
+    name = _SPACE_BEFORE_PUNCT.sub("", " ".join(name.split())).strip(" :-\u2013\u2014")
+    # "Crux 1: Payment" is named "Payment"; a bare "Crux 1" keeps its number as its name
+    return {"name": _CRUX_NUMBER_PREFIX.sub("", name) or name, "types": types}
 
 
 def _label_block(body: list[str]) -> list[str]:
@@ -303,35 +346,50 @@ def _label_block(body: list[str]) -> list[str]:
 
 def _cruxes(lines: list[str], heads: _Heads) -> tuple[list[Crux], bool]:
     """Entries of the crux section and whether there is one: a crux heading, else the first
-    bold crux label with entries after it (a label without entries is no section)."""
+    bold crux label with entries right after it or "Crux N" entries in its section (a label
+    without entries is no section). Without a section, or under a heading with no entries, the
+    "Crux N" entries anywhere are the cruxes ("### Crux 1: ..." sub-headings of another section
+    are entries, not section titles)."""
+    numbered = _entries(lines, 0, numbered_only=True)
     for body, level in _crux_sections(lines, heads):
         if level <= 6:
-            return _entries(body, level), True
-        entries = _entries(_label_block(body), level)
+            return _entries(body, level) or numbered, True
+        # "Crux N" entries are unambiguous, so they need not follow the label directly
+        entries = _entries(body, level, numbered_only=True) or _entries(_label_block(body), level)
         if entries:
             return entries, True
-    return [], False
+    return numbered, bool(numbered)
 
 
-def _entries(body: list[str], level: int) -> list[Crux]:
-    """Entry kinds, by priority: sub-headings, bold-led paragraphs, numbered items, bullets. The
-    first kind with a typed entry is used (only its typed entries); if none is typed, the first
-    kind present. Sub-bullets under bold-led cruxes are thus details, not cruxes.
+def _entries(body: list[str], level: int, numbered_only: bool = False) -> list[Crux]:
+    """Entry kinds, by priority: sub-headings, bold-led paragraphs, numbered items, bullets. In
+    the first kind holding entries named "Crux N" only those are used (numbered_only: those are
+    all that is used); else the first kind with a typed entry (only its typed entries); if none
+    is typed, the first kind present. Sub-bullets under bold-led cruxes are thus details.
     """
-    tiers: dict[str, list[dict]] = {"heading": [], "bold": [], "numbered": [], "bullet": []}
+    tiers: dict[str, list[tuple[Crux, bool]]] = {"heading": [], "bold": [], "numbered": [], "bullet": []}
     for line in body:
         atx, numbered, bullet = _ATX.match(line), _NUMBERED.match(line), _BULLET.match(line)
         if atx and len(atx[1]) > level:
-            tiers["heading"].append(_crux_entry(atx[2]))
+            kind, text = "heading", atx[2]
         elif _BOLD_LED.match(line):
-            tiers["bold"].append(_crux_entry(line.strip()))
+            kind, text = "bold", line.strip()
         elif numbered or bullet:
-            item = numbered or bullet
-            tiers["numbered" if numbered else "bullet"].append(_crux_entry(item[1]))
+            kind, text = ("numbered", numbered[1]) if numbered else ("bullet", bullet[1])
+        else:
+            continue
+        named = bool(_CRUX_NUMBER.match(text))
+        if named or not numbered_only:
+            tiers[kind].append((_crux_entry(text), named))
     for entries in tiers.values():
-        if any(e["types"] for e in entries):
-            return [e for e in entries if e["types"]]
-    return next((entries for entries in tiers.values() if entries), [])
+        if any(named for _, named in entries):
+            return [e for e, named in entries if named]
+    if numbered_only:
+        return []
+    for entries in tiers.values():
+        if any(e["types"] for e, _ in entries):
+            return [e for e, _ in entries if e["types"]]
+    return next(([e for e, _ in entries] for entries in tiers.values() if entries), [])
 
 
 def _signals(text: str, heads: _Heads, has_cruxes: bool) -> list[str]:
@@ -355,7 +413,7 @@ def _pcc_ceiling(table: bool, stability: str | None, iteration_limit: bool) -> f
 
 def extract(text: str) -> Extraction:
     """Analyse a response's visible answer; see the module docstring for the rules."""
-    visible = _strip_code(strip_thinking(text or ""))
+    visible = _visible(text or "")
     lines = visible.splitlines()
     heads = _headings(lines)
     table = _oscillation_table(lines, heads)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning_evals.dialectic.extract import SIGNALS, extract, strip_thinking
+from pytest_reasoning_evals.dialectic.extract import SIGNALS, extract
 
 REFERENCE = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "dialectic"
 SAMPLES = Path(__file__).resolve().parent / "dialectic_samples"
@@ -147,15 +147,21 @@ def test_sonnet_q7_factual_bypass(reference):
 # --- the project's own sample responses -------------------------------------
 
 
-def test_sample_full_stable_ignores_thinking_code_and_non_labels():
+def test_sample_full_stable_reads_thinking_ignores_code_and_non_labels():
+    """Issue 27: reasoning in the answer text is visible process, so the sample's <thinking> block
+    counts now (H9, its 0.95 and its UNSTABLE); code and non-labels still never count."""
     result = extract((SAMPLES / "full_stable.md").read_text(encoding="utf-8"))
     assert result == {
-        "h_count": 4,  # H1 (twice), H2, H3, Hypothesis 4; H9 only in the thinking block
+        # H1 (twice), H2, H3, Hypothesis 4, and H9 from the thinking block
+        "h_count": 5,
         "oscillation_table": True,
+        # the thinking block's UNSTABLE comes first: the last statement wins
         "stability": "STABLE",
         "iteration_limit": False,
-        "confidence": 0.75,  # not the 0.95 in thinking nor the 0.99 in the code fence
-        "confidences": [0.75],
+        # the thinking block's 0.95, then the answer's 0.75; not the 0.99 in the code fence, nor
+        # the confidence interval or the impact on confidence
+        "confidence": 0.75,
+        "confidences": [0.95, 0.75],
         "cruxes": [
             crux("Whether deploy frequency matters to customers", "empirical"),
             crux("Is team autonomy worth the coordination cost?", "empirical", "value"),
@@ -184,10 +190,34 @@ def test_sample_unstable_iteration_limit():
     assert result["pcc_ceiling"] == 0.50  # a table without STABLE: the iteration limit wins
 
 
+def test_sample_thinking_crux_identification():
+    """Issue 27's real shape (written for the project): hypotheses, a "Survived" oscillation table,
+    stability and a "## CRUX IDENTIFICATION" section with "**CRUX 1: ... (empirical)**" entries,
+    all inside a <thinking> block of the visible reply; the confidence after it."""
+    result = extract((SAMPLES / "thinking_crux_identification.md").read_text(encoding="utf-8"))
+    assert result == {
+        "h_count": 4,
+        "oscillation_table": True,
+        "stability": "STABLE",
+        "iteration_limit": False,
+        "confidence": 0.6,
+        "confidences": [0.6],
+        "cruxes": [
+            crux("Whether the queue survives the winter", "empirical"),
+            crux("How much risk the owner will carry", "value"),
+            crux("Whether caf\u00e9s pay on time", "other:business assumption"),
+        ],
+        "signals": ["**H<n>:", "## Cruxes", "**Confidence**"],
+        "mode": "dialectic",
+        "pcc_ceiling": 0.85,
+    }
+
+
 # --- result shape and empty input -------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["", "   \n\t", None, "<thinking>Confidence: 0.9</thinking>"])
+# reasoning tags alone are not content (issue 27: what is inside them is, see below)
+@pytest.mark.parametrize("text", ["", "   \n\t", None, "<thinking>\n</thinking>", "<think></think>"])
 def test_empty_result(text):
     assert extract(text) == EMPTY
 
@@ -209,39 +239,58 @@ def test_results_are_independent_objects():
 # --- thinking blocks ----------------------------------------------------------
 
 
+# Issue 27 (SPEC section 9): reasoning a model writes into its answer text is visible process.
+@pytest.mark.parametrize("tag", ["thinking", "extended_thinking", "think", "reasoning"])
+@pytest.mark.parametrize("closed", [True, False], ids=["closed", "unclosed"])
+def test_thinking_content_counts(tag, closed):
+    text = (
+        f"<{tag}>\n## Hypotheses\n**H1: x**\n**H2: y**\n## Oscillation\n{TABLE}\n## Cruxes\n- **a** (empirical)\n"
+        f"**Confidence**: 0.9\nStability: STABLE\n" + (f"</{tag}>\n" if closed else "") + "The capital is Beirut."
+    )
+    assert extract(text) == {
+        "h_count": 2,
+        "oscillation_table": True,
+        "stability": "STABLE",
+        "iteration_limit": False,
+        "confidence": 0.9,
+        "confidences": [0.9],
+        "cruxes": [crux("a", "empirical")],
+        "signals": ALL_SIGNALS,
+        "mode": "dialectic",
+        "pcc_ceiling": 0.85,
+    }
+
+
 @pytest.mark.parametrize(
     "text, expected",
     cases(
-        ("thinking", "<thinking>hidden</thinking>shown", "shown"),
-        ("extended-thinking", "<extended_thinking>\nhidden\n</extended_thinking>shown", "shown"),
-        ("think", "<think>hidden\nmore</think>shown", "shown"),
-        ("reasoning", "<reasoning>hidden</reasoning>shown", "shown"),
-        ("upper-case", "<THINKING>hidden</THINKING>shown", "shown"),
-        ("mixed-case", "<Think>hidden</tHINK>shown", "shown"),
-        ("attributes", '<thinking type="draft">hidden</thinking>shown', "shown"),
-        ("two-blocks-keep-middle", "<think>a</think>shown<think>b</think>", "shown"),
-        ("unclosed-strips-to-end", "shown<thinking>hidden\nforever", "shown"),
-        ("orphan-close", "hidden reasoning</think>shown", "shown"),
-        ("no-tags", "shown", "shown"),
-        ("other-tags-kept", "<answer>shown</answer>", "<answer>shown</answer>"),
-        ("nested-blocks", "<think>a<think>b</think>c</think>shown", "shown"),
-        ("any-tag-closes", "kept <think>a</reasoning>shown", "kept shown"),
-        ("no-runaway-scan", "<think" + "<" * 10_000 + "shown", "<think" + "<" * 10_000 + "shown"),
+        # a tag is a line break: what follows it on its line starts a line
+        ("heading-after-open-tag", "<thinking>## Cruxes\n- **a** (empirical)</thinking>", ["a"]),
+        ("heading-after-close-tag", "<think>draft</think>## Cruxes\n- **a** (empirical)", ["a"]),
+        ("attributes", '<thinking type="draft">\n## Cruxes\n- **a** (empirical)\n</thinking>', ["a"]),
+        ("orphan-close-keeps-before", "## Cruxes\n- **a** (empirical)\n</think>\nanswer", ["a"]),
+        ("code-inside-still-ignored", "<thinking>\n```\n## Cruxes\n- **a** (empirical)\n```\n</thinking>", []),
     ),
 )
-def test_strip_thinking(text, expected):
-    assert strip_thinking(text) == expected
+def test_thinking_tags_are_line_breaks(text, expected):
+    assert [c["name"] for c in extract(text)["cruxes"]] == expected
 
 
-@pytest.mark.parametrize("tag", ["thinking", "extended_thinking", "think", "reasoning"])
-def test_thinking_content_never_counts(tag):
-    hidden = (
-        f"<{tag}>\n## Hypotheses\n**H1: x**\n{TABLE}\n## Cruxes\n- **a** (empirical)\n"
-        f"**Confidence**: 0.9\nStability: STABLE\niteration limit reached\n</{tag}>\n"
-        "The capital is Beirut."
+def test_thinking_block_with_a_bypass_answer_is_dialectic():
+    """The real shape behind issue 27: hypotheses, oscillation and cruxes inside a <thinking>
+    block of the visible reply, a short answer after it; it was misread as bypass."""
+    text = (
+        "<thinking>\nLet me work through this.\n\n**H1 (Stay):** keep the job\n**H2 (Leave):** go now\n"
+        "**H3 (Negotiate):** ask for a transfer\n\n| H | Steelmanned | Post |\n|---|---|---|\n"
+        "| H1 | security | weakened |\n| H2 | growth | holds |\n\nStability: STABLE\n\n"
+        "**Cruxes:**\n- Whether the transfer exists (empirical)\n- How much stability matters (value)\n"
+        "</thinking>\n\nAsk for the transfer first; leave if it is refused.\n\n**Confidence:** 0.7\n"
     )
-    assert extract(hidden) == EMPTY
-    assert extract(hidden.replace(f"</{tag}>", "")) == EMPTY  # unclosed
+    result = extract(text)
+    assert result["mode"] == "dialectic"
+    assert result["h_count"] == 3 and result["oscillation_table"] and result["stability"] == "STABLE"
+    assert [c["types"] for c in result["cruxes"]] == [["empirical"], ["value"]]
+    assert result["confidence"] == 0.7 and result["pcc_ceiling"] == 0.85
 
 
 # --- hypotheses -------------------------------------------------------------
@@ -335,6 +384,31 @@ def test_h_count(text, expected):
         ("heading-results-bold-in-atx", "### **OSCILLATION RESULTS**", True),
         ("heading-results-numbered", "## 4. Oscillation Results", True),
         ("heading-oscillation-only", "## Oscillation\nH1 weakened.", False),
+        # issue 27: a column about surviving or naming oscillation beside the hypothesis column
+        (
+            "survived-column",
+            "| Hypothesis | Survived | Confidence after oscillation |\n|---|---|---|\n| Pay | No | 0.1 |",
+            True,
+        ),
+        ("survives-column", "| H | Survives? |\n|---|---|\n| Pay | no |", True),
+        ("after-oscillation-column", "| Hypothesis | After oscillation |\n|---|---|\n| Pay | weak |", True),
+        ("oscillation-result-column", "| **Hypotheses** | **Oscillation result** |\n|---|---|", True),
+        ("survived-without-hypothesis-column", "| Option | Survived |\n|---|---|\n| Pay | no |", False),
+        # issue 27: two or more rows in the methodology's pattern, first cell H1..H4
+        ("h-rows-bold", "| Hypothesis | Verdict |\n|---|---|\n| **H1** | weak |\n| **H2** | holds |", True),
+        ("h-rows-named", "| Option | Verdict |\n|---|---|\n| H1 (Pay) | weak |\n| **H2 (Wait)** | holds |", True),
+        ("h-rows-colon", "| | Before | After |\n|---|---|---|\n| H1: Pay | a | b |\n| H3: Wait | c | d |", True),
+        ("h-rows-no-outer-pipes", "Hypothesis | Verdict\n--- | ---\nH1 | weak\nH2 | holds", True),
+        ("one-h-row", "| Hypothesis | Verdict |\n|---|---|\n| H1 | weak |\n| Other | x |", False),
+        ("same-h-row-twice", "| Hypothesis | Note |\n|---|---|\n| H1 | a |\n| H1 | b |", False),
+        (
+            "free-text-hypotheses-list",
+            "| Hypothesis | Description |\n|---|---|\n| Pay | ends it |\n| Wait | buys time |",
+            False,
+        ),
+        ("h-like-words", "| Strain | Risk |\n|---|---|\n| H1N1 | high |\n| H5N1 | high |", False),
+        ("h-rows-after-the-table", "| A | B |\n|---|---|\n| x | y |\n\n| H1 | a |\n| H2 | b |", False),
+        ("h-rows-without-delimiter", "| H1 | weak |\n| H2 | holds |", False),
         ("results-in-prose", "The oscillation results were mixed.", False),
     ),
 )
@@ -463,7 +537,8 @@ def test_iteration_limit(text, expected):
         ("fence-unclosed", "```\nConfidence: 0.9", None),
         ("tilde-fence", "~~~\nConfidence: 0.9\n~~~", None),
         ("inline-code", "Write `Confidence: 0.9` on its own line.", None),
-        ("think", "<think>Confidence: 0.9</think>Confidence: 0.4", 0.4),
+        # issue 27: reasoning in the answer text is read; its tag is a line break
+        ("think-block-counts", "Confidence: 0.4<think>Confidence: 0.9</think>", 0.9),
         # a statistic near the label is not its value
         ("statistic-in-object", "Confidence in shipping at p = 0.087 should be ~70%+", None),
         ("statistic-in-parenthetical", "Confidence in shipping (p = 0.087) should be high", None),
@@ -568,6 +643,19 @@ def test_confidences_list(text, expected):
         ("en-dash-qualifier", "- X (empirical \u2013 contested)", ["empirical"]),
         ("spaced-hyphen-qualifier", "- X (values - contested)", ["value"]),
         ("hyphenated-word-kept", "- X (value-laden)", ["other:value-laden"]),
+        # issue 27: an unknown multi-word type is a label in label position, if it reads as a name
+        ("multi-word-unknown", "- **Will the cafés pay?** (business assumption)", ["other:business assumption"]),
+        ("multi-word-inside-bold", "**CRUX 1: Will they pay (business assumption)**", ["other:business assumption"]),
+        ("multi-word-bracket", "- Will they pay [market risk]", ["other:market risk"]),
+        ("multi-word-three", "1. **Pay?** (risk tolerance judgment)", ["other:risk tolerance judgment"]),
+        ("multi-word-before-colon", "- **Pay** (business assumption): will they?", ["other:business assumption"]),
+        ("multi-word-mid-sentence", "- Whether the (business assumption) holds matters", []),
+        ("multi-word-article", "- **Trust** (the main one)", []),
+        ("multi-word-pronoun", "- **Trust** (her decision)", []),
+        ("multi-word-see-above", "- **Trust** (see above)", []),
+        ("multi-word-preposition", "- **Trust** (as of last year)", []),
+        ("multi-word-four-words", "- **Trust** (long term family trust issue)", []),
+        ("multi-word-digits", "- **Trust** (2 weeks)", []),
         (
             "qualifier-after-compound",
             "- X (empirical + values \u2014 both open)",
@@ -589,13 +677,10 @@ def test_crux_types(line, expected):
         ),
         ("bold-numbered", "**1. Extortioner Behavior** (empirical)", "Extortioner Behavior"),
         ("bracket-lead", "- [Value] Is honesty owed?", "Is honesty owed?"),
-        (
-            "inside-bold",
-            "**Crux 2 (empirical + values):** Will she forgive?",
-            "Crux 2: Will she forgive?",
-        ),
+        # issue 27: a leading "Crux N:" is the entry's number, not part of its name
+        ("inside-bold", "**Crux 2 (empirical + values):** Will she forgive?", "Will she forgive?"),
         ("lead-label", "- **Definitional:** What counts as lying?", "What counts as lying?"),
-        ("heading", "### Crux 1: Payment ends it (empirical)", "Crux 1: Payment ends it"),
+        ("heading", "### Crux 1: Payment ends it (empirical)", "Payment ends it"),
         ("star-bullet", "* __Fairness__ (values)", "Fairness"),
         (
             "prose-parenthetical-kept",
@@ -792,6 +877,94 @@ def test_crux_heading_beats_inline_label(text, expected, signal):
     assert ("## Cruxes" in result["signals"]) is signal
 
 
+# --- issue 27: crux identification sections and "Crux N" entries ------------
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## CRUX IDENTIFICATION",
+        "## Crux Identification",
+        "### 4. Crux identification",
+        "**Crux Identification**",
+        "## Cruxes Identified",
+        "## Key Cruxes",
+        "## Cruxes",
+    ],
+)
+@pytest.mark.parametrize(
+    "entries",
+    [
+        pytest.param(
+            "**CRUX 1: Payment ends it (empirical)**\nWhy it matters.\n- H1 says yes (value)\n\n"
+            "**CRUX 2: Honesty is owed (values)**\nNo data settles it.",
+            id="bold-typed",
+        ),
+        pytest.param(
+            "**Crux 1 (empirical):** Payment ends it\n**Crux 2 (value):** Honesty is owed", id="bold-label-typed"
+        ),
+        pytest.param(
+            "### Crux 1: Payment ends it (empirical)\ntext\n### Crux 2: Honesty is owed (value)", id="sub-headings"
+        ),
+        pytest.param(
+            "1. **Crux 1: Payment ends it** (empirical)\n2. **Crux 2: Honesty is owed** [value]", id="numbered"
+        ),
+        pytest.param("- Crux 1: Payment ends it (empirical)\n- Crux 2 - Honesty is owed (value)", id="bulleted"),
+    ],
+)
+def test_crux_identification_sections(heading, entries):
+    result = extract(f"{heading}\n\n{entries}\n\n## Synthesis\n\nDone.")
+    assert result["cruxes"] == [crux("Payment ends it", "empirical"), crux("Honesty is owed", "value")]
+    assert "## Cruxes" in result["signals"]
+
+
+@pytest.mark.parametrize(
+    "text, expected, signal",
+    cases(
+        (
+            "untyped-bold-label-entries",
+            "## CRUX IDENTIFICATION\n\n**Crux 1:** Whether payment ends it\n- detail\n\n**Crux 2:** Whether she forgives",
+            [crux("Whether payment ends it"), crux("Whether she forgives")],
+            True,
+        ),
+        (
+            # "Crux N" entries outrank a typed detail line under them
+            "named-entries-outrank-typed-details",
+            "## Cruxes\n\n### Crux 1: Payment\n**Empirical:** the record shows\n### Crux 2: Trust\n",
+            [crux("Payment"), crux("Trust")],
+            True,
+        ),
+        (
+            # no crux section: "Crux N" sub-headings of another section are the entries
+            "sub-headings-without-section",
+            "## Synthesis\n\n### Crux 1: Payment ends it (empirical)\ntext\n### Crux 2: Trust (value)\n",
+            [crux("Payment ends it", "empirical"), crux("Trust", "value")],
+            True,
+        ),
+        (
+            "bold-entries-without-section",
+            "Reasoning first.\n\n**Crux 1:** Payment ends it\n**Crux 2 (value):** Trust\n",
+            [crux("Payment ends it"), crux("Trust", "value")],
+            True,
+        ),
+        (
+            # a section heading with no entries of its own, "Crux N" headings after it
+            "empty-section-then-crux-headings",
+            "## CRUX IDENTIFICATION\n## Crux 1: Payment (empirical)\n## Crux 2: Trust (values)\n",
+            [crux("Payment", "empirical"), crux("Trust", "value")],
+            True,
+        ),
+        ("bare-number-keeps-name", "## Cruxes\n\n**Crux 1**\n", [crux("Crux 1")], True),
+        ("crux-in-prose", "Crux 1 is whether payment ends it.\nThe crux 2 of it (empirical).", [], False),
+        ("lone-crux-heading-still-none", "## Crux\n\nPayment (empirical)\n", [], False),
+    ),
+)
+def test_crux_number_entries(text, expected, signal):
+    result = extract(text)
+    assert result["cruxes"] == expected
+    assert ("## Cruxes" in result["signals"]) is signal
+
+
 # --- signals and mode -------------------------------------------------------
 
 
@@ -900,6 +1073,7 @@ def test_pcc_ceiling(text, ceiling):
         ("heading-then-labelled-line", "## Confidence\n\nConfidence: 0.4", [0.4]),
         ("heading-with-its-own-value", "## Confidence: 0.3\n0.9", [0.3]),
         ("other-heading-then-number", "## Cruxes\n0.9", []),
+        ("inside-thinking", "<thinking>\n## CONFIDENCE\n\n**0.82**\n</thinking>\nAnswer.", [0.82]),
     ),
 )
 def test_a_confidence_on_the_line_after_its_heading_or_label(text, expected):
