@@ -345,7 +345,8 @@ class EvalSession:
             if protocol.collected
         }
         aliases = dict.fromkeys(c.alias for calls in estimates.values() for c in calls or ())
-        self.estimate = block(estimates, {a: self.models.spec(a) for a in aliases}, self.settings.cassette_dir)
+        specs = {a: self.models.spec(a) for a in aliases}
+        self.estimate = block(estimates, specs, self.settings.cassette_dir) if estimates else []
         return True  # no item runs; pytest's exit status is 0
 
     @pytest.hookimpl(wrapper=True)

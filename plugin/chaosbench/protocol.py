@@ -192,10 +192,10 @@ class Protocol(EvalProtocol):
         for item in items:
             value = self.parameter(item)
             turns = value.turns if isinstance(value, Dialogue) else [value] if isinstance(value, Question) else []
+            kind = "dialogue turn" if isinstance(value, Dialogue) else "question"
             history: tuple[dict, ...] = ()
             for turn in turns:
                 request = prompt.request(turn, item_id=value.id, history=history)
-                kind = "dialogue turn" if isinstance(value, Dialogue) else "question"
                 calls.append(
                     CallEstimate(alias, kind, prompt.cassette_folder, chars_of(request.messages), request.max_tokens)
                 )

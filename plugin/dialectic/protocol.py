@@ -197,13 +197,15 @@ class Protocol(EvalProtocol):
             if isinstance(value, tuple):
                 asked = [(*value, model)] if "dialectic_item" in used else []
                 judged = asked if "dialectic_runner" in used else []
-            else:
+            elif isinstance(value, Case):
                 variant = self.resolution_variant
                 cross = "dialectic_compare_models" in used
                 asked = [(value, variant, alias) for alias in (compare if cross else [model])]
                 judged = asked if cross else []
                 if not cross and "dialectic_runner" in used:
                     calls.setdefault(("resolution", value.id), runner.resolution_estimate(value, variant))
+            else:
+                continue  # pytest's placeholder for an empty parameter set
             for case, variant, alias in asked:
                 key = (case.id, variant.name, alias)
                 responses.setdefault(key, runner.response_estimate(case, variant, alias))
