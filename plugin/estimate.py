@@ -6,7 +6,7 @@ them into tokens and dollars from the registry's prices and prints one block. In
 prompts' characters / 4, or, when the model has cassettes, times its recorded ratio of prompt
 tokens to prompt characters; output tokens are each call's max_tokens (and a reasoning model's
 thinking budget: the most it may bill), or, when the model has cassettes in that call's folder,
-their mean completion tokens. No request is sent and nothing is written.
+their mean completion tokens (at most the call's cap). No request is sent and nothing is written.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import yaml
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 SAMPLE = 200  # cassette files read per model and folder for its recorded means
+MESSAGE_KEYS = ("messages", "system", "contents", "systemInstruction")  # where each wire format puts the prompt
 
 
 class CallEstimate(NamedTuple):
@@ -96,9 +97,6 @@ class Recorded:
         return total / n if n else None
 
 
-MESSAGE_KEYS = ("messages", "system", "contents", "systemInstruction")  # where each wire format puts the prompt
-
-
 class Row(NamedTuple):
     protocol: str
     alias: str
@@ -121,8 +119,10 @@ def rows(protocol: str, calls: list[CallEstimate], specs: dict, recorded: dict[s
         spec, seen = specs[alias], recorded[alias]
         ratio = seen.tokens_per_char or 1 / CHARS_PER_TOKEN
         input_tokens = round(sum(c.prompt_chars for c in group) * ratio)
+        caps = [output_cap(spec, c.max_tokens) for c in group]
         means = [seen.mean_completion(c.cassette_folder) for c in group]
-        output_tokens = round(sum(output_cap(spec, c.max_tokens) if m is None else m for c, m in zip(group, means)))
+        # a recording made with a larger max_tokens says more than this run may bill
+        output_tokens = round(sum(cap if m is None else min(m, cap) for cap, m in zip(caps, means)))
         found.append(
             Row(protocol, alias, kind, len(group), input_tokens, output_tokens, spec.cost(input_tokens, output_tokens))
         )

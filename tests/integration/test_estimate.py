@@ -126,6 +126,9 @@ def test_with_cassettes_the_estimate_uses_the_models_recorded_tokens(pytester, s
     assert table(result.stdout.str())["chaosbench", "fake", "question"][:3] == (4, 4 * 30, 4 * 5)
     assert "mean recorded completion tokens (chaosbench-zeroshot 5.0)" in result.stdout.str()
     assert "4 recorded calls' tokens per character" in result.stdout.str()
+    # a recording may not say more than this run's max_tokens lets a call bill
+    capped = estimate(pytester, server, "--eval-max-tokens", "2")
+    assert table(capped.stdout.str())["chaosbench", "fake", "question"][:3] == (4, 4 * 30, 4 * 2)
 
 
 def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_follow_ups(pytester, server):
