@@ -32,6 +32,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for info in protocols:
         config.addinivalue_line("markers", info.marker)
     session = EvalSession(config, protocols)
+    if session.settings.estimate and hasattr(config.option, "dist"):
+        # an estimate runs in this process (before xdist's own configure): no worker is started
+        config.option.dist, config.option.tx = "no", []
     config.stash[EVAL_SESSION] = session
     config.pluginmanager.register(session, "pytest-reasoning-evals-session")
     speed = SpeedPlugin(session)

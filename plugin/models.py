@@ -160,6 +160,8 @@ class Models:
             try:
                 for alias in aliases:
                     spec = self.spec(alias)
+                    if s.estimate:
+                        continue  # an estimate calls nothing: a key and a cassette folder are not needed yet
                     check_can_run(spec, s.cassette_dir, self.record_mode_for(spec), self.base_url_for(alias))
                     if spec.provider != "baseline" and self.record_mode_for(spec) != "none":
                         from pytest_reasoning_evals.cassettes import save_problem  # a recording must be saved

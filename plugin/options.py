@@ -101,6 +101,27 @@ OPTIONS = (
         "int",
         metavar="N",
     ),
+    Option(
+        "max-tokens",
+        "most tokens of each answer of the model under test (ChaosBench questions and dialogue turns, dialectic "
+        "responses and follow-ups; default: ChaosBench 64 zero-shot, 512 CoT; dialectic 512); a reasoning "
+        "model's thinking_budget comes on top",
+        "int",
+        metavar="N",
+    ),
+    Option(
+        "temperature",
+        "sampling temperature of the model under test's answers (default 0; not sent to reasoning models "
+        "that refuse one); judges keep their own",
+        "float",
+        metavar="T",
+    ),
+    Option(
+        "estimate",
+        "print the selected items' calls, estimated tokens and dollars (registry prices) per protocol, "
+        "then stop: no request is sent, nothing is written, exit 0",
+        "bool",
+    ),
 )
 INI_TYPES = {"bool": "bool", "list": "linelist"}
 
@@ -181,6 +202,9 @@ class Settings(NamedTuple):
     max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     concurrency: int = DEFAULT_CONCURRENCY
     subset: str | None = None  # why this run selects a subset of the items (None: all of them)
+    max_tokens: int | None = None  # of the model under test's answers (None: each protocol's default)
+    temperature: float | None = None  # ... their temperature (None: 0)
+    estimate: bool = False  # print what the selection would cost, send nothing
     own: dict = {}  # protocol name -> its own settings
 
     @property
@@ -348,6 +372,11 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         raise pytest.UsageError(
             f"{label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}"
         )
+    max_tokens, temperature = get("max-tokens"), get("temperature")
+    if max_tokens is not None and max_tokens < 1:
+        raise pytest.UsageError(f"{label('max-tokens')} must be a number of tokens >= 1, got {max_tokens}")
+    if temperature is not None and not 0 <= temperature <= 2:
+        raise pytest.UsageError(f"{label('temperature')} must be from 0 to 2, got {temperature:g}")
     base_url = get("base-url")
     if base_url is not None:
         problem = url_problem(base_url)
@@ -380,6 +409,9 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         max_retry_wait=DEFAULT_MAX_RETRY_WAIT if max_retry_wait is None else max_retry_wait,
         concurrency=DEFAULT_CONCURRENCY if concurrency is None else concurrency,
         subset=_subset(config, get, options),
+        max_tokens=max_tokens,
+        temperature=temperature,
+        estimate=bool(get("estimate")),
     )
     own = {info.name: info.settings(get, generic) for info in protocols if info.settings is not None}
     baselines = [info.baseline_option for info in protocols if info.baseline_option]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypedDict
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_reasoning_evals.estimate import CallEstimate
     from pytest_reasoning_evals.gates import GateResult
     from pytest_reasoning_evals.providers.base import Request
     from pytest_reasoning_evals.session import EvalSession
@@ -210,6 +211,13 @@ class EvalProtocol:
         runs next are sent ahead of them (prefetch.py)."""
         return None
 
+    def estimate(self, items: list[pytest.Item]) -> list[CallEstimate] | None:
+        """--eval-estimate: every model call these selected items of its own would make, built
+        without sending anything (worst case where the answers decide: every turn asked, every
+        earlier reply as long as max_tokens allows); None: it gives no estimate (the printed table
+        says so). estimate.py turns them into tokens and dollars."""
+        return None
+
     def error_record(self, item: pytest.Item, error: str) -> dict | None:
         """The record of one of its items that raised before sending one (`error` says what), or
         None: the item is then only counted as a harness error."""
@@ -261,6 +269,8 @@ class EvalProtocol:
         from pytest_reasoning_evals.models import UsageProblem
         from pytest_reasoning_evals.results import RunDirBusy
 
+        if self.settings.estimate:
+            return  # an estimate writes nothing and may run beside the run it prices
         try:
             self.lock.acquire()
         except RunDirBusy as exc:

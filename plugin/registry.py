@@ -2,7 +2,8 @@
 
 Every entry is checked when its file is read, so a bad one is one error naming the file and the
 alias: an alias is a name and never a path (it names cassette and result folders), a base URL is
-an http(s) address with a host, a price is a finite number >= 0.
+an http(s) address with a host, a price is a finite number >= 0, `reasoning` is true or false and
+`thinking_budget` (a reasoning model's tokens of thinking, providers.wire) a whole number.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pytest_reasoning_evals.shipped import registry_file
 
 PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
 BASELINES = ("always-true", "always-false", "random", "oracle")
+THINKING_PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats that send a thinking budget
+MIN_THINKING_BUDGET = {"anthropic": 1024}  # the Messages API refuses a smaller budget_tokens
 
 
 class RegistryError(Exception):
@@ -32,6 +35,8 @@ class ModelSpec:
     base_url: str | None = None
     price_in: float = 0.0  # $ per 1M input tokens
     price_out: float = 0.0  # $ per 1M output tokens
+    reasoning: bool = False  # a reasoning model: its wire format sends its own parameters (providers.wire)
+    thinking_budget: int | None = None  # tokens it may think, on top of the answer's max_tokens
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.price_in + output_tokens * self.price_out) / 1e6
@@ -67,11 +72,32 @@ def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
             raise RegistryError(
                 f"{where}: {field} must be a finite number >= 0 (US dollars per 1M tokens), got {value!r}"
             )
+    _check_reasoning(entry, where)
     if entry.get("base_url") is not None:
         problem = url_problem(entry["base_url"])
         if problem:
             raise RegistryError(f"{where}: base_url {problem}")
     return ModelSpec(alias=alias, **entry)
+
+
+def _check_reasoning(entry: dict, where: str) -> None:
+    """`reasoning` is a bool; `thinking_budget` a whole number of tokens, of a reasoning model of a
+    provider that takes one, at least the provider's minimum."""
+    if not isinstance(entry.get("reasoning", False), bool):
+        raise RegistryError(f"{where}: reasoning must be true or false, got {entry['reasoning']!r}")
+    budget = entry.get("thinking_budget")
+    if budget is None:
+        if entry.get("reasoning") and entry["provider"] == "anthropic":
+            # Claude thinks only when asked to, with a budget
+            raise RegistryError(f"{where}: reasoning: true needs thinking_budget (tokens, >= 1024) for anthropic")
+        return
+    least = MIN_THINKING_BUDGET.get(entry["provider"], 1)
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < least:
+        raise RegistryError(f"{where}: thinking_budget must be a whole number of tokens >= {least}, got {budget!r}")
+    if not entry.get("reasoning") or entry["provider"] not in THINKING_PROVIDERS:
+        raise RegistryError(
+            f"{where}: thinking_budget needs reasoning: true and a provider of {', '.join(THINKING_PROVIDERS)}"
+        )
 
 
 def _data(path: Path) -> dict:

@@ -62,6 +62,7 @@ class EvalSession:
         self.terminalreporter = None  # controller: pytest's, from the session's start
         # controller: per alias, what every process's calls made ahead paid for no item
         self.unclaimed: dict[str, float] = {}
+        self.estimate: list[str] | None = None  # --eval-estimate: the block to print instead of running
 
     # --- protocols and shared services, on first use ---
 
@@ -329,6 +330,25 @@ class EvalSession:
             if self._given(info, info.eager_options):
                 self.protocol(info.name).start()
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session):
+        """--eval-estimate: price the selected items (estimate.py) instead of running them."""
+        if not self.settings.estimate or self.is_worker:
+            return None
+        if session.testsfailed:
+            raise session.Interrupted(f"{session.testsfailed} error(s) during collection: no estimate")
+        from pytest_reasoning_evals.estimate import block
+
+        estimates = {
+            name: protocol.estimate([item for item in session.items if protocol.parameter(item) is not None])
+            for name, protocol in sorted(self.protocols.items())
+            if protocol.collected
+        }
+        aliases = dict.fromkeys(c.alias for calls in estimates.values() for c in calls or ())
+        specs = {a: self.models.spec(a) for a in aliases}
+        self.estimate = block(estimates, specs, self.settings.cassette_dir) if estimates else []
+        return True  # no item runs; pytest's exit status is 0
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport):
         if self.is_worker:
@@ -372,6 +392,8 @@ class EvalSession:
             self.progress.close()
         from pytest_reasoning_evals.results import NOTHING_RUNS
 
+        if self.settings.estimate:
+            return  # nothing ran and nothing is judged or written
         if any(getattr(self.config.option, name, False) for name in NOTHING_RUNS):
             return  # --collect-only and the like run nothing: pytest's verdict, and no run directory is touched
         active = [p for p in self.protocols.values() if p.active]
@@ -479,6 +501,10 @@ class EvalSession:
                 terminalreporter.write_sep("=", title)
                 for line in lines:
                     terminalreporter.write_line(line)
+        if self.estimate is not None:
+            terminalreporter.write_sep("=", "eval estimate: no request sent, nothing written")
+            for line in self.estimate or ["no eval item selected"]:
+                terminalreporter.write_line(line)
         for name, gates in self.unrun.items():
             from pytest_reasoning_evals.gates import gate_line
 

@@ -89,7 +89,7 @@ def missing_fields() -> Fault:
 class Usage:
     prompt: int = 12
     completion: int = 3
-    thoughts: int = 0  # Gemini thoughtsTokenCount; sent only when non-zero
+    thoughts: int = 0  # Gemini thoughtsTokenCount, OpenAI reasoning_tokens (inside completion); sent only when non-zero
 
 
 # --- the server ---
@@ -344,7 +344,12 @@ class FakeProvider:
                         "finish_reason": "stop",
                     }
                 ],
-                "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+                "usage": {
+                    "prompt_tokens": p,
+                    "completion_tokens": c,
+                    "total_tokens": p + c,
+                    **({"completion_tokens_details": {"reasoning_tokens": t}} if t else {}),
+                },
             }
         if fmt == "anthropic":
             return {

@@ -24,9 +24,13 @@ class PromptTemplate:
     mode: str
     path: Path
     text: str
+    max_tokens: int | None = None  # of each answer (--eval-max-tokens); None: the mode's MAX_TOKENS
+    temperature: float = 0.0  # --eval-temperature
 
     @classmethod
-    def load(cls, prompts_dir: Path, mode: str) -> PromptTemplate:
+    def load(
+        cls, prompts_dir: Path, mode: str, max_tokens: int | None = None, temperature: float | None = None
+    ) -> PromptTemplate:
         path = prompts_dir / f"{mode}.txt"
         try:
             text = path.read_text(encoding="utf-8")
@@ -34,7 +38,7 @@ class PromptTemplate:
             raise FileNotFoundError(f"prompt file for mode {mode!r} not readable: {path} ({exc.strerror})") from None
         if "{question}" not in text:
             raise ValueError(f"{path}: prompt template has no {{question}} placeholder")
-        return cls(mode=mode, path=path, text=text)
+        return cls(mode=mode, path=path, text=text, max_tokens=max_tokens, temperature=temperature or 0.0)
 
     @property
     def sha256(self) -> str:
@@ -45,16 +49,22 @@ class PromptTemplate:
         return self.text.replace("{question}", question)
 
     @property
+    def answer_tokens(self) -> int:
+        """The max_tokens of every request: --eval-max-tokens, else the mode's."""
+        return MAX_TOKENS[self.mode] if self.max_tokens is None else self.max_tokens
+
+    @property
     def cassette_folder(self) -> str:
         return cassette_folder_name(self.mode)
 
     def request(self, question: Question, *, item_id: str | None = None, history: tuple[dict, ...] = ()) -> Request:
-        """The model call for one question, temperature 0: a single user turn, or (dialogues)
-        the next user turn after `history`, under the dialogue's id."""
+        """The model call for one question (at --eval-temperature, default 0): a single user turn,
+        or (dialogues) the next user turn after `history`, under the dialogue's id."""
         return Request(
             item_id=item_id or question.id,
             cassette_folder=self.cassette_folder,
             messages=(*history, {"role": "user", "content": self.render(question.question)}),
             gold=question.ground_truth,
-            max_tokens=MAX_TOKENS[self.mode],
+            max_tokens=self.answer_tokens,
+            temperature=self.temperature,
         )

@@ -41,11 +41,13 @@ from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.chaosbench.scoring import failure_reason, score
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
+from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, CallEstimate, chars_of
 from pytest_reasoning_evals.gates import GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock
 from pytest_reasoning_evals.shipped import shipped
@@ -82,7 +84,8 @@ class Protocol(EvalProtocol):
     @functools.cached_property
     def prompt(self) -> PromptTemplate:
         try:
-            return PromptTemplate.load(self.own.prompts_dir, self.own.mode)
+            s = self.settings
+            return PromptTemplate.load(self.own.prompts_dir, self.own.mode, s.max_tokens, s.temperature)
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
 
@@ -179,6 +182,25 @@ class Protocol(EvalProtocol):
         params = getattr(item, "callspec", None)
         question = params.params.get("chaosbench_question") if params is not None else None
         return self.prompt.request(question) if isinstance(question, Question) else None
+
+    def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
+        """A call per question, one per dialogue turn (its history holding every earlier answer as
+        long as max_tokens allows)."""
+        prompt, alias = self.prompt, self.settings.model
+        reply = {"role": "assistant", "content": "x" * (CHARS_PER_TOKEN * prompt.answer_tokens)}
+        calls = []
+        for item in items:
+            value = self.parameter(item)
+            turns = value.turns if isinstance(value, Dialogue) else [value] if isinstance(value, Question) else []
+            kind = "dialogue turn" if isinstance(value, Dialogue) else "question"
+            history: tuple[dict, ...] = ()
+            for turn in turns:
+                request = prompt.request(turn, item_id=value.id, history=history)
+                calls.append(
+                    CallEstimate(alias, kind, prompt.cassette_folder, chars_of(request.messages), request.max_tokens)
+                )
+                history = (*request.messages, reply)
+        return calls
 
     def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
@@ -418,6 +440,8 @@ class Protocol(EvalProtocol):
             "model": self.session.models.spec(s.model).to_dict(),
             "mode": self.own.mode,
             "prompt_sha256": self.prompt.sha256,
+            "max_tokens": self.prompt.answer_tokens,
+            "temperature": self.prompt.temperature,
             "dataset_sha256": self.cases_digest["sha256"],
             "splits": list(self.own.splits),
             "families": list(self.own.families),
@@ -457,7 +481,9 @@ class Protocol(EvalProtocol):
                 "model": s.model,
                 **self.session.models.spec(s.model).to_dict(),
                 "mode": self.own.mode,
-                "temperature": 0.0,
+                # what each request sent (temperature None: none is sent to this reasoning model)
+                "max_tokens": self.prompt.answer_tokens,
+                "temperature": sent_temperature(self.session.models.spec(s.model), self.prompt.temperature),
             },
             dataset=dataset,
             prompt={

@@ -29,11 +29,13 @@ from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, sea
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
+from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult, compared, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import MISS, Request
+from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock, write_json
 
@@ -151,7 +153,7 @@ class Protocol(EvalProtocol):
         if self.session.models.spec(s.model).provider == "baseline":
             # oracle / always-true / random answer TRUE-FALSE questions; there is nothing to judge
             return None
-        return DialecticRunner(self.session.models.get, s.model, self.judges)
+        return DialecticRunner(self.session.models.get, s.model, self.judges, s.max_tokens, s.temperature)
 
     def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send a check's record (with its response, the first time this process sends it); a
@@ -180,6 +182,36 @@ class Protocol(EvalProtocol):
         if not isinstance(value, tuple) or self.runner is None or self.runner.has_response(*value):
             return None
         return self.runner.response_request(*value)
+
+    def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
+        """Each (case, variant, model) response once, its judge panel once where a judge or
+        cross-provider item asks for it, and per resolution item its worst case (runner.py)."""
+        runner = self.runner
+        if runner is None:
+            return []
+        model, compare = self.settings.model, self.own.compare_models
+        responses: dict[tuple, CallEstimate] = {}
+        calls: dict[tuple, list[CallEstimate]] = {}
+        for item in items:
+            value, used = self.parameter(item), item.fixturenames
+            if isinstance(value, tuple):
+                asked = [(*value, model)] if "dialectic_item" in used else []
+                judged = asked if "dialectic_runner" in used else []
+            elif isinstance(value, Case):
+                variant = self.resolution_variant
+                cross = "dialectic_compare_models" in used
+                asked = [(value, variant, alias) for alias in (compare if cross else [model])]
+                judged = asked if cross else []
+                if not cross and "dialectic_runner" in used:
+                    calls.setdefault(("resolution", value.id), runner.resolution_estimate(value, variant))
+            else:
+                continue  # pytest's placeholder for an empty parameter set
+            for case, variant, alias in asked:
+                key = (case.id, variant.name, alias)
+                responses.setdefault(key, runner.response_estimate(case, variant, alias))
+                if (case, variant, alias) in judged:
+                    calls.setdefault(("judge", *key), runner.verdict_estimate(case))
+        return [*responses.values(), *(c for group in calls.values() for c in group)]
 
     # --- results (controller) ---
 
@@ -264,6 +296,9 @@ class Protocol(EvalProtocol):
         stopped = self.incomplete_reason(session)
         return {
             "model": s.model,
+            # what each response and follow-up sent (None: no call, or no temperature sent to this reasoning model)
+            "max_tokens": self.runner and self.runner.max_tokens,
+            "temperature": self.runner and sent_temperature(self.session.models.spec(s.model), self.runner.temperature),
             "judges": [seat.alias for seat in self.judges],
             "judge_panel": self.panel(),
             "self_judged": self_judged(self.judges, s.model),

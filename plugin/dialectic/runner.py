@@ -24,6 +24,7 @@ from pytest_reasoning_evals.dialectic.records import (
     CrossProviderRecord,
     ResponseRecord,
 )
+from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, CallEstimate, chars_of
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 
 SUITE, JUDGE_SUITE, RESOLUTION_SUITE = "dialectic", "dialectic-judge", "dialectic-resolution"
@@ -48,23 +49,33 @@ def _completion(c: Completion) -> CompletionRecord:
 
 
 class DialecticRunner:
-    def __init__(self, models: Callable[[str], Model], model_alias: str, judges: tuple[Seat, ...]):
+    def __init__(
+        self,
+        models: Callable[[str], Model],
+        model_alias: str,
+        judges: tuple[Seat, ...],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ):
         self.models = models  # alias -> model (built once per process by the session)
         self.model_alias = model_alias
         self.judges = judges  # the panel: one seat per judge
+        # of responses and follow-ups (--eval-max-tokens, --eval-temperature); judges keep their own
+        self.max_tokens = MAX_TOKENS if max_tokens is None else max_tokens
+        self.temperature = temperature or 0.0
         self._responses: dict[tuple, ResponseRecord] = {}
         self._verdicts: dict[tuple, judge.Verdict] = {}
 
     # --- one response, once ---
 
-    @staticmethod
-    def response_request(case: Case, variant: Variant) -> Request:
+    def response_request(self, case: Case, variant: Variant) -> Request:
         """The request of (case, variant)'s response: it needs no answer, so it may run ahead."""
         return Request(
             item_id=f"{case.id}__{variant.name}",
             cassette_folder=SUITE,
             messages=variant.messages(case.query),
-            max_tokens=MAX_TOKENS,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
         )
 
     def has_response(self, case: Case, variant: Variant) -> bool:
@@ -185,7 +196,8 @@ class DialecticRunner:
                         item_id=f"{case.id}__{variant.name}__followup{turn + 1}",
                         cassette_folder=SUITE,
                         messages=tuple(messages),
-                        max_tokens=MAX_TOKENS,
+                        max_tokens=self.max_tokens,
+                        temperature=self.temperature,
                     )
                 )
             )
@@ -207,6 +219,40 @@ class DialecticRunner:
             "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
             "cost_usd": sum(c["cost_usd"] for c in calls),
         }
+
+    # --- what it would ask (--eval-estimate), worst case: every reply as long as max_tokens allows ---
+
+    def _longest_reply(self) -> dict:
+        return {"role": "assistant", "content": "x" * (CHARS_PER_TOKEN * self.max_tokens)}
+
+    def response_estimate(self, case: Case, variant: Variant, alias: str) -> CallEstimate:
+        messages = self.response_request(case, variant).messages
+        return CallEstimate(alias, "response", SUITE, chars_of(messages), self.max_tokens)
+
+    def verdict_estimate(self, case: Case) -> list[CallEstimate]:
+        """A judge call per seat of the panel."""
+        chars = chars_of(judge.prompt(case.query, self._longest_reply()["content"]))
+        return [CallEstimate(seat.alias, "judge", JUDGE_SUITE, chars, judge.MAX_TOKENS) for seat in self.judges]
+
+    def resolution_estimate(self, case: Case, variant: Variant) -> list[CallEstimate]:
+        """Never resolved: MAX_TURNS resolution judge turns and a follow-up between each two."""
+        reply = self._longest_reply()
+        messages = [*variant.messages(case.query), reply]
+        calls = []
+        for turn in range(1, multiturn.MAX_TURNS + 1):
+            history = multiturn.history_text(messages[:-1])
+            prompt = multiturn.TEMPLATE.format(
+                query=case.query, conversation_history=history, response=reply["content"]
+            )
+            chars = len(judge.SYSTEM) + len(prompt)
+            calls.append(
+                CallEstimate(self.judges[0].alias, "resolution turn", RESOLUTION_SUITE, chars, judge.MAX_TOKENS)
+            )
+            if turn < multiturn.MAX_TURNS:
+                messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
+                calls.append(CallEstimate(self.model_alias, "follow-up", SUITE, chars_of(messages), self.max_tokens))
+                messages.append(reply)
+        return calls
 
     # --- cross-provider comparison ---
 

@@ -7,6 +7,15 @@ negative, fractional, infinite or absurd); the client turns that into an item er
 reads the token counts alone: a reply whose answer cannot be read may still say what it cost.
 A header carrying the key is a Secret: it prints as '***' wherever the header dict is shown (a
 traceback's locals included).
+
+A registry entry with `reasoning: true` is sent as its API wants it (`sent_temperature`,
+`output_cap`): OpenAI's reasoning models (o1, o3, o4-mini, gpt-5) refuse `temperature` and
+`max_tokens` and take `max_completion_tokens`, which their hidden reasoning counts against too;
+Anthropic enables extended thinking with `thinking.budget_tokens` and `max_tokens` above it, and
+takes no temperature then (thinking is incompatible with a changed temperature: the API's 1
+applies); Gemini 2.5 gets `thinkingConfig.thinkingBudget` and `maxOutputTokens` covering it
+(its thoughts count against it), temperature kept. An entry's `thinking_budget` is added to the
+answer's max_tokens everywhere, so the answer keeps its own room.
 """
 
 from __future__ import annotations
@@ -68,6 +77,25 @@ class Parsed:
     reasoning: str = ""  # provider-side reasoning returned apart from the answer text
 
 
+def thinks(spec: ModelSpec) -> bool:
+    """The entry is a reasoning model whose wire format sends reasoning parameters."""
+    return spec.reasoning and spec.provider in ("openai", "anthropic", "gemini")
+
+
+def output_cap(spec: ModelSpec, max_tokens: int) -> int:
+    """The most output tokens one call may bill: the answer's max_tokens, and a reasoning model's
+    thinking budget (thinking is billed as output)."""
+    return max_tokens + (spec.thinking_budget or 0) if thinks(spec) else max_tokens
+
+
+def sent_temperature(spec: ModelSpec, temperature: float) -> float | None:
+    """The temperature a request sends; None: none is sent (OpenAI reasoning models refuse one;
+    Anthropic thinking takes only its default)."""
+    if thinks(spec) and (spec.provider == "openai" or spec.provider == "anthropic" and spec.thinking_budget):
+        return None
+    return temperature
+
+
 # --- OpenAI chat completions (also Ollama, vLLM, llama.cpp: openai_compatible) ---
 
 
@@ -75,13 +103,13 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     headers = {"Content-Type": "application/json"}
     if key:
         headers["Authorization"] = Secret(f"Bearer {key}")
-    body = {
-        "model": spec.model_id,
-        "messages": list(request.messages),
-        "temperature": request.temperature,
-        "max_tokens": request.max_tokens,
-        "seed": 0 if request.seed is None else request.seed,
-    }
+    body = {"model": spec.model_id, "messages": list(request.messages)}
+    if sent_temperature(spec, request.temperature) is None:
+        # o1/o3/o4-mini/gpt-5 refuse temperature and max_tokens; their reasoning counts against this cap
+        body["max_completion_tokens"] = output_cap(spec, request.max_tokens)
+    else:
+        body.update(temperature=request.temperature, max_tokens=request.max_tokens)
+    body["seed"] = 0 if request.seed is None else request.seed
     if request.json_schema is not None:
         if spec.provider == "openai":
             body["response_format"] = {
@@ -123,9 +151,13 @@ def anthropic_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     body = {
         "model": spec.model_id,
         "messages": [m for m in request.messages if m["role"] != "system"],
-        "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
+        "max_tokens": output_cap(spec, request.max_tokens),
     }
+    if sent_temperature(spec, request.temperature) is None:
+        # max_tokens must exceed budget_tokens: output_cap adds the answer's own tokens to it
+        body["thinking"] = {"type": "enabled", "budget_tokens": spec.thinking_budget}
+    else:
+        body["temperature"] = request.temperature
     if system:
         body["system"] = "\n\n".join(system)
     if request.seed is not None:
@@ -167,8 +199,14 @@ def gemini_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     ]
     body = {
         "contents": contents,
-        "generationConfig": {"temperature": request.temperature, "maxOutputTokens": request.max_tokens},
+        "generationConfig": {
+            "temperature": request.temperature,
+            "maxOutputTokens": output_cap(spec, request.max_tokens),
+        },
     }
+    if thinks(spec) and spec.thinking_budget:
+        # Gemini 2.5's thoughts count against maxOutputTokens, which output_cap raised by the budget
+        body["generationConfig"]["thinkingConfig"] = {"thinkingBudget": spec.thinking_budget}
     if request.seed is not None:
         body["generationConfig"]["seed"] = request.seed
     if system:

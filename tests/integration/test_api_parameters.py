@@ -1,0 +1,119 @@
+"""Real API parameters (issue 28 item 5) through a real pytest run against the fake server on
+127.0.0.1: --eval-max-tokens and --eval-temperature (and their ini keys) reach every answer's
+request and the run's manifest; a reasoning model's request takes its own parameters."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakeprovider import FakeProvider
+from helpers import DIALECTIC_MODULE, EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, run_dir
+
+from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
+from pytest_reasoning_evals.dialectic import judge
+
+REASONING_MODEL = """models:
+  fake:
+    provider: openai
+    model_id: fake-reasoner
+    api_key_env: {var}
+    base_url: {url}
+    reasoning: true
+    thinking_budget: 1000
+"""
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+    with FakeProvider() as provider:
+        yield provider
+
+
+def chaosbench_run(pytester, server, *args: str):
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    return pytester.runpytest(*fake_run_args(pytester, server.openai_base, four_questions(pytester)), *args)
+
+
+def model_config(pytester) -> dict:
+    return json.loads((run_dir(pytester, "fake") / "run_manifest.json").read_text())["model_config"]
+
+
+def test_max_tokens_and_temperature_reach_every_request_and_the_manifest(pytester, server):
+    result = chaosbench_run(pytester, server, "--eval-max-tokens", "7", "--eval-temperature", "0.3")
+    assert result.ret == 0, result.stdout.str()
+    assert len(server.requests) == 4
+    assert {(r["body"]["max_tokens"], r["body"]["temperature"]) for r in server.requests} == {(7, 0.3)}
+    config = model_config(pytester)
+    assert (config["max_tokens"], config["temperature"], config["reasoning"]) == (7, 0.3, False)
+
+
+def test_the_defaults_send_and_record_what_was_always_sent(pytester, server):
+    assert chaosbench_run(pytester, server).ret == 0
+    assert {(r["body"]["max_tokens"], r["body"]["temperature"]) for r in server.requests} == {(64, 0.0)}
+    assert (model_config(pytester)["max_tokens"], model_config(pytester)["temperature"]) == (64, 0.0)
+
+
+def test_the_ini_keys_set_them_too(pytester, server):
+    pytester.makeini("[pytest]\neval_max_tokens = 9\neval_temperature = 1.5\n")
+    assert chaosbench_run(pytester, server).ret == 0
+    assert {(r["body"]["max_tokens"], r["body"]["temperature"]) for r in server.requests} == {(9, 1.5)}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--eval-max-tokens", "0"], "--eval-max-tokens (ini eval_max_tokens) must be a number of tokens >= 1, got 0"),
+        (["--eval-temperature", "2.5"], "--eval-temperature (ini eval_temperature) must be from 0 to 2, got 2.5"),
+    ],
+)
+def test_a_bad_value_is_a_usage_error(pytester, args, message):
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_a_reasoning_model_gets_max_completion_tokens_and_no_temperature(pytester, server):
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    args = fake_run_args(pytester, server.openai_base, four_questions(pytester))
+    (pytester.path / "models.yaml").write_text(REASONING_MODEL.format(var=FAKE_KEY_VAR, url=server.openai_base))
+    result = pytester.runpytest(*args, "--eval-temperature", "0.3")
+    assert result.ret == 0, result.stdout.str()
+    for request in server.requests:
+        body = request["body"]
+        assert body["max_completion_tokens"] == 64 + 1000
+        assert "temperature" not in body and "max_tokens" not in body
+    config = model_config(pytester)
+    # no temperature was sent; its thinking budget is the registry entry's
+    assert (config["max_tokens"], config["temperature"]) == (64, None)
+    assert (config["reasoning"], config["thinking_budget"]) == (True, 1000)
+
+
+def test_dialectic_responses_and_follow_ups_take_them_and_judges_keep_their_own(pytester, server):
+    server.responder = Scripted({"c1": STRUCTURED}, resolved=[False])
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    cases = cases_file(pytester.path / "cases.yaml", ("c1", "dialectic"))
+    args = fake_run_args(pytester, server.openai_base, four_questions(pytester))
+    result = pytester.runpytest_subprocess(
+        *args,
+        "--eval-dialectic-cases",
+        str(cases),
+        "--eval-variant",
+        "dialectic",
+        "--eval-n-judges",
+        "2",
+        "--eval-max-tokens",
+        "300",
+        "--eval-temperature",
+        "0.2",
+    )
+    assert result.ret in (0, 1), result.stdout.str()
+    judged = [r["body"] for r in server.requests if r["body"]["messages"][0]["content"] == judge.SYSTEM]
+    answers = [r["body"] for r in server.requests if r["body"]["messages"][0]["content"] != judge.SYSTEM]
+    assert len(answers) == 4  # the response and three follow-ups (never resolved)
+    assert {(b["max_tokens"], b["temperature"]) for b in answers} == {(300, 0.2)}
+    assert {b["max_tokens"] for b in judged} == {judge.MAX_TOKENS}
+    assert {b["temperature"] for b in judged} == {0.7, 0.0}  # the panel's seats and the resolution judge
+    meta = json.loads((pytester.path / "results" / "fake_dialectic" / "run_meta.json").read_text())
+    assert (meta["max_tokens"], meta["temperature"]) == (300, 0.2)

@@ -1,0 +1,187 @@
+"""--eval-estimate (issue 28 item 6): a real pytest run against the fake server on 127.0.0.1
+prints the selection's calls, tokens and dollars per protocol, sends nothing, writes nothing and
+exits 0; the numbers are computed here from the prompts' lengths."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from fakeprovider import FakeProvider
+from helpers import (
+    DEFAULT_PROMPTS,
+    DEFAULT_VARIANT_PROMPTS,
+    DIALECTIC_MODULE,
+    EVAL_MODULE,
+    FAKE_KEY_VAR,
+    fake_run_args,
+    four_questions,
+)
+
+from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
+from integration.test_own_protocol import EXAMPLE, on_path
+from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.dialectic import judge
+from pytest_reasoning_evals.dialectic.cases import load_variants
+from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
+
+PRICE_IN = 1000.0  # $ per 1M input tokens: the test's dollars are visible
+DIALECTIC_MODELS = """models:
+  fake:
+    provider: openai_compatible
+    model_id: fake-model
+    api_key_env: {var}
+    base_url: {url}
+    price_in: 1000.0
+    price_out: 2000.0
+  other:
+    provider: openai
+    model_id: other-model
+    api_key_env: {var}
+    base_url: {url}
+    price_in: 4000.0
+    price_out: 8000.0
+    reasoning: true
+    thinking_budget: 100
+"""
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+    with FakeProvider() as provider:
+        yield provider
+
+
+def table(stdout: str) -> dict[tuple[str, str, str], tuple]:
+    """(protocol, model, call) -> (calls, input tokens, output tokens, USD) of the printed block's
+    rows (names left in their header's columns, four figures right)."""
+    lines = stdout[stdout.index("eval estimate: no request sent, nothing written") :].splitlines()[1:]
+    header = lines[0]
+    assert header.split() == ["protocol", "model", "call", "calls", "input", "tokens", "output", "tokens", "USD"]
+    model, call = header.index("model"), header.index("call ")
+    found = {}
+    for line in lines[1:]:
+        if line.startswith("estimated:"):
+            break
+        parts = line[call:].rsplit(maxsplit=4)
+        *kind, calls, input_tokens, output_tokens, usd = parts
+        numbers = (int(n.replace(",", "")) for n in (calls, input_tokens, output_tokens))
+        found[line[:model].strip(), line[model:call].strip(), " ".join(kind)] = (*numbers, usd)
+    return found
+
+
+def question_chars() -> list[int]:
+    """The characters of the zero-shot prompt of each of four_questions' questions."""
+    prompt = PromptTemplate.load(DEFAULT_PROMPTS, "zeroshot")
+    ids = ("q-true-1", "q-true-2", "q-false-1", "q-false-2")
+    return [len(prompt.render(f"Is system {i} deterministic?")) for i in ids]
+
+
+def estimate(pytester, server, *args: str, tag: str = ""):
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    run = fake_run_args(pytester, server.openai_base, four_questions(pytester), tag=tag, price_in=PRICE_IN)
+    return pytester.runpytest(*run, "--eval-estimate", *args)
+
+
+def test_the_estimate_sends_nothing_writes_nothing_and_prices_the_selection(pytester, server, monkeypatch):
+    monkeypatch.delenv(FAKE_KEY_VAR)  # a key is not needed to price a run
+    result = estimate(pytester, server)
+    assert result.ret == 0, result.stdout.str()
+    assert server.requests == []
+    assert not (pytester.path / "results").exists() and not (pytester.path / "cassettes").exists()
+    input_tokens = round(sum(question_chars()) / 4)
+    dollars = f"${input_tokens * PRICE_IN / 1e6:,.2f}"
+    rows = table(result.stdout.str())
+    assert rows["chaosbench", "fake", "question"] == (4, input_tokens, 4 * 64, dollars)
+    assert rows["TOTAL", "", ""] == (4, input_tokens, 4 * 64, dollars)
+    result.stdout.fnmatch_lines(
+        [
+            f"estimated: 4 calls, {input_tokens:,} input and 256 output tokens, {dollars} if every call is live*",
+            "fake (fake-model, $1000 / $0 per 1M tokens in / out): input = prompt characters / 4 (no cassettes); "
+            "output = max_tokens per call, the most it may bill",
+        ]
+    )
+
+
+def test_the_estimate_takes_every_selection_option_and_max_tokens(pytester, server):
+    result = estimate(pytester, server, "-k", "q-true", "--eval-max-tokens", "10", "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    assert server.requests == []
+    input_tokens = round(sum(question_chars()[:2]) / 4)
+    assert table(result.stdout.str())["chaosbench", "fake", "question"][:3] == (2, input_tokens, 20)
+
+
+def test_with_cassettes_the_estimate_uses_the_models_recorded_tokens(pytester, server):
+    server.usage.prompt, server.usage.completion = 30, 5
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    recording = fake_run_args(pytester, server.openai_base, four_questions(pytester), price_in=PRICE_IN)
+    assert pytester.runpytest(*recording).ret == 0
+    asked = len(server.requests)
+
+    result = estimate(pytester, server)
+    assert result.ret == 0, result.stdout.str()
+    assert len(server.requests) == asked  # nothing more
+    # the same four prompts: 30 recorded tokens each, 5 completion tokens each
+    assert table(result.stdout.str())["chaosbench", "fake", "question"][:3] == (4, 4 * 30, 4 * 5)
+    assert "mean recorded completion tokens (chaosbench-zeroshot 5.0)" in result.stdout.str()
+    assert "4 recorded calls' tokens per character" in result.stdout.str()
+    # a recording may not say more than this run's max_tokens lets a call bill
+    capped = estimate(pytester, server, "--eval-max-tokens", "2")
+    assert table(capped.stdout.str())["chaosbench", "fake", "question"][:3] == (4, 4 * 30, 4 * 2)
+
+
+def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_follow_ups(pytester, server):
+    server.responder = Scripted({"c1": STRUCTURED, "c2": STRUCTURED})
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    (pytester.path / "models.yaml").write_text(DIALECTIC_MODELS.format(var=FAKE_KEY_VAR, url=server.openai_base))
+    cases = cases_file(pytester.path / "cases.yaml", ("c1", "dialectic"), ("c2", "dialectic"))
+    result = pytester.runpytest(
+        "--eval-models-file",
+        str(pytester.path / "models.yaml"),
+        "--model",
+        "fake",
+        "--eval-dialectic-cases",
+        str(cases),
+        "--eval-variant",
+        "dialectic",
+        "--eval-judge-model",
+        "fake",
+        "--eval-n-judges",
+        "3",
+        "--eval-compare-models",
+        "fake,other",
+        "--eval-estimate",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == 0, result.stdout.str()
+    assert server.requests == []
+    rows = table(result.stdout.str())
+    (variant,) = load_variants(DEFAULT_VARIANT_PROMPTS, ["dialectic"])
+    chars = sum(sum(len(m["content"]) for m in variant.messages(f"What should I do about {c}?")) for c in ("c1", "c2"))
+    # a response per case and model: the checks' and the cross-provider item's share fake's
+    assert rows["dialectic", "fake", "response"][:3] == (2, round(chars / 4), 2 * 512)
+    # a reasoning model may bill its thinking budget too
+    assert rows["dialectic", "other", "response"][:3] == (2, round(chars / 4), 2 * (512 + 100))
+    # three seats judge each of the two models' responses to each case, worst case replies of 512 tokens
+    judged = [judge.prompt(f"What should I do about {c}?", "x" * 4 * 512) for c in ("c1", "c2")]
+    chars = sum(len(m["content"]) for messages in judged for m in messages)
+    assert rows["dialectic", "fake", "judge"][:3] == (3 * 2 * 2, round(3 * 2 * chars / 4), 3 * 2 * 2 * judge.MAX_TOKENS)
+    # never resolved: MAX_TURNS resolution turns and a follow-up between each two, per case
+    assert rows["dialectic", "fake", "resolution turn"][0] == 2 * MAX_TURNS
+    assert rows["dialectic", "fake", "follow-up"][0] == 2 * (MAX_TURNS - 1)
+    total = 2 + 2 + 12 + 2 * MAX_TURNS + 2 * (MAX_TURNS - 1)
+    assert rows["dialectic", "all", ""][0] == total
+    assert rows["TOTAL", "", ""][0] == total
+
+
+@pytest.mark.slow
+def test_a_protocol_without_an_estimate_says_so(pytester, monkeypatch):
+    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("results", "*.egg-info"))
+    site = on_path(pytester, monkeypatch, "shortanswer", "shortanswer:PROTOCOL")
+    shutil.move(pytester.path / "shortanswer", site / "shortanswer")
+    result = pytester.runpytest_subprocess("--eval-estimate")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["shortanswer*(its protocol gives no estimate)"])
+    assert not (pytester.path / "results").exists()
