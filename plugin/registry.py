@@ -16,7 +16,7 @@ from pytest_reasoning_evals.providers.base import alias_problem, finite_at_least
 from pytest_reasoning_evals.shipped import registry_file
 
 PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
-BASELINES = ("always-true", "always-false", "random", "oracle")
+BASELINES = ("always-true", "always-false", "random", "oracle", "shortcut")
 
 
 class RegistryError(Exception):
