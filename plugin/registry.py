@@ -17,7 +17,7 @@ from pytest_reasoning_evals.providers.base import alias_problem, finite_at_least
 from pytest_reasoning_evals.shipped import registry_file
 
 PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
-BASELINES = ("always-true", "always-false", "random", "oracle")
+BASELINES = ("always-true", "always-false", "random", "oracle", "shortcut")
 THINKING_PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats that send a thinking budget
 MIN_THINKING_BUDGET = {"anthropic": 1024}  # the Messages API refuses a smaller budget_tokens
 

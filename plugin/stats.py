@@ -49,6 +49,23 @@ def mcc(c: dict[str, int]) -> float | None:
     return (tp * tn - fp * fn) / denom if denom else 0.0
 
 
+def per_class(c: dict[str, int]) -> dict[str, dict]:
+    """Precision, recall and F1 of each class (TRUE: tp over the predicted or gold TRUE; FALSE:
+    tn likewise) and its support (gold items of the class). A score whose denominator is empty
+    is None (nothing measured), and so is F1 then."""
+
+    def scores(hit: int, predicted: int, gold: int) -> dict:
+        precision, recall = ratio(hit, predicted), ratio(hit, gold)
+        # 2PR / (P + R), which is 2 hit / (predicted + gold)
+        f1 = None if precision is None or recall is None else 2 * hit / (predicted + gold)
+        return {"precision": precision, "recall": recall, "f1": f1, "support": gold}
+
+    return {
+        "TRUE": scores(c["tp"], c["tp"] + c["fp"], c["tp"] + c["fn"]),
+        "FALSE": scores(c["tn"], c["tn"] + c["fn"], c["tn"] + c["fp"]),
+    }
+
+
 def mcnemar_exact(down: int, up: int) -> float:
     """Exact two-sided test of paired changes: the binomial test of min(down, up) out of
     down + up at 0.5, doubled and capped at 1 (1.0 with no change). McNemar's test on the

@@ -12,7 +12,11 @@ from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, 
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
 from pytest_reasoning_evals.protocol import HARNESS
 from pytest_reasoning_evals.providers.base import MISS
-from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, ratio, wilson_interval
+from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, per_class, ratio, wilson_interval
+
+# the families whose questions restate one fact: upstream's perturbation groups hold paraphrases
+# too, which the bank keeps in a family of their own
+PERTURBED = ("perturbation_robustness", "consistency_paraphrase")
 
 
 def _calls(record: dict) -> list[dict]:
@@ -96,6 +100,27 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
     }
 
 
+def flip_rate(questions: list[dict]) -> float | None:
+    """Upstream v1's flip rate (chaosbench/eval/metrics.py `_compute_flip_rate`): the share of
+    perturbation groups whose answers disagree. A group is one fact, a system and a predicate,
+    asked by two or more perturbation_robustness questions (distractors, paraphrases, a negation,
+    another system's entity swap onto it); an answer's claim is its label, turned over when the
+    question asks the negated predicate ("Is it false that ..."), so a model that answers all of
+    them right never flips. Groups with no answered question are not counted; None with no group."""
+    sizes: dict[tuple[str, str], int] = {}
+    claims: dict[tuple[str, str], set[bool]] = {}
+    for r in questions:
+        if r["family"] not in PERTURBED or len(r["predicates"]) != 1:
+            continue
+        predicate = r["predicates"][0]
+        key = (r["system_id"], predicate["name"])
+        sizes[key] = sizes.get(key, 0) + 1
+        if r["label"] is not None:
+            claims.setdefault(key, set()).add((r["label"] == "TRUE") == (predicate["polarity"] == "positive"))
+    groups = [claimed for key, claimed in claims.items() if sizes[key] > 1]
+    return ratio(sum(len(claimed) == 2 for claimed in groups), len(groups))
+
+
 def errors_by_kind(records: list[dict]) -> dict[str, int]:
     """Items that ended in an error: replay misses (no matching cassette), harness errors (the item
     raised inside the harness: no call failed) and provider errors (the rest)."""
@@ -139,6 +164,7 @@ def summarize(
     split_details = _by(questions, "split", _names(questions, "split", SPLITS, chaosbench))
     biased = [r for r in questions if r.get("bias") and r["correct"] is not None]
     bias_errors = sum(not r["correct"] for r in biased)
+    with_gold = sum(r["gold"] is not None for r in questions)
     dialogue = dialogue_metrics(dialogues)
     return {
         # --- the protocol's schema ---
@@ -158,9 +184,15 @@ def summarize(
         "num_correct": overall["correct"],
         "num_items_no_gold": sum(r["gold"] is None for r in questions),
         "overall_accuracy_ci95": overall["accuracy_ci95"],
+        # an UNKNOWN counts as wrong: correct over every question with gold (coverage x accuracy
+        # when every question has gold)
+        "effective_accuracy": ratio(overall["correct"], with_gold),
+        "invalid_rate": ratio(overall["unknown"], total),
         "balanced_accuracy": balanced_accuracy(counts),
         "mcc": mcc(counts),
         "confusion": counts,
+        "per_class": per_class(counts),
+        "flip_rate": flip_rate(questions),
         "bias_error_rate": ratio(bias_errors, len(biased)),
         "bias_error_rate_ci95": wilson_interval(bias_errors, len(biased)),
         "split_details": split_details,

@@ -7,6 +7,7 @@ import functools
 import json
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.upstream import upstream_metrics
 from pytest_reasoning_evals.completions import CompletionsLog
 from pytest_reasoning_evals.results import write_csv, write_json
 
@@ -26,6 +27,7 @@ def write_run_outputs(
     else:
         CompletionsLog(run_dir / "completions.jsonl").finalize(records)
     write_json(run_dir / "summary.json", summary)
+    write_json(run_dir / "upstream_metrics.json", upstream_metrics(records))
     write_json(run_dir / "run_meta.json", run_meta)
     write_json(run_dir / "run_manifest.json", manifest)
     write_csv(run_dir / "accuracy_by_task.csv", *accuracy_table(summary["task_details"]))

@@ -39,6 +39,8 @@ from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.chaosbench.scoring import failure_reason, score
+from pytest_reasoning_evals.chaosbench.shortcut import SHORTCUT
+from pytest_reasoning_evals.chaosbench.shortcut import answer as shortcut_answer
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, CallEstimate, chars_of
@@ -47,6 +49,7 @@ from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.providers.fixed import register_answerer
 from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock
@@ -60,6 +63,7 @@ class Protocol(EvalProtocol):
 
     def __init__(self, session):
         super().__init__(session)
+        register_answerer(SHORTCUT, shortcut_answer)
         s = self.settings
         self.run_dir = s.run_dir(self.own.mode)
         self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
@@ -402,6 +406,7 @@ class Protocol(EvalProtocol):
             resumed=len(self.answered_ids),
             comparison=comparison_lines(self.comparison) if self.comparison else [],
             report=self.html_report.note if self.html_report else None,
+            floor=self.shortcut_floor(),
         )
         lines[:0] = [f"WARNING {note}" for note in self.resume_notes]
         misses = self.summary["errors_by_kind"]["cassette_miss"]
@@ -421,6 +426,18 @@ class Protocol(EvalProtocol):
                 f"{s.out_dir / f'{s.model}_{self.own.mode}'} are left untouched"
             )
         return title, lines
+
+    def shortcut_floor(self) -> float | None:
+        """The shortcut baseline's accuracy from its run directory for this mode and selection in
+        the same out dir, when it has been run (and this run is not it)."""
+        if self.settings.model == SHORTCUT:
+            return None
+        path = self.settings._replace(model=SHORTCUT).run_dir(self.own.mode) / "summary.json"
+        try:
+            accuracy = json.loads(path.read_text(encoding="utf-8"))["overall_accuracy"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        return accuracy if type(accuracy) in (int, float) else None
 
     def markdown(self) -> str:
         return markdown(self.terminal()[0], self.summary, self.gates, self.comparison)

@@ -28,11 +28,14 @@ def summary_lines(
     resumed: int = 0,
     comparison: list[str] = (),
     report: str | None = None,
+    floor: float | None = None,
 ) -> list[str]:
+    """`floor`: the shortcut baseline's accuracy on the same selection, when it has been run."""
     lines = [
         f"overall accuracy {_pct(summary['overall_accuracy']).strip()} {_ci(summary['overall_accuracy_ci95'])} "
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), "
-        f"coverage {_pct(summary['coverage']).strip()}, UNKNOWN {summary['num_unknown']}, "
+        + (f"shortcut floor: {_pct(floor).strip()}, " if floor is not None else "")
+        + f"coverage {_pct(summary['coverage']).strip()}, UNKNOWN {summary['num_unknown']}, "
         f"no gold {summary['num_items_no_gold']}",
     ]
     for title, key in (("family", "task_details"), ("split", "split_details")):

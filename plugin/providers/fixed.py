@@ -1,13 +1,23 @@
-"""Fixed-answer models (registry provider `baseline`: always TRUE, always FALSE, random): no HTTP, through the
-same result path as real models. Not to be confused with a regression baseline (--eval-baseline)."""
+"""Fixed-answer models (registry provider `baseline`: always TRUE, always FALSE, random, oracle, and
+baselines a protocol answers, such as ChaosBench's shortcut): no HTTP, through the same result path
+as real models. Not to be confused with a regression baseline (--eval-baseline)."""
 
 from __future__ import annotations
 
 import contextlib
 import random
+from collections.abc import Callable
 
 from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.registry import ModelSpec
+
+# model_id -> its answer to a request, for baselines that need a protocol's knowledge: the protocol
+# registers it when it starts (a generic module imports no protocol)
+ANSWERERS: dict[str, Callable[[Request], str]] = {}
+
+
+def register_answerer(model_id: str, answer: Callable[[Request], str]) -> None:
+    ANSWERERS[model_id] = answer
 
 
 class FixedAnswerModel:
@@ -23,6 +33,9 @@ class FixedAnswerModel:
             return "FALSE"
         if kind == "oracle":
             return request.gold or ""  # no gold: nothing to say, scored UNKNOWN
+        if kind != "random":
+            # a protocol's baseline; outside that protocol's items it has nothing to say (UNKNOWN)
+            return ANSWERERS[kind](request) if kind in ANSWERERS else ""
         # Seeded by item id (and turn), not by call order, so any worker split gives the same answers.
         turn = f":{len(request.messages)}" if len(request.messages) > 1 else ""
         return random.Random(f"{self.seed}:{request.item_id}{turn}").choice(["TRUE", "FALSE"])

@@ -445,13 +445,16 @@ def test_wheel_contents(installed: Installed) -> None:
     # the modules are exactly the plugin's (plus the data package's __init__)
     expected = {f"{PACKAGE}/{p.relative_to(ROOT / 'plugin').as_posix()}" for p in (ROOT / "plugin").rglob("*.py")}
     assert set(modules) == expected | {f"{PACKAGE}/cases/__init__.py"}
-    # the shipped data: the bank, both prompt templates, the dialectic cases and variants, the registry
+    # the shipped data: the bank, both prompt templates, the system catalog (the shortcut baseline
+    # counts it), the dialectic cases and variants, the registry
     bank = {f"{PACKAGE}/cases/chaosbench/{p.name}" for p in (ROOT / "cases" / "chaosbench").glob("*.jsonl")}
     assert bank and bank <= set(names)
     for data in (
         "cases/chaosbench/prompts/zeroshot.txt",
         "cases/chaosbench/prompts/cot.txt",
         "cases/chaosbench/manifest.json",
+        "cases/chaosbench/systems/core.yaml",
+        "cases/chaosbench/systems/dysts.yaml",
         "cases/dialectic/cases.yaml",
         "cases/prompts/dialectic.txt",
         "models.yaml",
