@@ -102,14 +102,17 @@ def _shapes() -> dict[str, dict]:
 NAMED_BY_THE_DATA = ("split_accuracy", "split_details", "task_accuracy", "task_details")  # keys: the bank's names
 EACH = "*"  # in a shape: every key of the object, whatever its name
 OPTIONAL_KEYS = {"run_meta.json", "run_manifest.json"}  # read with .get(): a key an older run did not write is no harm
+# summary.json keys that runs of earlier versions did not write; nothing reads them back
+ADDED_LATER = {"summary.json": frozenset({"effective_accuracy", "invalid_rate", "per_class", "flip_rate"})}
 
 
 _MISSING = object()
 
 
-def _shape_problem(value, shape, where: str, optional: bool = False) -> str | None:
-    """Where `value` differs from `shape` (a missing key unless `optional`, another kind of
-    value), or None. A None in the shape (nothing measured in an empty run) admits anything."""
+def _shape_problem(value, shape, where: str, optional: bool = False, added=frozenset()) -> str | None:
+    """Where `value` differs from `shape` (a missing key unless `optional` or a top-level key of
+    `added`, another kind of value), or None. A None in the shape (nothing measured in an empty
+    run) admits anything."""
     if shape is None:
         return None
     if isinstance(shape, dict):
@@ -122,7 +125,7 @@ def _shape_problem(value, shape, where: str, optional: bool = False) -> str | No
         for key, found in entries:
             inner = shape.get(key, shape.get(EACH))
             if found is _MISSING:
-                if optional:
+                if optional or (not where and key in added):
                     continue
                 return f"no {(where + '.' + key if where else key)!r}"
             problem = _shape_problem(found, inner, f"{where}.{key}" if where else key, optional)
@@ -151,7 +154,7 @@ def run_files_problem(run_dir: Path) -> str | None:
             return f"{path}: cannot be read (not valid JSON: {exc.msg} at line {exc.lineno})"
         except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
             return f"{path}: cannot be read ({type(exc).__name__}: {exc})"
-        problem = _shape_problem(data, shape, "", optional=name in OPTIONAL_KEYS)
+        problem = _shape_problem(data, shape, "", optional=name in OPTIONAL_KEYS, added=ADDED_LATER.get(name, ()))
         if problem:
             return f"{path}: {problem}; not the file a run writes (hand-edited or damaged?)"
     return None

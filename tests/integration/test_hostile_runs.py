@@ -521,3 +521,17 @@ def test_a_dialectic_item_raising_in_the_harness_makes_the_run_incomplete(pytest
     assert (
         json.loads((pytester.path / "results" / "smollm2-135m_dialectic" / "gates.json").read_text())["passed"] is False
     )
+
+
+def test_report_of_a_run_written_before_the_later_summary_keys_is_drawn(pytester) -> None:
+    """A run directory of an earlier version has no effective_accuracy, invalid_rate, per_class or
+    flip_rate: its report is still drawn (nothing reads them back); a key it did write stays required."""
+    add_eval_module(pytester)
+    bank = str(all_true_bank(pytester.path / "bank.jsonl"))
+    assert pytester.runpytest("--model", "random", "--eval-cases", bank).ret == 0
+    directory = run_dir(pytester, "random")
+    later = {"effective_accuracy", "invalid_rate", "per_class", "flip_rate"}
+    edit_json(directory / "summary.json", lambda d: {k: v for k, v in d.items() if k not in later})
+    (directory / "report.html").unlink()
+    drawn = cli("report", directory)
+    assert drawn.returncode == 0 and (directory / "report.html").is_file(), drawn.stderr
