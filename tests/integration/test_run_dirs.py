@@ -80,7 +80,8 @@ def test_the_shipped_bank_keeps_its_folder_and_a_subset_its_own(pytester) -> Non
     assert pytester.runpytest("--model", "oracle", "-k", "atomic-0000").ret == 0
     # the shipped bank named explicitly is the shipped bank
     shipped = PROJECT_ROOT / "cases" / "chaosbench"
-    assert pytester.runpytest("--model", "oracle", "--eval-cases", str(shipped), "--eval-max-items", "3").ret == 0
+    # one word: a path outside the pytester folder would move pytest's rootdir (README)
+    assert pytester.runpytest("--model", "oracle", f"--eval-cases={shipped}", "--eval-max-items", "3").ret == 0
     assert sorted(p.name for p in (pytester.path / "results").iterdir()) == ["oracle_zeroshot-subset"]
 
 
@@ -143,7 +144,7 @@ def test_two_dialectic_case_files_leave_two_runs(pytester, server) -> None:
         path = pytester.path / f"{name}.yaml"
         path.write_text(DIALECTIC_CASES.format(id=name))
         files.append(path)
-        args = fake_run_args(pytester, server.openai_base, PROJECT_ROOT / "cases" / "chaosbench")
+        args = fake_run_args(pytester, server.openai_base, bank(pytester.path / "bank.jsonl", "q"))
         result = pytester.runpytest(
             *args, "--eval-dialectic-cases", str(path), "--eval-variant", "baseline", "-k", "structure"
         )
