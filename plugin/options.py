@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -49,10 +50,18 @@ class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import
 
 OPTIONS = (
     Option("model", f"model alias from the registry (default {DEFAULT_MODEL}); also --model", metavar="ALIAS"),
-    Option("max-items", "only the first N selected items", "int", metavar="N", narrows=True),
+    Option(
+        "max-items",
+        "a seeded sample of N selected items (--eval-seed), stratified by family and label "
+        "(dialectic: expected mode and category)",
+        "int",
+        metavar="N",
+        narrows=True,
+    ),
     Option(
         "out-dir",
-        "results go to DIR/<model>_<mode>/ and DIR/<model>_dialectic/ (default <rootdir>/results)",
+        "results go to DIR/<model>_<mode>/ and DIR/<model>_dialectic/, with _<cases>-<hash8> added "
+        "for case files other than the shipped ones (default <rootdir>/results)",
         "path",
         metavar="DIR",
     ),
@@ -69,7 +78,12 @@ OPTIONS = (
     Option(
         "base-url", "override the model's base URL (OpenAI-compatible servers: Ollama, vLLM, llama.cpp)", metavar="URL"
     ),
-    Option("seed", "seed for the random baseline and the spot-check sample (default 42)", "int", metavar="N"),
+    Option(
+        "seed",
+        "seed for the --eval-max-items sample, the random baseline and the spot-check sample (default 42)",
+        "int",
+        metavar="N",
+    ),
     Option(
         "fail-on-regression",
         "gate: fail when accuracy dropped against --eval-baseline and McNemar p < alpha (or the drop exceeds --eval-max-accuracy-drop)",
@@ -183,6 +197,14 @@ def shard_of(item_id: str, num_shards: int) -> int:
     return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big") % num_shards
 
 
+def dataset_name(path: Path, sha256: str | None) -> str:
+    """How a run directory names case files that are not the shipped ones: the file's or folder's
+    stem, as a folder name can hold it, and the first 8 hex digits of their content's sha256 (no
+    hash when they cannot be read: such a run stops at collection and writes nothing)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name if path.is_dir() else path.stem).strip("-.")[:40] or "cases"
+    return f"{stem}-{sha256[:8]}" if sha256 else stem
+
+
 class Settings(NamedTuple):
     """The generic options; each protocol's own are in `own[name]` (ProtocolInfo.settings)."""
 
@@ -217,9 +239,11 @@ class Settings(NamedTuple):
         disjoint, cover every item, and depend neither on file order nor on the other items."""
         return self.shard is None or shard_of(item_id, self.num_shards) == self.shard_index
 
-    def run_dir(self, protocol_part: str) -> Path:
-        """<out>/<model>_<part>[_shard<i>of<K>][-subset]: a filtered run never replaces a full one."""
-        name = f"{self.model}_{protocol_part}"
+    def run_dir(self, protocol_part: str, dataset: str | None = None) -> Path:
+        """<out>/<model>_<part>[_<dataset>][_shard<i>of<K>][-subset]: a filtered run never replaces a
+        full one, nor a run of other case files one of the default ones (`dataset`: dataset_name, None
+        for the shipped cases)."""
+        name = f"{self.model}_{protocol_part}" + (f"_{dataset}" if dataset else "")
         if self.shard is not None:
             name += f"_shard{self.shard_index}of{self.num_shards}"
         if self.subset:

@@ -39,9 +39,36 @@ def add_eval_module(pytester: pytest.Pytester) -> None:
     use_repo_cassettes(pytester)
 
 
+def the_run(folder: Path, model: str, mode: str = "zeroshot", subset: bool = False) -> Path:
+    """The run directory of `model` in `mode` under `folder` (named_run)."""
+    return named_run(folder, f"{model}_{mode}" + ("-subset" if subset else ""))
+
+
+def named_run(folder: Path, name: str) -> Path:
+    """`folder`/<model>_<mode>[-subset] for the shipped bank, else the one
+    <model>_<mode>_<cases>-<hash8>[-subset] there (a run directory is keyed by its dataset)."""
+    subset = name.endswith("-subset")
+    exact = folder / name
+    named = [
+        path
+        for path in folder.glob(f"{name.removesuffix('-subset')}_*")
+        if "_shard" not in path.name and path.name.endswith("-subset") == subset
+    ]
+    return named[0] if not exact.exists() and len(named) == 1 else exact
+
+
+def cases_run(folder: Path, model: str, cases: Path, mode: str = "zeroshot", subset: bool = False) -> Path:
+    """The run directory a run of `model` over the case files `cases` (not the shipped bank) writes in `folder`."""
+    from pytest_reasoning_evals.chaosbench.questions import files_digest
+    from pytest_reasoning_evals.options import dataset_name
+
+    name = dataset_name(Path(cases), files_digest(Path(cases))["sha256"])
+    return folder / (f"{model}_{mode}_{name}" + ("-subset" if subset else ""))
+
+
 def run_dir(pytester: pytest.Pytester, model: str, mode: str = "zeroshot", subset: bool = False) -> Path:
     """Where a run writes; a subset run (-k, -m, --eval-family/-split/-max-items) beside the full one."""
-    return pytester.path / "results" / (f"{model}_{mode}" + ("-subset" if subset else ""))
+    return the_run(pytester.path / "results", model, mode, subset)
 
 
 def read_summary(pytester: pytest.Pytester, model: str, mode: str = "zeroshot", subset: bool = False) -> dict:
@@ -110,7 +137,8 @@ def oracle_shards(pytester: pytest.Pytester, cases: str, shards: int = 2) -> lis
     for index in range(shards):
         args = ("--eval-cases", cases, "--eval-num-shards", str(shards), "--eval-shard-index", str(index))
         assert pytester.runpytest("--model", "oracle", *args).ret == 0
-    return [pytester.path / "results" / f"oracle_zeroshot_shard{i}of{shards}" for i in range(shards)]
+    folders = pytester.path / "results"
+    return [next(folders.glob(f"oracle_zeroshot*_shard{i}of{shards}")) for i in range(shards)]
 
 
 def small_bank(path: Path, dialogues: int = 2, turns: int = 3, questions: int = 12) -> Path:

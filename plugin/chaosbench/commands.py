@@ -10,9 +10,13 @@ from pathlib import Path
 
 def add_commands(commands) -> None:
     merging = commands.add_parser("merge", help="merge the directories of a sharded run into one run directory")
-    merging.add_argument("dirs", nargs="+", metavar="DIR", help="shard run directories (<model>_<mode>_shard<i>of<K>)")
     merging.add_argument(
-        "--out", default=None, help="merged run directory (default: <model>_<mode> beside the first shard)"
+        "dirs", nargs="+", metavar="DIR", help="shard run directories (<model>_<mode>[_<cases>-<hash8>]_shard<i>of<K>)"
+    )
+    merging.add_argument(
+        "--out",
+        default=None,
+        help="merged run directory (default: the shards' run name beside the first shard, <model>_<mode>[_<cases>-<hash8>])",
     )
     merging.add_argument(
         "--min-accuracy",

@@ -217,12 +217,14 @@ def merge(directories: list[Path], out: Path | None = None, allow_partial: bool 
         api_success_rate(summary, calls),
         [str(s.directory) for s in shards],
     )
-    if not out and any(bad in f"{model}_{mode}" for bad in ("/", "\\", "..", "\0")):
+    # the shards' own run name (a harness before run_name: <model>_<mode>)
+    name = first.manifest["execution"].get("run_name") or f"{model}_{mode}"
+    if not out and (not isinstance(name, str) or any(bad in name for bad in ("/", "\\", "..", "\0"))):
         raise MergeError(
-            f"{first.directory}: run_meta.json names model {model!r} and mode {mode!r}, which make no "
-            "directory name; give --out"
+            f"{first.directory}: run_manifest.json and run_meta.json name the run {name!r} (model {model!r}, "
+            f"mode {mode!r}), which makes no directory name; give --out"
         )
-    target = Path(out) if out else first.directory.parent / f"{model}_{mode}"
+    target = Path(out) if out else first.directory.parent / name
     check_target(target, shards)
     try:
         # no run writes it meanwhile

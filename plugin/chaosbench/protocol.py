@@ -13,6 +13,7 @@ import hashlib
 import json
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +32,7 @@ from pytest_reasoning_evals.chaosbench.questions import (
     files_digest,
     group_dialogues,
     load_questions,
+    sample,
     select,
     select_dialogues,
     unmatched_selection,
@@ -47,12 +49,14 @@ from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, CallEstimate, chars
 from pytest_reasoning_evals.gates import GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
+from pytest_reasoning_evals.options import dataset_name
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 from pytest_reasoning_evals.providers.fixed import register_answerer
 from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock
+from pytest_reasoning_evals.sampling import METHOD, ids_sha256
 from pytest_reasoning_evals.shipped import shipped
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
@@ -64,13 +68,8 @@ class Protocol(EvalProtocol):
     def __init__(self, session):
         super().__init__(session)
         register_answerer(SHORTCUT, shortcut_answer)
-        s = self.settings
-        self.run_dir = s.run_dir(self.own.mode)
-        self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
-        self.checkpoints = Checkpoints(self.run_dir)
         self.spent = 0.0  # controller: the live cost of this run's items (the budget's own count is the session's)
         self.unasked = 0.0  # ... of it, what items the budget stopped midway had paid (a dialogue's turns)
-        self.completions = CompletionsLog(self.run_dir / "completions.jsonl")
         self.records: list[dict] = []
         self.not_asked: list[str] = []
         self.answered_ids: frozenset[str] = frozenset(getattr(session.config, "workerinput", {}).get(ANSWERED_KEY, ()))
@@ -82,6 +81,53 @@ class Protocol(EvalProtocol):
         self.resume_notes: list[str] = []  # controller: what a resume could not use, one line each
         self.started_at = now()
         self._begun = False
+
+    # --- the run directory (keyed by model, mode and dataset) ---
+
+    @functools.cached_property
+    def dataset(self) -> str | None:
+        """How the run directory names case files that are not the shipped bank (<stem>-<hash8>), else None."""
+        if self.own.cases.resolve() == shipped("chaosbench").resolve():
+            return None
+        try:
+            digest = self.cases_digest["sha256"]
+        except (CaseFileError, OSError):
+            digest = None  # collection reports it and the run writes nothing
+        return dataset_name(self.own.cases, digest)
+
+    @functools.cached_property
+    def run_dir(self) -> Path:
+        """<out>/<model>_<mode>[_<cases>-<hash8>][_shard<i>of<K>][-subset] (options.Settings.run_dir)."""
+        return self.settings.run_dir(self.own.mode, self.dataset)
+
+    def sibling(self, **changes) -> Path:
+        """The run directory of this run with other settings (the whole run of a shard or subset)."""
+        return self.settings._replace(**changes).run_dir(self.own.mode, self.dataset)
+
+    @functools.cached_property
+    def lock(self) -> RunDirLock:
+        """One run at a time per run directory (results.py)."""
+        return RunDirLock.for_session(self.session.config, self.run_dir)
+
+    @functools.cached_property
+    def checkpoints(self) -> Checkpoints:
+        return Checkpoints(self.run_dir)
+
+    @functools.cached_property
+    def completions(self) -> CompletionsLog:
+        return CompletionsLog(self.run_dir / "completions.jsonl")
+
+    def hold_run_dir(self) -> None:
+        """The lock, then: a run directory whose answers are of another configuration is not
+        overwritten (checkpoints.check_identity), a usage error naming both; a resume checks the
+        whole configuration itself (start)."""
+        super().hold_run_dir()
+        if self.own.resume:
+            return
+        try:
+            self.checkpoints.check_identity(self.run_config())
+        except ResumeError as exc:
+            raise UsageProblem(str(exc)) from None
 
     # --- items (every process that collects) ---
 
@@ -117,9 +163,9 @@ class Protocol(EvalProtocol):
         )
 
     @functools.cached_property
-    def selection(self) -> tuple[list[Question], list[Dialogue]]:
-        """The selected questions and dialogues (--eval-split/-family/-max-items, then the shard);
-        CaseFileError propagates."""
+    def sampled(self) -> tuple[list[Question], list[Dialogue]]:
+        """The selected questions and dialogues of every shard (--eval-split/-family, then the
+        --eval-max-items sample); CaseFileError propagates."""
         s = self.settings
         loaded = load_questions(self.own.cases)
         problem = unmatched_selection(loaded, splits=list(self.own.splits), families=list(self.own.families))
@@ -129,9 +175,15 @@ class Protocol(EvalProtocol):
         dialogues = select_dialogues(
             group_dialogues(loaded), splits=list(self.own.splits), families=list(self.own.families)
         )
-        if s.max_items is not None:
-            questions = questions[: s.max_items]
-            dialogues = dialogues[: max(0, s.max_items - len(questions))]
+        if s.max_items is None:
+            return questions, dialogues
+        return sample(questions, dialogues, s.max_items, s.seed)
+
+    @functools.cached_property
+    def selection(self) -> tuple[list[Question], list[Dialogue]]:
+        """This shard's part of the sampled items (all of them, unsharded)."""
+        s = self.settings
+        questions, dialogues = self.sampled
         if s.shard is not None:
             questions = [q for q in questions if s.in_shard(q.id)]
             dialogues = [d for d in dialogues if s.in_shard(d.id)]
@@ -423,16 +475,16 @@ class Protocol(EvalProtocol):
         if s.subset:
             lines.append(
                 f"subset run ({s.subset}): written beside the full run, whose results in "
-                f"{s.out_dir / f'{s.model}_{self.own.mode}'} are left untouched"
+                f"{self.sibling(subset=None, num_shards=None, shard_index=None)} are left untouched"
             )
         return title, lines
 
     def shortcut_floor(self) -> float | None:
-        """The shortcut baseline's accuracy from its run directory for this mode and selection in
-        the same out dir, when it has been run (and this run is not it)."""
+        """The shortcut baseline's accuracy from its run directory for this mode, dataset and
+        selection in the same out dir, when it has been run (and this run is not it)."""
         if self.settings.model == SHORTCUT:
             return None
-        path = self.settings._replace(model=SHORTCUT).run_dir(self.own.mode) / "summary.json"
+        path = self.sibling(model=SHORTCUT) / "summary.json"
         try:
             accuracy = json.loads(path.read_text(encoding="utf-8"))["overall_accuracy"]
         except (OSError, ValueError, TypeError, KeyError):
@@ -489,6 +541,22 @@ class Protocol(EvalProtocol):
             "total_dialogues": self.summary["dialogue_details"]["total_dialogues"],
         }
 
+    def _sample_record(self) -> dict | None:
+        """What --eval-max-items drew (every shard's part of it): None without it."""
+        s = self.settings
+        if s.max_items is None:
+            return None
+        questions, dialogues = self.sampled
+        return {
+            "n": s.max_items,
+            "seed": s.seed,
+            "method": METHOD,
+            "strata": ["family", "label"],
+            "questions": len(questions),
+            "dialogues": len(dialogues),
+            "ids_sha256": ids_sha256([*(q.id for q in questions), *(d.id for d in dialogues)]),
+        }
+
     def _manifest(self, dataset: dict) -> dict:
         s = self.settings
         stamp = datetime.fromisoformat(self.started_at).strftime("%Y%m%d_%H%M%S")
@@ -514,6 +582,7 @@ class Protocol(EvalProtocol):
                 "splits": list(self.own.splits),
                 "families": list(self.own.families),
                 "max_items": s.max_items,
+                "sample": self._sample_record(),
                 "subset": s.subset,
             },
             seed=s.seed,
@@ -528,5 +597,7 @@ class Protocol(EvalProtocol):
                 "start_time": self.started_at,
                 "end_time": now(),
                 "config_hash": self.config_hash,
+                # where `reasoning-evals merge` puts the whole run of its shards
+                "run_name": self.sibling(num_shards=None, shard_index=None).name,
             },
         )

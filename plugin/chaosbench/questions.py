@@ -17,6 +17,7 @@ from sys import intern
 
 from pytest_reasoning_evals.casefiles import CaseFileError, check_id, numbered_lines, parse_json
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
+from pytest_reasoning_evals.sampling import stratified_sample
 
 LABELS = ("TRUE", "FALSE")
 POLARITIES = ("positive", "negative")
@@ -219,19 +220,14 @@ def unmatched_selection(questions: list[Question], *, splits: list[str], familie
 
 
 def select(
-    questions: list[Question],
-    *,
-    splits: list[str] | None = None,
-    families: list[str] | None = None,
-    max_items: int | None = None,
+    questions: list[Question], *, splits: list[str] | None = None, families: list[str] | None = None
 ) -> list[Question]:
-    """Single questions (dialogue turns excluded) filtered by split and family, first N kept."""
-    chosen = [
+    """Single questions (dialogue turns excluded) filtered by split and family."""
+    return [
         q
         for q in questions
         if q.dialogue_id is None and (not splits or q.split in splits) and (not families or q.family in families)
     ]
-    return chosen[:max_items] if max_items is not None else chosen
 
 
 @dataclass(frozen=True)
@@ -284,6 +280,22 @@ def select_dialogues(
         for d in dialogues
         if all((not splits or t.split in splits) and (not families or t.family in families) for t in d.turns)
     ]
+
+
+def sample(
+    questions: list[Question], dialogues: list[Dialogue], n: int, seed: int
+) -> tuple[list[Question], list[Dialogue]]:
+    """--eval-max-items: n items of the selection, a dialogue being one item, stratified by family
+    and then by label (TRUE, FALSE, no gold; a dialogue's own label is "dialogue"): sampling.py."""
+    chosen = stratified_sample(
+        [*questions, *dialogues],
+        n,
+        seed,
+        (lambda item: item.family, lambda item: "dialogue" if isinstance(item, Dialogue) else str(item.ground_truth)),
+        # a dialogue's id may also be a question's
+        lambda item: ("dialogue:" if isinstance(item, Dialogue) else "question:") + item.id,
+    )
+    return [i for i in chosen if isinstance(i, Question)], [i for i in chosen if isinstance(i, Dialogue)]
 
 
 def files_digest(path: Path) -> dict:

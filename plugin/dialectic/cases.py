@@ -86,17 +86,28 @@ def load_file(path: Path) -> list[Case]:
     return [_case(entry, f"{path}:{item.start_mark.line + 1}") for entry, item in zip(data["cases"], node.value)]
 
 
+def case_files(path: Path) -> list[Path]:
+    """A YAML file, or every *.yaml / *.yml in a directory (sorted)."""
+    if path.is_dir():
+        return sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
+    if path.is_file():
+        return [path]
+    raise CaseFileError(f"{path}: no such dialectic case file or directory")
+
+
+def cases_sha256(path: Path) -> str:
+    """sha256 over the case files' names and contents (what names a run directory of them)."""
+    overall = hashlib.sha256()
+    for file in case_files(path):
+        overall.update(f"{file.name}\0{hashlib.sha256(file.read_bytes()).hexdigest()}\n".encode())
+    return overall.hexdigest()
+
+
 def load_cases(path: Path) -> list[Case]:
     """A YAML file, or every *.yaml / *.yml in a directory; ids unique across files."""
-    if path.is_dir():
-        files = sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
-    elif path.is_file():
-        files = [path]
-    else:
-        raise CaseFileError(f"{path}: no such dialectic case file or directory")
     cases: list[Case] = []
     seen: dict[str, str] = {}
-    for file in files:
+    for file in case_files(path):
         for case in load_file(file):
             if case.id in seen:
                 raise CaseFileError(f"{case.source}: duplicate case id {case.id!r} (first at {seen[case.id]})")

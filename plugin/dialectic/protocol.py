@@ -1,12 +1,13 @@
 """The dialectic evaluation as a protocol of the session: its items (per case x variant one item
 per rubric check; per case a resolution and a cross-provider item), their records, and on the
-controller the outputs under <out>/<model>_dialectic/, the opt-in gates and the terminal block.
+controller the outputs under <out>/<model>_dialectic[_<cases>-<hash8>]/, the opt-in gates and the terminal block.
 
 Item ids are `<case>@<variant>`: every item of a case reads one generated response, so the
 scheduler (grouping.py) keeps the ids of a case on one worker. Items carry the marker
 `dialectic(case=..., variant=...)`.
 
---eval-max-items (the first N cases) and shards (by case id) apply; --eval-family/--eval-split
+--eval-max-items (a seeded sample of N cases, stratified by expected mode and category, as
+ChaosBench's is by family and label) and shards (by case id) apply; --eval-family/--eval-split
 are ChaosBench's and select no dialectic case out; a stopped run is resumed by its cassettes
 (each paid call is recorded as it returns, so running again replays it and pays only the rest).
 """
@@ -17,12 +18,13 @@ import functools
 import hashlib
 import json
 import time
+from pathlib import Path
 
 import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.dialectic import checks
-from pytest_reasoning_evals.dialectic.cases import Case, Variant, load_cases, load_variants
+from pytest_reasoning_evals.dialectic.cases import Case, Variant, cases_sha256, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
@@ -33,11 +35,14 @@ from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult, compared, gate_line, write_gates
 from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.models import UsageProblem
+from pytest_reasoning_evals.options import dataset_name
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import MISS, Request
 from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written, write_run_report
 from pytest_reasoning_evals.results import RunDirLock, write_json
+from pytest_reasoning_evals.sampling import stratified_sample
+from pytest_reasoning_evals.shipped import shipped
 
 MAX_FILE_NAME = 255  # bytes in one file name (NAME_MAX of common file systems)
 
@@ -51,8 +56,6 @@ class Protocol(EvalProtocol):
 
     def __init__(self, session):
         super().__init__(session)
-        self.run_dir = self.settings.run_dir("dialectic")
-        self.lock = RunDirLock.for_session(session.config, self.run_dir)  # one run at a time (results.py)
         self.records: list[ItemRecord] = []
         self.not_asked = 0  # controller: items the spent budget skipped
         self.responses: dict[tuple, PublicResponse] = {}  # controller: each response as sent, by (case, variant, model)
@@ -65,15 +68,35 @@ class Protocol(EvalProtocol):
         self.html_report: Written | None = None  # report.html, or why it was not written
         self.started_at = now()
 
+    @functools.cached_property
+    def run_dir(self) -> Path:
+        """<out>/<model>_dialectic/, with _<cases>-<hash8> for case files that are not the shipped ones."""
+        cases = self.own.cases
+        if cases.resolve() == shipped("dialectic").resolve():
+            return self.settings.run_dir("dialectic")
+        try:
+            digest = cases_sha256(cases)
+        except (CaseFileError, OSError):
+            digest = None  # collection reports it and the run writes nothing
+        return self.settings.run_dir("dialectic", dataset_name(cases, digest))
+
+    @functools.cached_property
+    def lock(self) -> RunDirLock:
+        """One run at a time per run directory (results.py)."""
+        return RunDirLock.for_session(self.session.config, self.run_dir)
+
     # --- items (every process that collects) ---
 
     @functools.cached_property
     def selection(self) -> tuple[list[Case], list[Variant]]:
-        """Cases (--eval-max-items, then the shard) and variants; CaseFileError propagates."""
+        """Cases (the --eval-max-items sample, then the shard) and variants; CaseFileError propagates."""
         s = self.settings
         cases = load_cases(self.own.cases)
         if s.max_items is not None:
-            cases = cases[: s.max_items]
+            # like ChaosBench's: seeded, stratified by expected mode, then by category
+            cases = stratified_sample(
+                cases, s.max_items, s.seed, (lambda c: c.expected_mode, lambda c: c.category), lambda c: c.id
+            )
         if s.shard is not None:
             cases = [c for c in cases if s.in_shard(c.id)]
         variants = load_variants(self.own.variant_prompts, list(self.own.variants))

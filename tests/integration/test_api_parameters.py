@@ -8,7 +8,7 @@ import json
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import DIALECTIC_MODULE, EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, run_dir
+from helpers import DIALECTIC_MODULE, EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, run_dir, the_run
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.dialectic import judge
@@ -115,5 +115,5 @@ def test_dialectic_responses_and_follow_ups_take_them_and_judges_keep_their_own(
     assert {(b["max_tokens"], b["temperature"]) for b in answers} == {(300, 0.2)}
     assert {b["max_tokens"] for b in judged} == {judge.MAX_TOKENS}
     assert {b["temperature"] for b in judged} == {0.7, 0.0}  # the panel's seats and the resolution judge
-    meta = json.loads((pytester.path / "results" / "fake_dialectic" / "run_meta.json").read_text())
+    meta = json.loads((the_run(pytester.path / "results", "fake", "dialectic") / "run_meta.json").read_text())
     assert (meta["max_tokens"], meta["temperature"]) == (300, 0.2)

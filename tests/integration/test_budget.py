@@ -11,6 +11,7 @@ from helpers import (
     answer_by_text,
     bodies,
     eval_args,
+    the_run,
 )
 
 # every test here runs whole sessions, each over a second
@@ -46,7 +47,7 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
         asked = len(server.requests)
         assert 4 <= asked <= 4 + int(workers), "stops once $10 is spent ($12 after 4 calls), plus calls in flight"
         # (with --eval-concurrency N, up to N calls per process: tests/integration/test_concurrency.py)
-        summary = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())
+        summary = json.loads((the_run(pytester.path / "results-budget", "fake") / "summary.json").read_text())
         items = 12 + 2
         assert summary["not_asked"]["count"] > 0
         assert (
@@ -58,7 +59,7 @@ def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key,
 
         resumed = pytester.runpytest_subprocess(*args, "--eval-resume", "-n", workers)
         assert resumed.ret == 0, resumed.stdout.str()
-        final = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())
+        final = json.loads((the_run(pytester.path / "results-budget", "fake") / "summary.json").read_text())
         assert final["not_asked"] == {"count": 0, "ids": []}
         assert final["total_questions"] == 12 and final["dialogue_details"]["total_dialogues"] == 2
         assert len(bodies(server)) == len(set(bodies(server))) == 12 + 2 * 3, "nothing paid twice"

@@ -9,7 +9,7 @@ import re
 
 import pytest
 from fakeprovider import FakeProvider, Usage
-from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, fake_models
+from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, fake_models, the_run
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.dialectic import judge
@@ -60,7 +60,7 @@ def dialectic_run(pytester, server, *args: str):
 
 
 def run_meta(pytester) -> dict:
-    return json.loads((pytester.path / "results" / "fake_dialectic" / "run_meta.json").read_text())
+    return json.loads((the_run(pytester.path / "results", "fake", "dialectic") / "run_meta.json").read_text())
 
 
 def progress_calls(stdout: str) -> tuple[int, float]:
@@ -97,7 +97,7 @@ def test_max_cost_bounds_dialectic_and_judge_calls(pytester, server, workers: st
     result.stdout.fnmatch_lines(["*not asked: the --eval-max-cost budget of $0.5 is spent*"])
     meta = run_meta(pytester)
     assert meta["complete"] is False and "--eval-max-cost" in meta["incomplete_reason"], meta
-    gates = json.loads((pytester.path / "results" / "fake_dialectic" / "gates.json").read_text())
+    gates = json.loads((the_run(pytester.path / "results", "fake", "dialectic") / "gates.json").read_text())
     assert any(not g["passed"] and "--eval-max-cost" in g["detail"] for g in gates["gates"]), gates
     assert not list((pytester.path / "results").glob(".*")), "the budget's marker is gone"
 

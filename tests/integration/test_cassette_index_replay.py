@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text, question, write_jsonl
+from helpers import add_eval_module, answer_by_text, question, the_run, write_jsonl
 
 from pytest_reasoning_evals import index_warmer
 from pytest_reasoning_evals.cassette_index import FILE_NAME
@@ -50,7 +50,7 @@ def record_then_replay_args(pytester, server: FakeProvider, cases: str, mode: st
 
 
 def labels(pytester) -> dict[str, str]:
-    lines = (pytester.path / "results" / "fake_zeroshot" / "completions.jsonl").read_text().splitlines()
+    lines = (the_run(pytester.path / "results", "fake") / "completions.jsonl").read_text().splitlines()
     return {r["id"]: r["label"] for r in map(json.loads, lines)}
 
 

@@ -11,17 +11,24 @@ from helpers import (
     four_questions,
     question,
     read_summary,
+    the_run,
     use_repo_cassettes,
     write_jsonl,
 )
 
-from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions
+from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS, group_dialogues, load_questions, sample
 from pytest_reasoning_evals.session import EVAL_SESSION
 
 LOADED = load_questions(DEFAULT_CASES)
 BANK = [q for q in LOADED if q.dialogue_id is None]  # single questions; dialogues are one item each
 BANK_SIZE = len(BANK)
 DIALOGUES = group_dialogues(LOADED)
+
+
+def sampled(n: int) -> list:
+    """--eval-max-items n at the default seed: its questions, then its dialogues, in the bank's order."""
+    questions, dialogues = sample(BANK, DIALOGUES, n, 42)
+    return [*questions, *dialogues]
 
 
 # --- options and collection ---
@@ -87,8 +94,8 @@ def test_default_bank_collects_one_item_per_question_and_per_dialogue(evals: pyt
             [q for q in BANK if q.family in ("atomic", "adversarial")],
         ),
         (["--eval-split", "robustness"], [q for q in BANK if q.split == "robustness"]),
-        (["--eval-max-items", "7"], BANK[:7]),
-        (["--eval-max-items", str(BANK_SIZE + 2)], BANK + DIALOGUES[:2]),
+        (["--eval-max-items", "7"], sampled(7)),
+        (["--eval-max-items", str(BANK_SIZE + 2)], sampled(BANK_SIZE + 2)),
     ],
     ids=[
         "marker-family",
@@ -224,7 +231,7 @@ def test_settings_come_from_the_ini_file_relative_to_it(evals: pytest.Pytester) 
     )
     result = evals.runpytest()
     assert result.ret == 0, result.stdout.str()
-    summary = json.loads((evals.path / "out" / "oracle_zeroshot-subset" / "summary.json").read_text())
+    summary = json.loads((the_run(evals.path / "out", "oracle", subset=True) / "summary.json").read_text())
     assert summary["total_questions"] == 3 and summary["overall_accuracy"] == 1.0
     result.stdout.fnmatch_lines(["gate min-accuracy: passed*", "subset run (--eval-family)*untouched"])
     assert evals.runpytest("--model", "always-false").ret == 1, "the command line wins over the ini file"

@@ -16,7 +16,7 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, fake_run_args, question, write_jsonl
+from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, fake_run_args, question, the_run, write_jsonl
 
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER
 
@@ -75,7 +75,7 @@ def test_the_same_items_records_summary_and_cassettes_with_1_or_16_calls_in_flig
                 *run_args(pytester, server, tag, cases), "--eval-concurrency", concurrency, "-n", workers
             )
             assert result.ret == 0, result.stdout.str()  # wrong answers fail their items, not the run
-            run = pytester.path / f"results-{tag}" / "fake_zeroshot"
+            run = the_run(pytester.path / f"results-{tag}", "fake")
             outputs[tag] = {
                 "summary": (run / "summary.json").read_bytes(),
                 "completions": (run / "completions.jsonl").read_bytes(),
@@ -103,7 +103,7 @@ def test_429s_lower_the_calls_in_flight_and_every_item_is_still_answered(pyteste
         result = pytester.runpytest_subprocess(
             *run_args(pytester, server, "limited", bank(pytester, 100, dialogues=0)), "--eval-concurrency", "16"
         )
-        run = pytester.path / "results-limited" / "fake_zeroshot"
+        run = the_run(pytester.path / "results-limited", "fake")
         summary = json.loads((run / "summary.json").read_text())
         assert summary["total_questions"] == 100 and summary["num_errors"] == 0, result.stdout.str()
         # Without backing off, 14 of every 16 calls would get a 429 on each try (and most items
@@ -144,7 +144,7 @@ def test_max_cost_is_overshot_by_at_most_the_calls_in_flight_and_resume_pays_not
 
         resumed = pytester.runpytest_subprocess(*args, "--eval-resume", "--eval-concurrency", "8", "-n", workers)
         assert resumed.ret == 0, resumed.stdout.str()
-        summary = json.loads((pytester.path / "results-budget" / "fake_zeroshot" / "summary.json").read_text())
+        summary = json.loads((the_run(pytester.path / "results-budget", "fake") / "summary.json").read_text())
         assert summary["not_asked"]["count"] == 0 and summary["total_questions"] == 40
         assert len(bodies(server)) == len(set(bodies(server))) == 40 + 3, "every call was paid once over both runs"
 
@@ -157,7 +157,7 @@ def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(py
         whole = pytester.runpytest_subprocess(*run_args(pytester, reference, "whole", cases), "--eval-concurrency", "1")
         assert whole.ret == 0, whole.stdout.str()
         expected_bodies = bodies(reference)
-    expected = json.loads((pytester.path / "results-whole" / "fake_zeroshot" / "summary.json").read_text())
+    expected = json.loads((the_run(pytester.path / "results-whole", "fake") / "summary.json").read_text())
 
     with FakeProvider() as server:
         server.responder = answer_by_text
@@ -183,7 +183,7 @@ def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(py
         resumed = pytester.runpytest_subprocess(*args, "--eval-resume", "--eval-concurrency", "8")
         assert resumed.ret == 0, resumed.stdout.str()
         assert bodies(server) == expected_bodies, "each request answered exactly once over both runs"
-    assert json.loads((pytester.path / "results-killed" / "fake_zeroshot" / "summary.json").read_text()) == expected
+    assert json.loads((the_run(pytester.path / "results-killed", "fake") / "summary.json").read_text()) == expected
 
 
 def test_questions_run_ahead_when_the_dialectic_asked_the_same_model_first(pytester) -> None:

@@ -15,6 +15,7 @@ from fakeprovider import FakeProvider
 from helpers import PROJECT_ROOT
 
 from pytest_reasoning_evals.dialectic import judge, spotcheck
+from pytest_reasoning_evals.dialectic.cases import cases_sha256
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 EVAL_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
@@ -396,7 +397,7 @@ def test_spotcheck_import_reports_agreement_for_a_real_dialectic_run(pytester, s
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"), ("c", "bypass"))
     result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "judge")
     assert result.ret == 0, result.stdout.str()
-    directory = pytester.path / "results" / "fake_dialectic-subset"
+    (directory,) = (pytester.path / "results").glob("fake_dialectic_cases-*-subset")
     out = outputs(pytester)
     assert len(out["queue"]) == 3
     medians = {d: float(JUDGE_OK[d]) for d in judge.DIMENSIONS}  # h_quality: median of 8, 2, 8
@@ -497,10 +498,11 @@ def test_max_items_and_shards_select_dialectic_cases(pytester, server) -> None:
         "2",
     )
     assert result.ret == 0, result.stdout.str()
-    assert {r["query_id"] for r in outputs(pytester)["per_response"]} == {"a", "b"}
-    assert (pytester.path / "results" / "fake_dialectic-subset").is_dir() and not (
-        pytester.path / "results" / "fake_dialectic"
-    ).exists()
+    # a sample stratified by expected mode: one of each
+    asked = {r["query_id"] for r in outputs(pytester)["per_response"]}
+    assert len(asked) == 2 and "d" in asked
+    results = pytester.path / "results"
+    assert [p.name for p in results.iterdir()] == [f"fake_dialectic_cases-{cases_sha256(cases)[:8]}-subset"]
     shards = []
     for index in range(2):
         result = run(
@@ -520,7 +522,7 @@ def test_max_items_and_shards_select_dialectic_cases(pytester, server) -> None:
         )
         assert result.ret == 0, result.stdout.str()
         lines = (
-            (pytester.path / "results" / f"fake_dialectic_shard{index}of2" / "per_response.jsonl")
+            (results / f"fake_dialectic_cases-{cases_sha256(cases)[:8]}_shard{index}of2" / "per_response.jsonl")
             .read_text()
             .splitlines()
         )

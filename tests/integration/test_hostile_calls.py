@@ -17,7 +17,7 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider, Usage, missing_fields, status
-from helpers import add_eval_module, answer_by_text, cassette_path, fake_run_args, question, write_jsonl
+from helpers import add_eval_module, answer_by_text, cassette_path, fake_run_args, question, the_run, write_jsonl
 
 from pytest_reasoning_evals.providers.base import MALFORMED, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
@@ -195,7 +195,7 @@ def run_args(pytester, server: FakeProvider, tag: str, cases: str, price_in: flo
 
 
 def outputs(pytester, tag: str) -> tuple[dict, dict, list[dict]]:
-    run = pytester.path / f"results-{tag}" / "fake_zeroshot"
+    run = the_run(pytester.path / f"results-{tag}", "fake")
     records = [json.loads(line) for line in (run / "completions.jsonl").read_text().splitlines()]
     return json.loads((run / "summary.json").read_text()), json.loads((run / "run_meta.json").read_text()), records
 
@@ -505,7 +505,7 @@ def test_a_multi_line_error_body_is_one_gate_line_in_the_summary_block(pytester)
     assert len(gate) == 1 and gate[0].endswith(")") and len(gate[0]) < 240, block
     # nor pytest's own line of the stop's reason
     assert not any(line.startswith(("<body>", "upstream connect")) for line in block.splitlines()), block
-    gates = json.loads((pytester.path / "results-multiline" / "fake_zeroshot" / "gates.json").read_text())
+    gates = json.loads((the_run(pytester.path / "results-multiline", "fake") / "gates.json").read_text())
     detail = next(g for g in gates["gates"] if g["name"] == "complete")["detail"]
     assert detail.endswith("the run stopped, incomplete") and "…" not in detail, "gates.json keeps the whole detail"
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, cassette_path, question, read_summary, run_dir, write_jsonl
+from helpers import add_eval_module, cases_run, cassette_path, question, read_summary, run_dir, write_jsonl
 
 from pytest_reasoning_evals import cassette_index, cassettes, results
 from pytest_reasoning_evals.cassette_index import MAX_BYTES, CassetteIndex
@@ -299,7 +299,11 @@ def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the
     again = pytester.runpytest_subprocess(*eval_args(pytester, CLOSED_PORT_URL))
     assert again.ret == 0, again.stdout.str()
     assert "CASSETTE MISSES" not in again.stdout.str()
-    assert read_summary(pytester, "fake")["errors_by_kind"] == {"cassette_miss": 0, "provider": 0, "harness": 0}
+    # the changed bank is another dataset: its runs have a folder of their own
+    summary = json.loads(
+        (cases_run(pytester.path / "results", "fake", pytester.path / "bank.jsonl") / "summary.json").read_text()
+    )
+    assert summary["errors_by_kind"] == {"cassette_miss": 0, "provider": 0, "harness": 0}
 
 
 @pytest.mark.slow
@@ -624,7 +628,9 @@ def own_bank(pytester) -> Path:
 
 
 def manifest_prompt(pytester) -> dict:
-    return json.loads((run_dir(pytester, "oracle") / "run_manifest.json").read_text())["prompt"]
+    """The last run's (each bank has a run directory of its own)."""
+    last = max((pytester.path / "results").glob("oracle_zeroshot*"), key=lambda p: p.stat().st_mtime_ns)
+    return json.loads((last / "run_manifest.json").read_text())["prompt"]
 
 
 def test_own_questions_with_the_shipped_prompt_get_a_notice_and_a_manifest_flag(pytester) -> None:

@@ -25,6 +25,7 @@ from helpers import (
     fake_run_args,
     question,
     run_dir,
+    the_run,
     use_repo_cassettes,
     write_jsonl,
 )
@@ -120,7 +121,7 @@ def hostile_page(pytester, key) -> Path:
         server.reply_text = HOSTILE_REPLY
         result = pytester.runpytest(*fake_args(pytester, server.openai_base))
     assert result.ret == 0, output(result)
-    return pytester.path / "results" / "fake_zeroshot" / REPORT_FILE
+    return the_run(pytester.path / "results", "fake") / REPORT_FILE
 
 
 def test_a_comment_and_script_opening_in_a_reply_keeps_every_row(hostile_page: Path) -> None:

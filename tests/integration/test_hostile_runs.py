@@ -14,6 +14,7 @@ from fakeprovider import FakeProvider, status
 from helpers import (
     FAKE_KEY_VAR,
     add_eval_module,
+    cases_run,
     fake_run_args,
     oracle_shards,
     question,
@@ -89,10 +90,10 @@ def test_items_whose_calls_failed_in_the_baseline_are_not_paired(pytester, key) 
     counting them as 'not right' would make any later run look fixed. They are left out, and a
     baseline that measured nothing fails the regression gate."""
     add_eval_module(pytester)
-    own = run_dir(pytester, "fake")
     with FakeProvider() as server:
         server.responder = lambda body: "TRUE"  # every answer right
         assert pytester.runpytest(*fake_run(pytester, server.openai_base, "good")).ret == 0
+        own = run_dir(pytester, "fake")
         # then a replay from a folder with no cassettes (a stale recording): every item a cassette miss
         stale = pytester.runpytest(*fake_run(pytester, server.openai_base, "stale", "--eval-record-mode", "none"))
         assert stale.ret == pytest.ExitCode.TESTS_FAILED
@@ -352,8 +353,9 @@ def test_a_damaged_lock_file_neither_breaks_a_run_nor_lets_a_second_one_in(tmp_p
 
 def test_a_run_whose_lock_file_is_a_directory_runs_normally(pytester) -> None:
     add_eval_module(pytester)
-    (run_dir(pytester, "random") / ".lock").mkdir(parents=True)
-    result = pytester.runpytest("--model", "random", "--eval-cases", str(all_true_bank(pytester.path / "bank.jsonl")))
+    cases = all_true_bank(pytester.path / "bank.jsonl")
+    (cases_run(pytester.path / "results", "random", cases) / ".lock").mkdir(parents=True)
+    result = pytester.runpytest("--model", "random", "--eval-cases", str(cases))
     assert result.ret == 0, result.stdout.str()
     no_traceback(result)
     assert json.loads((run_dir(pytester, "random") / "summary.json").read_text())["complete"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import the_run
 
 from integration.test_dialectic_run import KEY_VAR, MODELS, STRUCTURED, Scripted, cases_file, outputs, run, server
 from pytest_reasoning_evals.dialectic import judge, spotcheck
@@ -32,11 +33,11 @@ class BySeed(Scripted):
 
 
 def _meta(pytester) -> dict:
-    return json.loads((pytester.path / "results" / "fake_dialectic" / "run_meta.json").read_text())
+    return json.loads((the_run(pytester.path / "results", "fake", "dialectic") / "run_meta.json").read_text())
 
 
 def _report(pytester) -> str:
-    return (pytester.path / "results" / "fake_dialectic" / "report.html").read_text()
+    return (the_run(pytester.path / "results", "fake", "dialectic") / "report.html").read_text()
 
 
 @pytest.mark.slow
@@ -51,9 +52,9 @@ def test_disagreeing_judges_flag_every_response_for_human_review(pytester, serve
         assert [(j["seat"], j["h_quality"]) for j in r["judge"]["judgements"]] == [(1, 9), (2, 1), (3, 5)]
         assert r["judge"]["spread"] == dict.fromkeys(judge.DIMENSIONS, 8.0) and r["judge"]["self_judged"] is True
     assert all(v["needs_human_review"] == v["test_cases"] for v in out["variants"])
-    agreement = json.loads((pytester.path / "results" / "fake_dialectic" / "variant_summary.json").read_text())[
-        "judge_agreement"
-    ]
+    agreement = json.loads(
+        (the_run(pytester.path / "results", "fake", "dialectic") / "variant_summary.json").read_text()
+    )["judge_agreement"]
     assert (agreement["responses_compared"], agreement["agreeing"], agreement["agreement_share"]) == (6, 0, 0.0)
     assert all(alpha < 0 for alpha in agreement["krippendorff_alpha"].values())  # worse than chance
     queued = {e["review_id"]: e["reasons"] for e in out["queue"]}

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import add_eval_module, oracle_shards
+from helpers import add_eval_module, oracle_shards, the_run
 from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
 from pytest_reasoning_evals import results
@@ -67,7 +67,7 @@ def test_merge_of_a_shard_missing_a_key_is_one_line_naming_shard_and_key(shards,
 
 def test_merge_refuses_an_out_dir_it_would_overwrite(shards) -> None:
     results = shards[0].parent
-    unsharded = results / "oracle_zeroshot"
+    unsharded = the_run(results, "oracle")
     kept = {f: f.read_bytes() for d in [*shards, unsharded] for f in d.iterdir() if f.is_file()}
     assert_one_line_refusal(merge_cli(*shards, "--out", shards[1]), f"{shards[1]} is one of the shard directories")
     assert_one_line_refusal(merge_cli(*shards, "--out", unsharded), f"{unsharded} holds a run directory")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import add_eval_module, question, write_jsonl
+from helpers import add_eval_module, question, the_run, write_jsonl
 
 KEY_VAR = "HARDENING_KEY"
 SECRET = "sk-hardening-0123456789abcdef"  # never to be printed
@@ -70,8 +70,8 @@ def assert_one_usage_error(result: pytest.RunResult, *needles: str) -> str:
     return lines[0]
 
 
-def completions(pytester: pytest.Pytester, run: str = "fake_zeroshot") -> list[dict]:
-    path = pytester.path / "results" / run / "completions.jsonl"
+def completions(pytester: pytest.Pytester) -> list[dict]:
+    path = the_run(pytester.path / "results", "fake") / "completions.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -168,7 +168,7 @@ def test_credentials_in_a_base_url_reach_no_manifest_and_no_message(pytester, se
     result = pytester.runpytest_subprocess(*args, f"--eval-base-url={with_credentials}")
     assert result.ret == 0, output(result)
     assert len(server.requests) == 2
-    run = pytester.path / "results" / "fake_zeroshot"
+    run = the_run(pytester.path / "results", "fake")
     for name in ("run_manifest.json", "run_meta.json", "summary.json", "checkpoints/config.json"):
         assert URL_SECRET not in (run / name).read_text(), name
     for cassette in (pytester.path / "cassettes").rglob("*.yaml"):

@@ -10,6 +10,7 @@ from fakeprovider import FakeProvider
 from helpers import (
     add_eval_module,
     eval_args,
+    the_run,
 )
 
 # every test here runs whole sessions, each over a second
@@ -48,7 +49,7 @@ def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, w
     assert asked <= 5 * (3 + ahead) * processes + 5 * (processes - 1), (
         f"stopped after 3 failed items per process, not 14: {asked}"
     )
-    summary = json.loads((pytester.path / "results-outage" / "fake_zeroshot" / "summary.json").read_text())
+    summary = json.loads((the_run(pytester.path / "results-outage", "fake") / "summary.json").read_text())
     assert summary["complete"] is False and "provider outage" in summary["incomplete_reason"]
     result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: *provider outage*"])
 
@@ -62,6 +63,6 @@ def test_no_server_at_all_stops_within_one_retry_budget(pytester, key) -> None:
     result.stdout.fnmatch_lines(
         ["*provider outage: 1 call(s) in a row failed after their retries (last: connection failed*"]
     )
-    summary = json.loads((pytester.path / "results-down" / "fake_zeroshot" / "summary.json").read_text())
+    summary = json.loads((the_run(pytester.path / "results-down", "fake") / "summary.json").read_text())
     assert summary["complete"] is False and summary["num_errors"] == 1, "the first item only: the others were not asked"
     assert elapsed < 60, f"one retry budget (~8 s), not one per item: {elapsed:.0f} s"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import add_eval_module, question, read_summary, write_jsonl
+from helpers import add_eval_module, question, read_summary, the_run, write_jsonl
 
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
@@ -79,11 +79,13 @@ def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
     summary = read_summary(pytester, "fake", subset=True)
     assert summary["errors_by_kind"] == {"cassette_miss": 2, "provider": 0, "harness": 0} and summary["num_errors"] == 2
     first = json.loads(
-        (pytester.path / "results" / "fake_zeroshot-subset" / "completions.jsonl").read_text().splitlines()[0]
+        (the_run(pytester.path / "results", "fake", subset=True) / "completions.jsonl").read_text().splitlines()[0]
     )
+    # the sample's first item, whichever it is
+    item = first["id"]
     assert (
         first["error"]
-        == f"cassette miss for item 'q-0': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'chaosbench-zeroshot' / 'q-0.yaml'}"
+        == f"cassette miss for item '{item}': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'chaosbench-zeroshot' / f'{item}.yaml'}"
     )
 
 

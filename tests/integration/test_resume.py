@@ -90,7 +90,8 @@ def test_sigkill_mid_dialogue_then_resume_pays_no_call_twice(pytester, key) -> N
         result = pytester.runpytest_subprocess(*eval_args(pytester, reference.openai_base, "whole")[1:])
         assert result.ret == 0, result.stdout.str()
         expected_bodies = bodies(reference)
-    expected = json.loads((pytester.path / "results-whole" / "fake_zeroshot" / "summary.json").read_text())
+    (whole,) = (pytester.path / "results-whole").glob("fake_zeroshot_bank-*")
+    expected = json.loads((whole / "summary.json").read_text())
     assert len(expected_bodies) == 12 + 2 * 3
 
     with FakeProvider() as server:
@@ -109,7 +110,7 @@ def test_sigkill_mid_dialogue_then_resume_pays_no_call_twice(pytester, key) -> N
         assert server.held == 1, "the run never reached the held request"
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
-        directory = pytester.path / "results-killed" / "fake_zeroshot"
+        directory = pytester.path / "results-killed" / whole.name
         assert len(completions(directory)) == 12, "every answered question was kept"
         dialogue_cassette = pytester.path / "cassettes-killed" / "fake" / "chaosbench-zeroshot" / "d0.yaml"
         assert dialogue_cassette.read_text().count("request:") == 2, "the paid turns were saved before the kill"

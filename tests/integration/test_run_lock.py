@@ -10,7 +10,7 @@ import threading
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text
+from helpers import add_eval_module, answer_by_text, the_run
 from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
 # every test here runs whole sessions, each over a second
@@ -101,7 +101,7 @@ def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pyte
                 *fake_args(pytester, other.openai_base, "second", out)[1:], "-n", second
             )
             lock_file = (
-                (out / "fake_zeroshot" / ".lock").read_text() if (out / "fake_zeroshot" / ".lock").exists() else None
+                (the_run(out, "fake") / ".lock").read_text() if (the_run(out, "fake") / ".lock").exists() else None
             )
         finally:
             holder.release.set()
@@ -117,12 +117,12 @@ def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pyte
     assert second_run.ret == pytest.ExitCode.USAGE_ERROR, second_run.stdout.str()
     refusal = error_lines(second_run)
     assert len(refusal) == 1, second_run.stdout.str() + second_run.stderr.str()
-    assert f"{out / 'fake_zeroshot'} is in use by another run (pid {process.pid} on " in refusal[0]
+    assert f"{the_run(out, 'fake')} is in use by another run (pid {process.pid} on " in refusal[0]
     assert "started " in refusal[0] and "--eval-out-dir" in refusal[0]
     assert "Traceback" not in second_run.stdout.str() + second_run.stderr.str()
 
     assert process.returncode == 0, output  # the first run is untouched and completes normally
-    summary = json.loads((out / "fake_zeroshot" / "summary.json").read_text())
+    summary = json.loads((the_run(out, "fake") / "summary.json").read_text())
     assert (
         summary["complete"] and summary["total_questions"] == 12 and summary["dialogue_details"]["total_dialogues"] == 2
     )
@@ -146,6 +146,6 @@ def test_a_lock_left_by_a_killed_run_does_not_refuse_the_next(pytester, key) -> 
         process.kill()
         process.wait()
         holder.release.set()
-        assert json.loads((out / "fake_zeroshot" / ".lock").read_text())["pid"] == process.pid  # left behind
+        assert json.loads((the_run(out, "fake") / ".lock").read_text())["pid"] == process.pid  # left behind
         result = pytester.runpytest_subprocess(*args[1:], "--eval-resume")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
+import pytest
+
+from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeError
 
 
 def test_a_checkpoint_comes_every_50_records_but_at_most_once_a_second(tmp_path) -> None:
@@ -22,3 +24,37 @@ def test_a_checkpoint_comes_every_50_records_but_at_most_once_a_second(tmp_path)
         if points.record_added():
             live.append(n)
     assert live == [50, 100]
+
+
+CONFIG = {
+    "model": {"alias": "fake", "provider": "openai", "model_id": "m-1", "base_url": "http://127.0.0.1:1/v1"},
+    "mode": "zeroshot",
+    "prompt_sha256": "a" * 64,
+    "dataset_sha256": "b" * 64,
+    "max_items": None,
+    "seed": 42,
+}
+
+
+def test_a_run_directory_of_another_prompt_or_model_is_refused_naming_both(tmp_path) -> None:
+    points = Checkpoints(tmp_path)
+    points.check_identity(CONFIG)  # nothing there yet
+    points.write_config(CONFIG)
+    # the same answers' configuration: another port, seed or selection overwrites as before
+    points.check_identity({**CONFIG, "model": {**CONFIG["model"], "base_url": "http://127.0.0.1:2/v1"}, "seed": 1})
+    with pytest.raises(ResumeError) as refused:
+        points.check_identity({**CONFIG, "prompt_sha256": "c" * 64, "model": {**CONFIG["model"], "model_id": "m-2"}})
+    message = str(refused.value)
+    assert f"{tmp_path} holds the run of another configuration" in message
+    assert "model: fake/openai/m-1 there, fake/openai/m-2 now" in message
+    assert f"prompt_sha256: {'a' * 12} there, {'c' * 12} now" in message
+    assert "Move or delete that folder, or give another --eval-out-dir" in message
+
+
+def test_a_config_file_that_cannot_be_read_is_no_objection(tmp_path) -> None:
+    points = Checkpoints(tmp_path)
+    points.folder.mkdir()
+    points.config_file.write_text("{cut short")
+    points.check_identity(CONFIG)
+    points.config_file.write_text("[]")
+    points.check_identity(CONFIG)
