@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pytest_reasoning_evals.chaosbench.settings import DEFAULT_MIN_COVERAGE
 from pytest_reasoning_evals.gates import MAX_ERROR_RATE, GateResult, at_least, at_most, incomplete
+
+# How the default coverage floor is changed, for its gate's line.
+FLOOR_OPTION = "--eval-min-coverage X (ini eval_min_coverage; 0 turns it off)"
 
 
 def check_gates(
@@ -13,16 +17,20 @@ def check_gates(
     min_coverage: float | None = None,
     max_fol_violation_rate: float | None = None,
     regression: tuple[str, dict | None] | None = None,
+    floor_option: str = FLOOR_OPTION,
 ) -> list[GateResult]:
     """Nothing measured is not a pass: an incomplete run, an outage (more than 5% of items
-    ended in provider errors) and a gate over zero items fail. `regression`: (the baseline's path,
+    ended in provider errors) and a gate over zero items fail. Without `min_coverage` the default
+    floor judges the questions' coverage (a run of dialogues only has none: no verdict). `regression`: (the baseline's path,
     the comparison, None when there is none) when --eval-fail-on-regression or a max drop asks."""
     reason = summary["incomplete_reason"]
     results = incomplete("complete", None if summary["complete"] else f"the run is incomplete: {reason}")
     if min_coverage is not None:
         what = "coverage {} (answers with a TRUE/FALSE)"
         results.append(at_least("min-coverage", summary["coverage"], min_coverage, what, "n/a (no item)"))
-    elif summary["num_errors"]:
+    elif summary["coverage"] is not None:
+        results.append(default_coverage_floor(summary["coverage"], floor_option))
+    if min_coverage is None and summary["num_errors"]:
         rate, kinds = summary["error_rate"], summary["errors_by_kind"]
         results.append(
             GateResult(
@@ -65,6 +73,16 @@ def check_gates(
     if regression is not None:
         results.append(regression_gate(*regression))
     return results
+
+
+def default_coverage_floor(coverage: float, option: str = FLOOR_OPTION) -> GateResult:
+    """The coverage floor no option asked for: its line says how to change it (`option`)."""
+    return GateResult(
+        "min-coverage",
+        coverage >= DEFAULT_MIN_COVERAGE,
+        f"coverage {coverage:.4f} (questions answered TRUE/FALSE), required >= {DEFAULT_MIN_COVERAGE} by default; "
+        f"change the floor with {option}",
+    )
 
 
 def regression_gate(baseline: str, c: dict | None) -> GateResult:

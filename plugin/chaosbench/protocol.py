@@ -24,7 +24,7 @@ from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.names import FAMILIES
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
-from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.chaosbench.prompts import REPROMPT, PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (
     Dialogue,
     Question,
@@ -423,6 +423,7 @@ class Protocol(EvalProtocol):
             "families": list(self.own.families),
             "max_items": s.max_items,
             "seed": s.seed,
+            "reprompt": self.own.reprompt,
         }
 
     @functools.cached_property
@@ -466,6 +467,8 @@ class Protocol(EvalProtocol):
                 "sha256": self.prompt.sha256,
                 "text": self.prompt.text,
                 "shipped_default": self.prompt_is_shipped,
+                # an UNKNOWN answer asked again up to this many times, with this text
+                "reprompt": {"times": self.own.reprompt, "text": REPROMPT},
             },
             selection={
                 "splits": list(self.own.splits),

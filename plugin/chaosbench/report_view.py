@@ -54,7 +54,14 @@ def _item_row(record: dict) -> dict:
             for t in record["turns"]
         ]
     else:
-        row.update(question=record.get("question"), raw=record.get("raw_text"), template=record.get("template"))
+        row.update(
+            question=record.get("question"),
+            raw=record.get("raw_text"),
+            # the replies to the reprompts, and which reply gave the label (0: the first)
+            reprompts=record.get("reprompt_replies") or [],
+            label_from=record.get("label_from"),
+            template=record.get("template"),
+        )
     return row
 
 
