@@ -35,8 +35,8 @@ OPTIONS = (
     Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
     Option(
         "min-coverage",
-        f"gate: fail when coverage (questions answered TRUE/FALSE) < X (0..1; default {DEFAULT_MIN_COVERAGE}, "
-        "and then more than 5 percent of items ending in provider errors fails too); 0 turns it off",
+        f"gate: fail when coverage (questions answered TRUE/FALSE) < X (0..1; default {DEFAULT_MIN_COVERAGE}; "
+        "0 turns it off)",
         "float",
         metavar="X",
     ),
