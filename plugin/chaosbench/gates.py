@@ -21,14 +21,15 @@ def check_gates(
 ) -> list[GateResult]:
     """Nothing measured is not a pass: an incomplete run, an outage (more than 5% of items
     ended in failed calls) and a gate over zero items fail. Without `min_coverage` the default
-    floor judges the questions' coverage (a run of dialogues only has none: no verdict). `regression`: (the baseline's path,
+    floor judges the questions' coverage (a run of dialogues only has none: no verdict); 0: no floor. `regression`: (the baseline's path,
     the comparison, None when there is none) when --eval-fail-on-regression or a max drop asks."""
     reason = summary["incomplete_reason"]
     results = incomplete("complete", None if summary["complete"] else f"the run is incomplete: {reason}")
-    if min_coverage is not None:
+    # 0 turns the floor off
+    if min_coverage:
         what = "coverage {} (answers with a TRUE/FALSE)"
         results.append(at_least("min-coverage", summary["coverage"], min_coverage, what, "n/a (no item)"))
-    elif summary["coverage"] is not None:
+    elif min_coverage is None and summary["coverage"] is not None:
         results.append(default_coverage_floor(summary["coverage"], floor_option))
     # failed calls are an outage or a stale recording whatever the floor: their own gate
     if summary["num_errors"]:

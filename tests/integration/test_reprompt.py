@@ -11,7 +11,7 @@ import sys
 import pytest
 import yaml
 from fakeprovider import FakeProvider
-from helpers import FAKE_KEY_VAR, add_eval_module, cassette_path, fake_run_args, four_questions, small_bank
+from helpers import EVAL_MODULE, FAKE_KEY_VAR, cassette_path, fake_run_args, four_questions, small_bank
 
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT
 
@@ -21,7 +21,8 @@ BABBLE = "Let me think about the dynamics of this system for a while."
 @pytest.fixture
 def evals(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
     monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    add_eval_module(pytester)
+    # the project's eval module and no ini: the defaults (a coverage floor of 0.8) hold
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
     return pytester
 
 

@@ -57,9 +57,8 @@ def test_an_option_replaces_the_default_floor_and_zero_turns_it_off() -> None:
     assert [
         g.passed for g in _floor(check_gates(summary, min_accuracy=None, strict_items=False, min_coverage=0.25))
     ] == [True]
-    assert [
-        g.passed for g in _floor(check_gates(summary, min_accuracy=None, strict_items=False, min_coverage=0.0))
-    ] == [True]
+    assert _floor(check_gates(summary, min_accuracy=None, strict_items=False, min_coverage=0.0)) == []
+    assert _floor(check_gates(_summary([]), min_accuracy=None, strict_items=False, min_coverage=0.0)) == []
 
 
 def test_no_question_no_default_verdict() -> None:
