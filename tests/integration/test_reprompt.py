@@ -235,3 +235,21 @@ def test_merge_applies_the_default_floor(evals: pytest.Pytester) -> None:
     assert "required >= 0.8 by default; change the floor with --min-coverage X (0 turns it off)" in failed.stdout
     passed = subprocess.run([*merge, "--min-coverage", "0"], capture_output=True, text=True, cwd=evals.path)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+def test_the_report_of_records_from_before_the_reprompt_is_written(evals: pytest.Pytester) -> None:
+    """Records without the reprompt's fields (an older run's completions.jsonl) still make a page."""
+    with FakeProvider() as server:
+        server.responder = babble_then("TRUE")
+        assert evals.runpytest_subprocess(*fake_run_args(evals, server.openai_base, four_questions(evals))).ret == 0
+    folder = evals.path / "results" / "fake_zeroshot"
+    old = [
+        {k: v for k, v in record.items() if k not in ("reprompts", "reprompt_replies", "label_from")}
+        for record in completions(evals).values()
+    ]
+    (folder / "completions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    (folder / "report.html").unlink()
+    report = [sys.executable, "-m", "pytest_reasoning_evals", "report", str(folder)]
+    done = subprocess.run(report, capture_output=True, text=True, cwd=evals.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert BABBLE in (folder / "report.html").read_text()
