@@ -253,3 +253,26 @@ def test_the_report_of_records_from_before_the_reprompt_is_written(evals: pytest
     done = subprocess.run(report, capture_output=True, text=True, cwd=evals.path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert BABBLE in (folder / "report.html").read_text()
+
+
+def test_a_budget_spent_before_the_reprompt_leaves_the_item_not_asked_and_resume_finishes_it(
+    evals: pytest.Pytester,
+) -> None:
+    """The reprompt is a call like any other: the budget may stop it; the item is then not asked,
+    what its first call cost is reported, and a resume replays that call and asks only the reprompt."""
+    bank = four_questions(evals)
+    with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call
+        server.responder = babble_then("TRUE")
+        args = fake_run_args(evals, server.openai_base, bank, price_in=250_000.0)
+        stopped = evals.runpytest_subprocess(*args, "--eval-max-cost", "2", "--eval-concurrency", "1")
+        assert stopped.ret == pytest.ExitCode.TESTS_FAILED, stopped.stdout.str()
+        assert len(server.requests) == 1, "the first question's call; its reprompt is over the budget"
+        summary = summary_of(evals)
+        assert (summary["not_asked"]["count"], summary["cost_usd"]) == (4, pytest.approx(3.0))
+
+        resumed = evals.runpytest_subprocess(*args, "--eval-resume")
+        assert resumed.ret == 0, resumed.stdout.str()
+        bodies = [json.dumps(r["body"], sort_keys=True) for r in server.requests]
+        assert len(bodies) == len(set(bodies)) == 8, "nothing paid twice"
+    final = summary_of(evals)
+    assert (final["not_asked"]["count"], final["rescued_by_reprompt"], final["coverage"]) == (0, 4, 1.0)
