@@ -81,12 +81,27 @@ _QUESTION_FIELDS = {
         and all(isinstance(p, dict) and isinstance(p.get("name"), str) and p.get("polarity") in POLARITIES for p in v)
     ),
 }
+# A reprompted answer's fields (scoring.score): checked when present, so the records of runs
+# before --eval-reprompt stay usable.
+_REPROMPT_FIELDS = {
+    "reprompts": _is_int,
+    "reprompt_replies": lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v),
+    "label_from": lambda v: v is None or _is_int(v),
+}
 _TURN_FIELDS = {**_QUESTION_FIELDS, "turn": _is_int}
 _DIALOGUE_FIELDS = {**_CALL_FIELDS, "num_turns": _is_int, "num_correct_turns": _is_int}
 
 
 def _fields_ok(record: dict, fields: dict) -> bool:
     return all(key in record and check(record[key]) for key, check in fields.items())
+
+
+def _reprompts_ok(record: dict) -> bool:
+    """The reprompt fields a record has are of their type, and label_from names one of its replies."""
+    if not all(check(record[key]) for key, check in _REPROMPT_FIELDS.items() if key in record):
+        return False
+    n = record.get("label_from")
+    return n is None or 0 <= n <= len(record.get("reprompt_replies", ()))
 
 
 def usable(record: object) -> bool:
@@ -96,14 +111,14 @@ def usable(record: object) -> bool:
         return False
     kind = record.get("kind", "question")
     if kind == "question":
-        return _fields_ok(record, _QUESTION_FIELDS)
+        return _fields_ok(record, _QUESTION_FIELDS) and _reprompts_ok(record)
     if kind == "dialogue":
         turns = record.get("turns")
         return (
             _fields_ok(record, _DIALOGUE_FIELDS)
             and isinstance(turns, list)
             and bool(turns)
-            and all(isinstance(t, dict) and _fields_ok(t, _TURN_FIELDS) for t in turns)
+            and all(isinstance(t, dict) and _fields_ok(t, _TURN_FIELDS) and _reprompts_ok(t) for t in turns)
         )
     return False
 

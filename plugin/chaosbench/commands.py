@@ -26,6 +26,13 @@ def add_commands(commands) -> None:
         help="gate: exit 1 when the merged overall accuracy < X (0..1)",
     )
     merging.add_argument(
+        "--min-coverage",
+        type=float,
+        default=None,
+        metavar="X",
+        help="gate: exit 1 when the merged coverage < X (0..1; default 0.8, as a run's)",
+    )
+    merging.add_argument(
         "--allow-partial",
         action="store_true",
         help="merge shards that stopped early (the merged summary says complete: false)",
@@ -50,9 +57,10 @@ def merge(args: argparse.Namespace) -> int:
     from pytest_reasoning_evals.gates import write_gates
     from pytest_reasoning_evals.report import write_report
 
-    if args.min_accuracy is not None and not 0.0 <= args.min_accuracy <= 1.0:
-        print(f"merge: --min-accuracy must be between 0 and 1, got {args.min_accuracy}", file=sys.stderr)
-        return 2
+    for flag, value in (("--min-accuracy", args.min_accuracy), ("--min-coverage", args.min_coverage)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            print(f"merge: {flag} must be between 0 and 1, got {value}", file=sys.stderr)
+            return 2
     try:
         target, summary = merge_shards(
             [Path(d) for d in args.dirs], Path(args.out) if args.out else None, allow_partial=args.allow_partial
@@ -60,7 +68,13 @@ def merge(args: argparse.Namespace) -> int:
     except MergeError as exc:
         print(f"merge: {exc}", file=sys.stderr)
         return 2
-    gates = check_gates(summary, min_accuracy=args.min_accuracy, strict_items=False)
+    gates = check_gates(
+        summary,
+        min_accuracy=args.min_accuracy,
+        strict_items=False,
+        min_coverage=args.min_coverage,
+        floor_option="--min-coverage X (0 turns it off)",
+    )
     write_gates(target, gates)
     written = write_report(target)
     print(

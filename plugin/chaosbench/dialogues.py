@@ -5,6 +5,11 @@ A dialogue is one pytest item. Its turns go to the model as a real conversation:
 with the user turns and the model's replies 1..n-1 as history, so "Given your previous answer,
 ..." means what it says. All calls of a dialogue share one cassette.
 
+An UNKNOWN turn is not asked again (--eval-reprompt is for questions): a reprompt would become
+part of the history every later turn is asked with, so the conversation (and each later turn's
+request and cassette) would depend on the option and no longer be the bank's dialogue. An UNKNOWN
+turn claims nothing and counts in unknown_turns.
+
 Claims: each turn names the predicates it asks about with a polarity ("is it chaotic?" ->
 Chaotic positive; "is it true that it is not chaotic?" -> Chaotic negative). Answering TRUE to a
 positive question claims the predicate holds, FALSE claims it does not; a negative question

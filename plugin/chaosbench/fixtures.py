@@ -34,6 +34,11 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         return protocol().model_for_items()
 
     @pytest.fixture(scope="session")
+    def chaosbench_reprompt():
+        """How many times an UNKNOWN answer to a question is asked again (--eval-reprompt)."""
+        return protocol().own.reprompt
+
+    @pytest.fixture(scope="session")
     def chaosbench_outcome():
         """`chaosbench_outcome(record)`: send the running item's record to the controller; a
         wrong or UNKNOWN answer fails the item with a one-line reason."""
@@ -41,9 +46,10 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         return lambda record: chaosbench.send_record(session.current_item, record)
 
     plugin = types.ModuleType(f"{__name__}.session")
-    plugin.chaosbench_prompt, plugin.chaosbench_model, plugin.chaosbench_outcome = (
+    plugin.chaosbench_prompt, plugin.chaosbench_model, plugin.chaosbench_reprompt, plugin.chaosbench_outcome = (
         chaosbench_prompt,
         chaosbench_model,
+        chaosbench_reprompt,
         chaosbench_outcome,
     )
     return plugin

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pytest_reasoning_evals.chaosbench.settings import DEFAULT_MIN_COVERAGE
 from pytest_reasoning_evals.gates import MAX_ERROR_RATE, GateResult, at_least, at_most, incomplete
+
+# How the default coverage floor is changed, for its gate's line.
+FLOOR_OPTION = "--eval-min-coverage X (ini eval_min_coverage; 0 turns it off)"
 
 
 def check_gates(
@@ -13,16 +17,23 @@ def check_gates(
     min_coverage: float | None = None,
     max_fol_violation_rate: float | None = None,
     regression: tuple[str, dict | None] | None = None,
+    floor_option: str = FLOOR_OPTION,
 ) -> list[GateResult]:
     """Nothing measured is not a pass: an incomplete run, an outage (more than 5% of items
-    ended in provider errors) and a gate over zero items fail. `regression`: (the baseline's path,
-    the comparison, None when there is none) when --eval-fail-on-regression or a max drop asks."""
+    ended in failed calls) and a gate over zero items fail. Without `min_coverage` the default
+    floor judges the questions' coverage (a run of dialogues only has none: no verdict); 0 sets
+    no floor. `regression`: (the baseline's path, the comparison, None when there is none) when
+    --eval-fail-on-regression or a max drop asks. `floor_option`: how the floor is changed."""
     reason = summary["incomplete_reason"]
     results = incomplete("complete", None if summary["complete"] else f"the run is incomplete: {reason}")
-    if min_coverage is not None:
+    # 0 turns the floor off
+    if min_coverage:
         what = "coverage {} (answers with a TRUE/FALSE)"
         results.append(at_least("min-coverage", summary["coverage"], min_coverage, what, "n/a (no item)"))
-    elif summary["num_errors"]:
+    elif min_coverage is None and summary["coverage"] is not None:
+        results.append(default_coverage_floor(summary["coverage"], floor_option))
+    # failed calls are an outage or a stale recording whatever the floor: their own gate
+    if summary["num_errors"]:
         rate, kinds = summary["error_rate"], summary["errors_by_kind"]
         results.append(
             GateResult(
@@ -31,8 +42,7 @@ def check_gates(
                 f"{summary['num_errors']} items ({rate:.1%}) ended in failed calls ({kinds['provider']} "
                 f"provider errors, {kinds['cassette_miss']} cassette misses"
                 + (f", {kinds['harness']} harness errors" if kinds["harness"] else "")
-                + "), allowed "
-                f"{MAX_ERROR_RATE:.0%} (--eval-min-coverage sets another bound)",
+                + f"), allowed {MAX_ERROR_RATE:.0%}",
             )
         )
     if min_accuracy is not None:
@@ -65,6 +75,16 @@ def check_gates(
     if regression is not None:
         results.append(regression_gate(*regression))
     return results
+
+
+def default_coverage_floor(coverage: float, option: str = FLOOR_OPTION) -> GateResult:
+    """The coverage floor no option asked for: its line says how to change it (`option`)."""
+    return GateResult(
+        "min-coverage",
+        coverage >= DEFAULT_MIN_COVERAGE,
+        f"coverage {coverage:.4f} (questions answered TRUE/FALSE), required >= {DEFAULT_MIN_COVERAGE} by default; "
+        f"change the floor with {option}",
+    )
 
 
 def regression_gate(baseline: str, c: dict | None) -> GateResult:

@@ -10,12 +10,11 @@ question and dialogue ids, and each item carries `chaosbench(family=..., split=.
 """
 
 from pytest_reasoning_evals.chaosbench.dialogues import run_dialogue
-from pytest_reasoning_evals.chaosbench.scoring import score
+from pytest_reasoning_evals.chaosbench.scoring import ask
 
 
-def test_question(chaosbench_question, chaosbench_prompt, chaosbench_model, chaosbench_outcome):
-    completion = chaosbench_model.complete(chaosbench_prompt.request(chaosbench_question))
-    chaosbench_outcome(score(chaosbench_question, completion, chaosbench_prompt.sha256))
+def test_question(chaosbench_question, chaosbench_prompt, chaosbench_model, chaosbench_reprompt, chaosbench_outcome):
+    chaosbench_outcome(ask(chaosbench_question, chaosbench_prompt, chaosbench_model, chaosbench_reprompt))
 
 
 def test_dialogue(chaosbench_dialogue, chaosbench_prompt, chaosbench_model, chaosbench_outcome):

@@ -134,10 +134,12 @@ def call_counts(records: list[dict]) -> dict:
     """Model calls made for the records, and how many a cassette answered. A fact about the run,
     not the evaluation: it goes to run_meta.json, so a replay's summary equals the recording's."""
     calls = [c for r in records for c in _calls(r) if c["provider"]]
+    # a question asked again made 1 + reprompts calls (one of them live makes the record's hit False)
+    weight = [1 + (c.get("reprompts") or 0) for c in calls]
     return {
-        "total": len(calls),
-        "cassette_hits": sum(c.get("cassette_hit") is True for c in calls),
-        "live": sum(c.get("cassette_hit") is False for c in calls),
+        "total": sum(weight),
+        "cassette_hits": sum(w for c, w in zip(calls, weight) if c.get("cassette_hit") is True),
+        "live": sum(w for c, w in zip(calls, weight) if c.get("cassette_hit") is False),
     }
 
 
@@ -183,6 +185,10 @@ def summarize(
         "mode": mode,
         "num_correct": overall["correct"],
         "num_items_no_gold": sum(r["gold"] is None for r in questions),
+        # questions whose first reply was UNKNOWN and were asked again (--eval-reprompt), and those of
+        # them a reprompt's reply labelled
+        "reprompted": sum(bool(r.get("reprompts")) for r in questions),
+        "rescued_by_reprompt": sum((r.get("label_from") or 0) > 0 for r in questions),
         "overall_accuracy_ci95": overall["accuracy_ci95"],
         # an UNKNOWN counts as wrong: correct over every question with gold (coverage x accuracy
         # when every question has gold)

@@ -12,9 +12,10 @@ the first step that yields a label wins:
 1. Explicit markers ("FINAL_ANSWER:", "Final answer:", "Final Answer -",
    "Answer:"): the last marker followed by a label.
 2. Conclusion phrases ("therefore", "thus", "hence", "in conclusion", "the
-   answer is", "so the statement is ...", "so" before a bare label as in
-   "so it's FALSE."), whole words only: the last one followed by a label in its
-   sentence. A bare "so" is no conclusion ("even so", "if so", "so-called").
+   answer is", "the answer to this question is", "so the statement is ...",
+   "so" before a bare label as in "so it's FALSE."), whole words only: the last
+   one followed by a label in its sentence. A bare "so" is no conclusion
+   ("even so", "if so", "so-called").
 3. Revisions ("actually no", "wait,", "on second thought", "on reflection",
    "after thinking", "I was wrong", "that's wrong", "correction:", "at first
    ... but"): the label after the last cue that has one (the cue's own
@@ -96,7 +97,9 @@ _MARKER = re.compile(
 # ..." or "so" before a bare label ("so it's FALSE.").
 _CONCLUSION = re.compile(
     r"(?=[thcis])(?:\b(?:therefore|thus|hence|consequently|in\s+conclusion"
-    r"|the\s+(?:final\s+|correct\s+)?answer\s+(?:is|must\s+be|should\s+be|would\s+be))\b"
+    # "the answer to this question is: false." as "the answer is: false."
+    r"|the\s+(?:final\s+|correct\s+)?answer(?:\s+(?:to|for)\s+(?:this|the)\s+(?:question|statement|claim))?"
+    r"\s+(?:is|must\s+be|should\s+be|would\s+be))\b"
     r"|(?<!\bif\s)(?<!\beven\s)\bso,?\s+(?=the\s+(?:statement|claim)\s+is\b"
     rf"|(?:it\s+is\s+|it's\s+)?{_BARE_LABEL}))",
     re.M,

@@ -4,7 +4,7 @@ the run manifest so that a prompt edit is visible in every result it touches."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_reasoning_evals.chaosbench.questions import Question
@@ -12,6 +12,8 @@ from pytest_reasoning_evals.providers.base import Request
 
 # Generation budget per mode: a label needs few tokens, a chain of thought many.
 MAX_TOKENS = {"zeroshot": 64, "cot": 512}
+# What an UNKNOWN answer is asked next, in the same conversation (upstream ChaosBench-Logic's own words).
+REPROMPT = "Your previous answer was not clear. Reply with EXACTLY one word: TRUE or FALSE."
 
 
 def cassette_folder_name(mode: str) -> str:
@@ -67,4 +69,17 @@ class PromptTemplate:
             gold=question.ground_truth,
             max_tokens=self.answer_tokens,
             temperature=self.temperature,
+        )
+
+    @staticmethod
+    def reprompt(request: Request, reply: str) -> Request:
+        """The same conversation asked again: `request`'s messages, the model's `reply`, then REPROMPT
+        (same item, cassette and parameters)."""
+        return replace(
+            request,
+            messages=(
+                *request.messages,
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": REPROMPT},
+            ),
         )

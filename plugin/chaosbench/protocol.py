@@ -25,7 +25,7 @@ from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.names import FAMILIES
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
-from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.chaosbench.prompts import REPROMPT, PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (
     Dialogue,
     Question,
@@ -240,22 +240,33 @@ class Protocol(EvalProtocol):
         return self.prompt.request(question) if isinstance(question, Question) else None
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
-        """A call per question, one per dialogue turn (its history holding every earlier answer as
-        long as max_tokens allows)."""
+        """A call per question and --eval-reprompt more (worst case: every reply unreadable, each
+        reprompt's history holding the earlier replies as long as max_tokens allows); one per
+        dialogue turn (turns are not reprompted; its history holds every earlier answer)."""
         prompt, alias = self.prompt, self.settings.model
-        reply = {"role": "assistant", "content": "x" * (CHARS_PER_TOKEN * prompt.answer_tokens)}
+        longest = "x" * (CHARS_PER_TOKEN * prompt.answer_tokens)
+        reply = {"role": "assistant", "content": longest}
         calls = []
+
+        def call(kind: str, request: Request) -> None:
+            calls.append(
+                CallEstimate(alias, kind, prompt.cassette_folder, chars_of(request.messages), request.max_tokens)
+            )
+
         for item in items:
             value = self.parameter(item)
-            turns = value.turns if isinstance(value, Dialogue) else [value] if isinstance(value, Question) else []
-            kind = "dialogue turn" if isinstance(value, Dialogue) else "question"
-            history: tuple[dict, ...] = ()
-            for turn in turns:
-                request = prompt.request(turn, item_id=value.id, history=history)
-                calls.append(
-                    CallEstimate(alias, kind, prompt.cassette_folder, chars_of(request.messages), request.max_tokens)
-                )
-                history = (*request.messages, reply)
+            if isinstance(value, Question):
+                request = prompt.request(value, item_id=value.id)
+                call("question", request)
+                for _ in range(self.own.reprompt):
+                    request = prompt.reprompt(request, longest)
+                    call("reprompt", request)
+            elif isinstance(value, Dialogue):
+                history: tuple[dict, ...] = ()
+                for turn in value.turns:
+                    request = prompt.request(turn, item_id=value.id, history=history)
+                    call("dialogue turn", request)
+                    history = (*request.messages, reply)
         return calls
 
     def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
@@ -516,6 +527,7 @@ class Protocol(EvalProtocol):
             "families": list(self.own.families),
             "max_items": s.max_items,
             "seed": s.seed,
+            "reprompt": self.own.reprompt,
         }
 
     @functools.cached_property
@@ -577,6 +589,8 @@ class Protocol(EvalProtocol):
                 "sha256": self.prompt.sha256,
                 "text": self.prompt.text,
                 "shipped_default": self.prompt_is_shipped,
+                # an UNKNOWN answer asked again up to this many times, with this text
+                "reprompt": {"times": self.own.reprompt, "text": REPROMPT},
             },
             selection={
                 "splits": list(self.own.splits),

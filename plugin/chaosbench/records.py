@@ -35,23 +35,32 @@ class QuestionRecord(TypedDict):
     # None: the item raised before any call (an error record); "": a dialogue turn not asked
     provider: str | None
     model: str | None
+    # the first reply (to the question itself)
     raw_text: str
-    # the normalised answer; None: no TRUE/FALSE in the reply, or the call failed
+    # how many times an UNKNOWN answer was asked again (--eval-reprompt; 0 for a dialogue turn)
+    reprompts: int
+    # the replies to those reprompts, in order
+    reprompt_replies: list[str]
+    # which reply gave the label: 0 raw_text, n the nth of reprompt_replies; None: none did
+    label_from: int | None
+    # the normalised answer; None: no TRUE/FALSE in any reply, or a call failed
     label: Label | None
     gold: Label | None
     # None when there is no gold or no label
     correct: bool | None
     status: Status
+    # usage, latency and cost: of every call, reprompts included
     input_tokens: int
     output_tokens: int
     thinking_tokens: int
     latency_ms: float
     cost_usd: float
+    # the first reply's
     finish_reason: str | None
     # the failed call's message (a cassette miss, a refused key, "not asked: ..."), else None
     error: str | None
     cassette: str | None
-    # None when no cassette was involved (no call, or cassettes off)
+    # None when no cassette was involved (no call, or cassettes off); False when any call was made now
     cassette_hit: bool | None
 
 

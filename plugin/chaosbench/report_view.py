@@ -55,6 +55,8 @@ def _item_row(record: dict) -> dict:
         ]
     else:
         row.update(question=record.get("question"), raw=record.get("raw_text"), template=record.get("template"))
+        if record.get("reprompt_replies"):  # only a reprompted row carries them: 40,000 rows are one page
+            row.update(reprompts=record["reprompt_replies"], label_from=record.get("label_from"))
     return row
 
 

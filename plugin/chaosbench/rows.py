@@ -21,6 +21,8 @@ SUMMARIZED = (
     "predicates",
     "provider",
     "label",
+    "label_from",
+    "reprompts",
     "gold",
     "correct",
     "status",

@@ -5,10 +5,14 @@ The record is what travels from a worker to the controller (plain JSON-able valu
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
+
 from pytest_reasoning_evals.chaosbench.normalize import normalize_answer
+from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
-from pytest_reasoning_evals.providers.base import Completion
+from pytest_reasoning_evals.providers.base import Completion, Model
 
 SUITE = "chaosbench"
 EXCERPT_CHARS = 80
@@ -19,8 +23,41 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def score(question: Question, completion: Completion, prompt_sha256: str) -> QuestionRecord:
-    label = None if completion.error else normalize_answer(completion.text)
+def _label(completion: Completion) -> str | None:
+    return None if completion.error else normalize_answer(completion.text)
+
+
+def ask(question: Question, prompt: PromptTemplate, model: Model, reprompt: int) -> QuestionRecord:
+    """Ask a question; an UNKNOWN answer (a reply with no TRUE/FALSE, not a failed call) is asked
+    again up to `reprompt` times in the same conversation, whose calls share the item's cassette.
+    The first labelled reply counts."""
+    request = prompt.request(question)
+    first = model.complete(request)
+    retries: list[Completion] = []
+    if reprompt and not first.error and _label(first) is None:
+        # a model of a user's own (a conftest's chaosbench_model) may have no conversation(): separate calls then
+        conversation = getattr(model, "conversation", None)
+        together = conversation(request.cassette_folder, request.item_id) if conversation else contextlib.nullcontext()
+        with together:
+            last = first
+            while len(retries) < reprompt and not last.error and _label(last) is None:
+                request = prompt.reprompt(request, last.text)
+                last = model.complete(request)
+                retries.append(last)
+    return score(question, first, prompt.sha256, retries)
+
+
+def score(
+    question: Question, completion: Completion, prompt_sha256: str, reprompts: Sequence[Completion] = ()
+) -> QuestionRecord:
+    """The record of `completion`, the reply to the question, and of the `reprompts` that
+    followed it (ask): the label is the first reply's that has one; usage counts every call."""
+    calls = [completion, *reprompts]
+    labels = [_label(c) for c in calls]
+    label_from = next((n for n, label in enumerate(labels) if label is not None), None)
+    label = None if label_from is None else labels[label_from]
+    # a failed reprompt is the item's error (a cassette miss says what to record)
+    error = next((c.error for c in calls if c.error), None)
     gold = question.ground_truth
     if gold is None:
         status, correct = "no_gold", None
@@ -43,20 +80,36 @@ def score(question: Question, completion: Completion, prompt_sha256: str) -> Que
         "provider": completion.provider,
         "model": completion.model,
         "raw_text": completion.text,
+        "reprompts": len(reprompts),
+        "reprompt_replies": [c.text for c in reprompts],
+        "label_from": label_from,
         "label": label,
         "gold": gold,
         "correct": correct,
         "status": status,
-        "input_tokens": completion.input_tokens,
-        "output_tokens": completion.output_tokens,
-        "thinking_tokens": completion.thinking_tokens,
-        "latency_ms": completion.latency_ms,
-        "cost_usd": completion.cost_usd,
+        "input_tokens": sum(c.input_tokens for c in calls),
+        "output_tokens": sum(c.output_tokens for c in calls),
+        "thinking_tokens": sum(c.thinking_tokens for c in calls),
+        "latency_ms": round(sum(c.latency_ms for c in calls), 3) if reprompts else completion.latency_ms,
+        "cost_usd": sum(c.cost_usd for c in calls),
         "finish_reason": completion.finish_reason,
-        "error": completion.error,
+        "error": error,
         "cassette": completion.extra.get("cassette"),
-        "cassette_hit": completion.extra.get("cassette_hit"),
+        "cassette_hit": _hit(calls),
     }
+
+
+def _hit(calls: list[Completion]) -> bool | None:
+    """The first call's, unless a reprompt was made now (False): what was paid is counted."""
+    hits = [c.extra.get("cassette_hit") for c in calls]
+    return False if False in hits else hits[0]
+
+
+def labelled_reply(record: QuestionRecord | TurnRecord) -> str:
+    """The reply whose label counts; without one, the last reply."""
+    replies = [record["raw_text"], *record.get("reprompt_replies", ())]
+    n = record.get("label_from")
+    return replies[-1 if n is None else n]
 
 
 def failure_reason(record: ItemRecord | TurnRecord) -> str | None:
@@ -69,9 +122,11 @@ def failure_reason(record: ItemRecord | TurnRecord) -> str | None:
         more = f" ({len(failing)} of {len(record['turns'])} turns did not pass)" if len(failing) > 1 else ""
         return f"turn {first['turn']}: {failure_reason(first)}{more}"
     if record["status"] == "wrong":
-        return f"expected {record['gold']}, got {record['label']}: {excerpt(record['raw_text'])!r}"
+        return f"expected {record['gold']}, got {record['label']}: {excerpt(labelled_reply(record))!r}"
     if record["status"] == "unknown":
         if record["error"]:
             return f"UNKNOWN (expected {record['gold']}): model call failed: {excerpt(record['error'])}"
-        return f"UNKNOWN (expected {record['gold']}): no TRUE/FALSE in reply {excerpt(record['raw_text'])!r}"
+        asked = len(record.get("reprompt_replies", ()))
+        again = f" (asked {asked + 1} times)" if asked else ""
+        return f"UNKNOWN (expected {record['gold']}): no TRUE/FALSE in reply{again} {excerpt(labelled_reply(record))!r}"
     return None

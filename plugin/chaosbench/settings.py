@@ -11,6 +11,10 @@ from pytest_reasoning_evals.chaosbench.names import MODES
 from pytest_reasoning_evals.options import Option, Reader, Settings, fraction
 from pytest_reasoning_evals.shipped import shipped
 
+# A run that reads no TRUE/FALSE in a fifth of its replies measured the parser, not the model.
+DEFAULT_MIN_COVERAGE = 0.8
+DEFAULT_REPROMPT = 1
+
 OPTIONS = (
     Option("mode", "ChaosBench prompt: zeroshot or cot (default zeroshot)", choices=MODES),
     Option(
@@ -31,9 +35,16 @@ OPTIONS = (
     Option("min-accuracy", "gate: fail the session when overall accuracy < X (0..1)", "float", metavar="X"),
     Option(
         "min-coverage",
-        "gate: fail when coverage (answers with a TRUE/FALSE) < X (0..1); without it, more than 5 percent of items ending in provider errors fails",
+        f"gate: fail when coverage (questions answered TRUE/FALSE) < X (0..1; default {DEFAULT_MIN_COVERAGE}; "
+        "0 turns it off)",
         "float",
         metavar="X",
+    ),
+    Option(
+        "reprompt",
+        f"ask an UNKNOWN answer to a question again, in the same conversation, up to N times (default {DEFAULT_REPROMPT}; 0: never)",
+        "int",
+        metavar="N",
     ),
     Option(
         "max-fol-violation-rate",
@@ -65,7 +76,9 @@ class ChaosbenchSettings(NamedTuple):
     families: tuple[str, ...]
     strict_items: bool
     min_accuracy: float | None
+    # None: not set, the default floor applies (gates.check_gates)
     min_coverage: float | None
+    reprompt: int
     max_fol_violation_rate: float | None
     baseline: Path | None
     max_accuracy_drop: float | None
@@ -80,6 +93,9 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
     max_drop = fraction(get, "max-accuracy-drop")
     if max_drop is not None and baseline is None:
         raise pytest.UsageError("--eval-max-accuracy-drop needs --eval-baseline PATH")
+    reprompt = get("reprompt")
+    if reprompt is not None and reprompt < 0:
+        raise pytest.UsageError(f"--eval-reprompt must be >= 0, got {reprompt}")
     return ChaosbenchSettings(
         mode=get("mode") or "zeroshot",
         cases=get.path("cases", shipped("chaosbench")),
@@ -90,6 +106,7 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
         strict_items=bool(get("strict-items")),
         min_accuracy=fraction(get, "min-accuracy"),
         min_coverage=fraction(get, "min-coverage"),
+        reprompt=DEFAULT_REPROMPT if reprompt is None else reprompt,
         max_fol_violation_rate=max_fol,
         baseline=baseline,
         max_accuracy_drop=max_drop,

@@ -20,6 +20,14 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _reprompted(summary: dict) -> str:
+    """How many UNKNOWN answers were asked again and how many of those a reprompt labelled."""
+    asked = summary.get("reprompted")  # a merged summary of older shards has none
+    if not asked:
+        return ""
+    return f"; asked again {asked}, rescued by the reprompt {summary['rescued_by_reprompt']}"
+
+
 def summary_lines(
     summary: dict,
     gates: list[GateResult],
@@ -36,7 +44,7 @@ def summary_lines(
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), "
         + (f"shortcut floor: {_pct(floor).strip()}, " if floor is not None else "")
         + f"coverage {_pct(summary['coverage']).strip()}, UNKNOWN {summary['num_unknown']}, "
-        f"no gold {summary['num_items_no_gold']}",
+        f"no gold {summary['num_items_no_gold']}" + _reprompted(summary),
     ]
     for title, key in (("family", "task_details"), ("split", "split_details")):
         rows = [(name, d) for name, d in summary[key].items() if d["total"]]
@@ -89,7 +97,7 @@ def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dic
         "",
         f"Overall accuracy **{_md_pct(summary['overall_accuracy'])}** {_ci(summary['overall_accuracy_ci95'])} "
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), coverage {_md_pct(summary['coverage'])}, "
-        f"UNKNOWN {summary['num_unknown']}.",
+        f"UNKNOWN {summary['num_unknown']}{_reprompted(summary)}.",
         "",
         "| family | n | accuracy | 95% CI |" + (" Δ paired accuracy vs baseline |" if comparison else ""),
         "|---|---:|---:|---|" + ("---:|" if comparison else ""),

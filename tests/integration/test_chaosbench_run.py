@@ -154,7 +154,19 @@ def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytes
             "q-false-2": "yes",
         },
     )
-    result = evals.runpytest("--model", "always-true", "--eval-cases", four_questions(evals), "-v", "-rA")
+    # asked once (no reprompt), under the default coverage floor of 0.8
+    result = evals.runpytest(
+        "--model",
+        "always-true",
+        "--eval-cases",
+        four_questions(evals),
+        "-v",
+        "-rA",
+        "--eval-reprompt",
+        "0",
+        "--eval-min-coverage",
+        "0.75",
+    )
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*q-true-1*UNKNOWN*", "*1 failed, 2 passed*1 unknown*"])
     summary = read_summary(evals, "always-true")
@@ -164,6 +176,18 @@ def test_unknown_answers_are_reported_as_unknown_and_lower_coverage(evals: pytes
     assert summary["overall_accuracy"] == pytest.approx(2 / 3)
     assert summary["tokens"] == {"input": 40, "output": 12, "thinking": 0}
     assert summary["cost_usd"] == pytest.approx(0.004)
+
+
+def test_a_model_of_ones_own_without_conversation_is_reprompted_call_by_call(evals: pytest.Pytester) -> None:
+    """A conftest's chaosbench_model need not have conversation(): the reprompt is its next call."""
+    scripted_model(evals, {"q-true-1": "It depends.", "q-true-2": "TRUE", "q-false-1": "FALSE", "q-false-2": "FALSE"})
+    result = evals.runpytest(
+        "--model", "always-true", "--eval-cases", four_questions(evals), "--eval-min-coverage", "0"
+    )
+    assert result.ret == 0, result.stdout.str()
+    summary = read_summary(evals, "always-true")
+    assert (summary["reprompted"], summary["rescued_by_reprompt"], summary["num_unknown"]) == (1, 0, 1)
+    assert summary["tokens"] == {"input": 50, "output": 15, "thinking": 0}, "the reprompt's usage counts"
 
 
 def test_a_harness_error_fails_the_session(evals: pytest.Pytester) -> None:

@@ -20,7 +20,7 @@ from helpers import (
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from integration.test_own_protocol import EXAMPLE, on_path
-from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+from pytest_reasoning_evals.chaosbench.prompts import REPROMPT, PromptTemplate
 from pytest_reasoning_evals.dialectic import judge
 from pytest_reasoning_evals.dialectic.cases import load_variants
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
@@ -86,7 +86,7 @@ def estimate(pytester, server, *args: str, tag: str = ""):
 
 def test_the_estimate_sends_nothing_writes_nothing_and_prices_the_selection(pytester, server, monkeypatch):
     monkeypatch.delenv(FAKE_KEY_VAR)  # a key is not needed to price a run
-    result = estimate(pytester, server)
+    result = estimate(pytester, server, "--eval-reprompt", "0")
     assert result.ret == 0, result.stdout.str()
     assert server.requests == []
     assert not (pytester.path / "results").exists() and not (pytester.path / "cassettes").exists()
@@ -102,6 +102,23 @@ def test_the_estimate_sends_nothing_writes_nothing_and_prices_the_selection(pyte
             "output = max_tokens per call, the most it may bill",
         ]
     )
+
+
+def test_the_estimate_counts_the_worst_case_reprompts(pytester, server):
+    """Every question may be asked --eval-reprompt more times, each with the conversation so far:
+    its prompt, a reply as long as max_tokens allows, and the reprompt."""
+    result = estimate(pytester, server, "--eval-reprompt", "2")
+    assert result.ret == 0, result.stdout.str()
+    reply = "x" * 4 * 64
+    first = [[{"role": "user", "content": "x" * chars}] for chars in question_chars()]
+    chars = 0
+    for messages in first:
+        for _ in range(2):
+            messages = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": REPROMPT}]
+            chars += sum(len(m["content"]) for m in messages)
+    rows = table(result.stdout.str())
+    assert rows["chaosbench", "fake", "reprompt"][:3] == (8, round(chars / 4), 8 * 64)
+    assert rows["chaosbench", "all", ""][0] == 12
 
 
 def test_the_estimate_takes_every_selection_option_and_max_tokens(pytester, server):

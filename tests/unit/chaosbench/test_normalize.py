@@ -96,6 +96,34 @@ def test_step2_conclusion_phrases(reply, expected):
     assert normalize_answer(reply) == expected
 
 
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        # SmolLM2's own replies (issue 28): the answer, then discussion naming the other word
+        (
+            "to-this-question-then-the-other-word",
+            "The answer to this question is: FALSE.\n\nThis statement contradicts the fundamental assumption of a "
+            "TRUE dynamical system, which requires a known initial state.",
+            F,
+        ),
+        (
+            "title-case-then-adjective",
+            "The answer to this question is: False.\n\nIn a TRUE dynamical system, the trajectories leave every bounded region.",
+            F,
+        ),
+        ("bare-no", "The answer to this question is no. The TRUE or FALSE statement in the TRUE/FALSE model holds.", F),
+        ("true", "The answer to this question is: TRUE. Still, a FALSE reading is common.", T),
+        ("for-the-statement", "The answer for the statement is true. Some would say false.", T),
+        ("as-the-answer-is", "The answer is: FALSE.\n\nIn a TRUE system the orbit would be periodic.", F),
+        # a supposition concludes nothing, and a bare colon with no label reads nothing
+        ("supposition", "To determine if the answer to this question is TRUE or FALSE, we need to examine it.", None),
+        ("no-label-after-it", "The answer to this question is: Both indicators point to chaotic behaviour.", None),
+    ),
+)
+def test_step2_the_answer_to_this_question_is(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
 # --- step 3: revisions ---------------------------------------------------------
 
 
