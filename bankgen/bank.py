@@ -210,6 +210,9 @@ def atomic(inputs: Inputs) -> list[Draft]:
 
 
 def extended_systems(inputs: Inputs) -> list[Draft]:
+    """The imported systems' distinguishing facts: the predicates on which they differ (the
+    sampler drops a property every imported system shares), their dimension and how fast their
+    trajectories separate compared with another imported system."""
     templates = (
         "extended_systems.question.v1",
         "extended_systems.is_it_true.v1",
@@ -218,7 +221,44 @@ def extended_systems(inputs: Inputs) -> list[Draft]:
         "extended_systems.is_it_the_case_not.v1",
         "extended_systems.would_you_say.v1",
     )
-    return [d for s in inputs.extended for d in direct_claims(s, "extended_systems", templates)]
+    drafts = [d for s in inputs.extended for d in direct_claims(s, "extended_systems", templates)]
+    for s in inputs.extended:
+        dimension = s.equations.count("/dt")
+        for form, truth in (("more than three", dimension > 3), ("exactly three", dimension == 3)):
+            drafts.append(
+                Draft(
+                    f"Does the state of {s.name} have {form} variables?",
+                    truth,
+                    "extended_systems",
+                    s.id,
+                    "extended_systems.dimension.v1",
+                    [],
+                    {"dimension": dimension},
+                    form,
+                )
+            )
+    chaotic = [
+        (s, inputs.indicators[s.id]["lle"])
+        for s in inputs.extended
+        if s.truth["Chaotic"] and s.id in inputs.indicators and _sign(inputs.indicators[s.id]["lle"], _eps(inputs.indicators[s.id])) == 1
+    ]
+    for (a, la), (b, lb) in itertools.permutations(chaotic, 2):
+        if max(la, lb) < 2 * min(la, lb):
+            continue  # only clearly different rates are compared
+        drafts.append(
+            Draft(
+                f"In the time units of their equations, do nearby trajectories of {a.name} separate faster "
+                f"than those of {b.name}?",
+                la > lb,
+                "extended_systems",
+                a.id,
+                "extended_systems.separates_faster.v1",
+                [],
+                {"indicator": {"lle": la}, "compared_with": {"system_id": b.id, "lle": lb}},
+                cue=b.id,
+            )
+        )
+    return drafts
 
 
 def multi_hop(inputs: Inputs) -> list[Draft]:
@@ -548,7 +588,7 @@ def regime_transition(inputs: Inputs) -> list[Draft]:
         sweep = inputs.sweeps[name]
         label, symbol = sweep["label"], sweep["parameter"]  # the sweep names its system and fixed parameters
         system_id = sweep["system"]
-        points = [p for p in sweep["points"] if p["regime"] != "ambiguous"]
+        points = _asked_points(name, sweep)
         for point in points:
             value, regime = point["value"], point["regime"]
             at = f"{symbol} = {value:g}"
@@ -1104,47 +1144,70 @@ class _PositionBalance:
         self.counts[position][0 if truth else 1] += 1
 
 
-def dialogues(inputs: Inputs, count: int, rng: random.Random) -> list[dict]:
-    """Multi-turn dialogues about one system; later turns refer back ("it", "your previous
-    answer"). No predicate is asked twice in a dialogue, and no turn position is one-sided: the
-    opening fact is a property the system has or lacks, the follow-ups are what that answer
-    implies (asked plainly or negated), then unrelated properties."""
+def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = frozenset()) -> list[dict]:
+    """Multi-turn dialogues about one system. Every turn stands alone: a follow-up states its
+    premise ("Suppose that S is P. Does it follow that it is Q?"), so its gold never depends on the
+    model's earlier answer. No predicate is asked twice in a dialogue, no text twice in the bank
+    (`asked`: the families' texts), and no turn position is one-sided: the opening fact is a
+    property the system has or lacks, the follow-ups are what that fact implies (asked plainly or
+    negated), then unrelated properties."""
     requires = ontology.requires_closure()
     balance = _PositionBalance(rng)
     records = []
+    used = {" ".join(t.lower().split()) for t in asked}
     systems = sorted(inputs.core, key=lambda s: s.id)
-    for n in range(count):
+
+    def fresh(text: str) -> bool:
+        return " ".join(text.lower().split()) not in used
+
+    for n in range(count * 2):
+        if len({r["dialogue_id"] for r in records}) == count:
+            break
         s = systems[n % len(systems)]
         holds = balance.wanted(1)
-        # what an answer about `start` settles: if it holds, everything it requires holds; if it
+        # what a fact about `start` settles: if it holds, everything it requires holds; if it
         # fails, everything that requires it fails
         settles = {
-            p: [q for q in sorted(requires[p] - {p}) if s.truth[q] is True]
+            p: [q for q in sorted(requires[p] - {p}) if s.truth[q] is True and askable(s, q)]
             if holds
-            else [q for q in known_preds(s, False) if p in requires[q]]
+            else [q for q in known_preds(s, False) if p in requires[q] and askable(s, q)]
             for p in known_preds(s, holds)
+            if askable(s, p)
         }
-        start = rng.choice([p for p, qs in settles.items() if qs] or sorted(settles))
-        turns = [(ask(start, s.name), holds, pred(start), "dialogue.open.v1")]
+        opening = {p: f"Let us discuss {s.name}. Is it true that it {claim(p)}?" for p in settles}
+        starts = [p for p in sorted(settles) if fresh(opening[p])]
+        if not starts:
+            continue
+        start = rng.choice([p for p in starts if settles[p]] or starts)
+        turns = [(opening[start], holds, pred(start), "dialogue.open.v1")]
+        premise = f"Suppose that {s.name} {claim(start, holds)}."
         for q in rng.sample(settles[start], min(len(settles[start]), rng.randint(1, 2))):
             positive = balance.wanted(len(turns) + 1) == holds
-            text = f"Given your previous answer, does that mean it {claim(q, positive)}?"
+            text = f"{premise} Does it follow that it {claim(q, positive)}?"
+            if not fresh(text):
+                continue
             turns.append(
                 (text, holds == positive, pred(q, "positive" if positive else "negative"), "dialogue.implication.v1")
             )
             balance.seen(len(turns), turns[-1][1])
-        asked = {start, *(t[2]["name"] for t in turns)}
-        others = [p for p in ontology.PREDICATES if s.truth[p] is not None and p not in asked]
-        for other in rng.sample(others, min(len(others), rng.randint(1, 2), 6 - len(turns))):
+        taken = {start, *(t[2]["name"] for t in turns)}
+        others = [p for p in ontology.PREDICATES if askable(s, p) and p not in taken]
+        wanted = len(turns) + min(rng.randint(1, 2), 6 - len(turns))
+        for other in rng.sample(others, len(others)):
+            if len(turns) >= wanted:
+                break
             value = s.truth[other]
             positive = balance.wanted(len(turns) + 1) == value
-            text = f"And is it true that the same system {claim(other, positive)}?"
+            text = f"Still about {s.name}: is it true that it {claim(other, positive)}?"
+            if not fresh(text):
+                continue
             turns.append(
                 (text, value == positive, pred(other, "positive" if positive else "negative"), "dialogue.other.v1")
             )
             balance.seen(len(turns), turns[-1][1])
         balance.seen(1, holds)
-        dialogue_id = f"dlg-{n + 1:04d}"
+        used.update(" ".join(t[0].lower().split()) for t in turns)
+        dialogue_id = f"dlg-{len({r['dialogue_id'] for r in records}) + 1:04d}"
         for turn, (text, truth, predicate, template) in enumerate(turns, start=1):
             records.append(
                 {
@@ -1224,7 +1287,7 @@ def build(
             }
             for index, d in enumerate(chosen, start=1)
         ]
-    return families, dialogues(inputs, DIALOGUES[scale], random.Random(f"{seed}:dialogues"))
+    return families, dialogues(inputs, DIALOGUES[scale], random.Random(f"{seed}:dialogues"), asked)
 
 
 def jsonl(records: list[dict]) -> str:
