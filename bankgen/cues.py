@@ -25,7 +25,7 @@ FOLDS = 5
 FACT_FAMILIES = ("atomic", "extended_systems", "consistency_paraphrase", "perturbation_robustness", "adversarial")
 
 
-def _group(record: dict) -> str:
+def group_of(record: dict) -> str:
     """The cross-validation group: the system; a question about no particular system is grouped
     by its predicates, so a rule about a pair of properties is not learned from itself."""
     if record.get("system_id") not in (None, "", "generic"):
@@ -57,7 +57,7 @@ def surface_model(records: list[dict], folds: int = FOLDS) -> dict:
 
     texts = [r["question"] for r in records]
     labels = [r["ground_truth"] == "TRUE" for r in records]
-    groups = [_group(r) for r in records]
+    groups = [group_of(r) for r in records]
     model = make_pipeline(
         CountVectorizer(binary=True, ngram_range=(1, 2), lowercase=True),
         LogisticRegression(max_iter=2000),

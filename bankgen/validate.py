@@ -7,8 +7,11 @@ catalog or an axiom. A built bank (a folder with the manifest.json that build-ba
 gets the rules the bank is built by: ChaosBench's 10 families and 5 splits, a system and a
 template on every record, label balance per family, per template and per dialogue turn
 position, no question about a property the catalog leaves unknown, no predicate asked twice in a
-dialogue, and the text style of the templates. A team's own five questions about billing need
-none of that."""
+dialogue, no text twice (dialogue turns included), the text style of the templates, and the
+surface-cue checks of `bankgen.cues` (a bag-of-words model and the shortcut baseline at most
+60% overall and 65% per family, both labels for each polarity of each template, the minority
+value of each asked property asked at least as often as the majority). A team's own five
+questions about billing need none of that."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from bankgen import cues
 from pytest_reasoning_evals.casefiles import CaseFileError, numbered_lines
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
@@ -97,6 +101,7 @@ def validate(
     seen_text: dict[str, tuple[str, str]] = {}  # normalized -> (where, raw)
     claims: dict[str, dict[str, list[tuple[bool, str]]]] = defaultdict(lambda: defaultdict(list))
     golds: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    questions: list[dict] = []  # the bank's questions (not dialogue turns), for the cue checks
     try:
         files = case_files(path)
     except CaseFileError as exc:
@@ -131,12 +136,16 @@ def validate(
                                 Problem(where, f"dialogue {q.dialogue_id} asks {p['name']} again (first at {first})")
                             )
             key = _normalized(q.question)
-            if key in seen_text and q.dialogue_id is None:
+            # dialogue turns of a team's own file may repeat (one turn, many dialogues); a built
+            # bank's may not
+            if key in seen_text and (bank or q.dialogue_id is None):
                 first_where, first_raw = seen_text[key]
                 kind = "duplicate" if first_raw == q.question else "near-duplicate"
                 problems.append(Problem(where, f"{kind} question of {first_where}"))
-            elif q.dialogue_id is None:
+            elif bank or q.dialogue_id is None:
                 seen_text[key] = (where, q.question)
+            if bank and q.dialogue_id is None and q.ground_truth:
+                questions.append({**record, "family": q.family, "template": q.template, "where": where})
             if q.dialogue_id is None and q.ground_truth:
                 golds[str(file)][q.family].append(q.ground_truth == "TRUE")
             direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
@@ -149,6 +158,7 @@ def validate(
     if bank:
         problems.extend(_balance_problems(golds))
         problems.extend(_share_problems(path, templates, positions))
+        problems.extend(_cue_problems(path, questions, catalog))
     problems.extend(_axiom_problems(claims, catalog))
     return problems
 
@@ -195,6 +205,55 @@ def _share_problems(path: Path, templates: dict[str, list[bool]], positions: dic
                     str(path),
                     f"dialogue turn {turn}: {sum(values)} TRUE / {len(values) - sum(values)} "
                     f"FALSE (no label may exceed {POSITION_MAJORITY:.0%})",
+                )
+            )
+    return problems
+
+
+def _cue_problems(path: Path, questions: list[dict], catalog: dict | None) -> list[Problem]:
+    """The bank answered from surface cues: a bag-of-words model or the shortcut baseline above
+    its ceiling, a template polarity with one label, an asked property whose rarer value is
+    asked less often than the usual one."""
+    problems = []
+    scored = [("the shortcut baseline", cues.shortcut_score(questions))]
+    if len({cues.group_of(r) for r in questions}) >= cues.FOLDS:
+        scored.insert(0, ("a bag-of-words model (held out, grouped by system)", cues.surface_model(questions)))
+    for name, score in scored:
+        if score["accuracy"] is not None and score["accuracy"] > cues.SURFACE_MAX:
+            problems.append(
+                Problem(
+                    str(path),
+                    f"{name} scores {score['accuracy']:.1%} of {score['n']} questions from surface cues "
+                    f"(at most {cues.SURFACE_MAX:.0%})",
+                )
+            )
+        for family, row in score["families"].items():
+            if row["n"] >= cues.FAMILY_MIN_ITEMS and row["accuracy"] > cues.FAMILY_MAX:
+                problems.append(
+                    Problem(
+                        str(path),
+                        f"{name} scores {row['accuracy']:.1%} of the {row['n']} {family} questions "
+                        f"(at most {cues.FAMILY_MAX:.0%} per family)",
+                    )
+                )
+    for (template, polarity), (true, false) in cues.polarity_balance(questions).items():
+        if not true or not false:
+            label = "TRUE" if true else "FALSE"
+            problems.append(
+                Problem(
+                    str(path),
+                    f"template {template}: every {polarity} conclusion is {label} ({true + false}); "
+                    "the word 'not' gives the label away",
+                )
+            )
+    for name, row in cues.minority_coverage(questions, catalog or {}).items():
+        rare, usual = ("asked_true", "asked_false") if row["minority"] else ("asked_false", "asked_true")
+        if row[rare] < row[usual]:
+            problems.append(
+                Problem(
+                    str(path),
+                    f"{name}: systems with its rarer value ({rare == 'asked_true'}) asked {row[rare]} times, "
+                    f"the others {row[usual]} (the rarer value must be asked at least as often)",
                 )
             )
     return problems
