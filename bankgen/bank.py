@@ -30,6 +30,9 @@ CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "chaosbench"
 INDICATORS = CASES_DIR / "indicators.json"
 SWEEPS = CASES_DIR / "sweeps.json"
 SCALES = {"default": 100, "full": None}  # questions per family (balanced); None: every balanced draft
+# Logic families at full scale: a share of their pools, so that the sampler can still balance
+# the properties they mention (all of a pool would let a word model learn them).
+FULL_LOGIC_CAP = 1000
 DIALOGUES = {"default": 60, "full": 600}
 BUILD_VERSION = 1
 # Thresholds on the computed indicators; values in between give no question. An exponent is
@@ -133,7 +136,7 @@ class Draft:
         """What a reader could learn the label from besides the wording: the system, or a logic
         question's premise and conclusion; the sampler keeps each near half TRUE."""
         if self.family in LOGIC_FAMILIES:
-            return tuple(f"{i}:{p['name']}" for i, p in enumerate(self.predicates[:1] + self.predicates[-1:]))
+            return tuple(f"{p['name']}:{p['polarity']}" for p in self.predicates)
         return (self.system_id, self.cue) if self.cue else (self.system_id,)
 
 
@@ -292,7 +295,9 @@ def multi_hop(inputs: Inputs) -> list[Draft]:
                 continue
             text = stated.format(cap(s.name), "{}")
             both(text, first, list(chain[1:-1]), last, True, "multi_hop.chain_stated.v1", s)
-            for other in sorted(excludes[last] - excludes[chain[-2]]):
+            for other in sorted(excludes[last]):
+                if _directly_exclusive(first, other):
+                    continue
                 # the chain's end rules `other` out (one more hop)
                 both(text, first, list(chain[1:]), other, False, "multi_hop.chain_stated.v1", s)
     for s in inputs.core:
@@ -437,7 +442,7 @@ def indicator_diagnostics(inputs: Inputs) -> list[Draft]:
     return drafts
 
 
-def _two_points(inputs: Inputs) -> list[Draft]:
+def _two_points(inputs: Inputs, neighbours: int = NEIGHBOURS) -> list[Draft]:
     drafts = []
     for name in sorted(inputs.sweeps):
         sweep = inputs.sweeps[name]
@@ -449,7 +454,7 @@ def _two_points(inputs: Inputs) -> list[Draft]:
             or (p["regime"] != "chaotic" and _sign(p["lle"], eps) in (0, -1))
         ]
         for i, low in enumerate(points):
-            for high in points[i + 1 : i + 1 + NEIGHBOURS]:
+            for high in points[i + 1 : i + 1 + neighbours]:
                 before, after = low["regime"] == "chaotic", high["regime"] == "chaotic"
                 text = (
                     f"Simulations of {label} give a largest Lyapunov exponent of "
@@ -626,22 +631,45 @@ def regime_transition(inputs: Inputs) -> list[Draft]:
                     extra,
                 )
             )
-        # neighbouring points on either side of an onset or a window: the true direction of the
-        # change, and the reversed one (so the template has both answers)
-        for low, high in zip(points, points[1:]):
-            before, after = low["regime"] == "chaotic", high["regime"] == "chaotic"
-            if before == after:
-                continue
-            extra = {"sweep": name, "parameter": symbol, "from": low["value"], "to": high["value"]}
-            for claimed_before, truth in ((before, True), (after, False)):
-                claimed = ("chaotic", "regular") if claimed_before else ("regular", "chaotic")
-                text = (
-                    f"As {symbol} increases from {low['value']:g} to {high['value']:g}, does {label} change "
-                    f"from {claimed[0]} to {claimed[1]} behaviour?"
-                )
-                drafts.append(
-                    Draft(text, truth, "regime_transition", system_id, "regime.transition.v1", [pred("Chaotic")], extra)
-                )
+    return drafts + _transitions(inputs)
+
+
+def _transitions(inputs: Inputs, neighbours: int = 1) -> list[Draft]:
+    """Points on either side of one onset or window end (at most `neighbours` apart, one change of
+    regime between them): the true direction of the change, and the reversed one (so the template
+    has both answers)."""
+    drafts = []
+    for name in sorted(inputs.sweeps):
+        sweep = inputs.sweeps[name]
+        label, symbol = sweep["label"], sweep["parameter"]
+        points = _asked_points(name, sweep)
+        chaotic = [p["regime"] == "chaotic" for p in points]
+        for i, low in enumerate(points):
+            for j in range(i + 1, min(i + 1 + neighbours, len(points))):
+                high = points[j]
+                changes = sum(chaotic[k] != chaotic[k + 1] for k in range(i, j))
+                if changes != 1:
+                    continue
+                before, after = chaotic[i], chaotic[j]
+                extra = {"sweep": name, "parameter": symbol, "from": low["value"], "to": high["value"]}
+                for claimed_before, truth in ((before, True), (after, False)):
+                    claimed = ("chaotic", "regular") if claimed_before else ("regular", "chaotic")
+                    text = (
+                        f"As {symbol} increases from {low['value']:g} to {high['value']:g}, does {label} change "
+                        f"from {claimed[0]} to {claimed[1]} behaviour?"
+                    )
+                    drafts.append(
+                        Draft(
+                            text,
+                            truth,
+                            "regime_transition",
+                            sweep["system"],
+                            "regime.transition.v1",
+                            [pred("Chaotic")],
+                            extra,
+                            " to ".join(claimed),
+                        )
+                    )
     return drafts
 
 
@@ -737,6 +765,11 @@ def _assignment_consistency(inputs: Inputs) -> list[Draft]:
     drafts = []
 
     def add(parts: list[tuple[str, bool]], truth: bool) -> None:
+        # one order for every description (by property), so that where a property stands says
+        # nothing about the label
+        parts = sorted(parts)
+        if len({p for p, _ in parts}) < len(parts):
+            return
         text = ", ".join(f"it {claim(p, v)}" for p, v in parts[:-1]) + f", and it {claim(*parts[-1])}"
         preds = [pred(p, "positive" if v else "negative") for p, v in parts]
         drafts.append(Draft(question.format(text), truth, "fol_inference", "generic", "fol.consistency.v1", preds))
@@ -923,6 +956,7 @@ def perturbation_robustness(inputs: Inputs) -> list[Draft]:
                         "perturb.distractor.v1",
                         [pred(p)],
                         {"perturbation": "distractor"},
+                        distractor,
                     )
                 )
             drafts.append(
@@ -958,6 +992,35 @@ FULL_DISTRACTORS = (
     "Its equations can be integrated on an ordinary laptop.",
     "Different authors use slightly different notation for its variables.",
     "It is sometimes shown in popular-science lectures.",
+    "Its name appears in the titles of many research papers.",
+    "Some courses assign it as a homework exercise.",
+    "Its parameters are usually quoted to a few significant digits.",
+    "Software packages for dynamical systems often include it as an example.",
+    "It has been the subject of conference talks.",
+    "Its study dates back to the twentieth century.",
+    "Graduate students often meet it in their first year.",
+    "It appears in lecture notes from several universities.",
+)
+
+
+# Full-scale phrasings of one fact: (template suffix, text, the claim asked plainly?)
+MORE_PHRASINGS = (
+    ("is_it_correct", "Is it correct that {s} {claim}?", True),
+    ("can_one_say_not", "Can one say that {s} {negated}?", False),
+    ("true_or_not", "True or false, as a yes/no question: {s} {claim}. Is that so?", True),
+    ("fair_to_say_not", "Is it fair to say that {s} {negated}?", False),
+    ("known_that", "Is it known that {s} {claim}?", True),
+    ("established_not", "Has it been established that {s} {negated}?", False),
+    ("textbook", "Would a textbook on dynamical systems state that {s} {claim}?", True),
+    ("agree_not", "Do you agree that {s} {negated}?", False),
+    ("accurate", "Is it accurate to say that {s} {claim}?", True),
+    ("mistaken_not", "Would it be a mistake to deny that {s} {negated}?", False),
+    ("right_that", "Am I right that {s} {claim}?", True),
+    ("hold_not", "Does it hold true that {s} {negated}?", False),
+    ("expert", "Would an expert in nonlinear dynamics confirm that {s} {claim}?", True),
+    ("confirm_not", "Can you confirm that {s} {negated}?", False),
+    ("statement", "Here is a statement: {s} {claim}. Is it true?", True),
+    ("claim_not", "Someone claims that {s} {negated}. Are they right?", False),
 )
 
 
@@ -965,29 +1028,19 @@ def _more_phrasings(family: str, systems) -> list[Draft]:
     drafts = []
     for s in systems:
         for p in ontology.PREDICATES:
-            value = s.truth[p]
             if not askable(s, p):
                 continue
-            drafts.append(
-                Draft(
-                    f"Is it correct that {s.name} {claim(p)}?",
-                    value,
-                    family,
-                    s.id,
-                    f"{family}.is_it_correct.v1",
-                    [pred(p)],
+            for suffix, text, plain in MORE_PHRASINGS:
+                drafts.append(
+                    Draft(
+                        text.format(s=s.name, claim=claim(p), negated=claim(p, False)),
+                        s.truth[p] == plain,
+                        family,
+                        s.id,
+                        f"{family}.{suffix}.v1",
+                        [pred(p, "positive" if plain else "negative")],
+                    )
                 )
-            )
-            drafts.append(
-                Draft(
-                    f"Can one say that {s.name} {claim(p, False)}?",
-                    not value,
-                    family,
-                    s.id,
-                    f"{family}.can_one_say_not.v1",
-                    [pred(p, "negative")],
-                )
-            )
     return drafts
 
 
@@ -1001,6 +1054,7 @@ def _more_distractors(inputs: Inputs) -> list[Draft]:
             "perturb.distractor.v1",
             [pred(p)],
             {"perturbation": "distractor"},
+            distractor,
         )
         for s in inputs.core
         for p in ontology.PREDICATES
@@ -1014,6 +1068,8 @@ FULL_SCALE_EXTRAS = {
     "atomic": lambda inputs: _more_phrasings("atomic", inputs.core),
     "extended_systems": lambda inputs: _more_phrasings("extended_systems", inputs.extended),
     "perturbation_robustness": _more_distractors,
+    "indicator_diagnostics": lambda inputs: _two_points(inputs, neighbours=30),
+    "regime_transition": lambda inputs: _transitions(inputs, neighbours=30),
 }
 
 GENERATORS = {
@@ -1270,7 +1326,8 @@ def build(
             drafts += FULL_SCALE_EXTRAS[family](inputs)
         drafts = unasked(dedupe(drafts), asked)
         # one generator per family: a change to one family's pool leaves the others as they were
-        chosen = sample_family(drafts, per_family, random.Random(f"{seed}:{family}"))
+        cap = FULL_LOGIC_CAP if per_family is None and family in LOGIC_FAMILIES else per_family
+        chosen = sample_family(drafts, cap, random.Random(f"{seed}:{family}"))
         asked.update(d.key() for d in chosen)
         chosen.sort(key=lambda d: (split_of(d, extended_ids), d.template, d.system_id, d.key()))
         families[family] = [
