@@ -52,7 +52,7 @@ MULTISTABLE_POINTS = {
 HELDOUT_TEMPLATES = {
     "atomic": "atomic.would_you_say.v1",
     "multi_hop": "multi_hop.chain_stated.v1",
-    "indicator_diagnostics": "indicator.volume.v1",
+    "indicator_diagnostics": "indicator.two_points.v1",
     "regime_transition": "regime.settles_periodic.v1",
     "fol_inference": "fol.contrapositive.v1",
 }
@@ -971,7 +971,7 @@ def perturbation_robustness(inputs: Inputs) -> list[Draft]:
                 )
             )
             # entity swap: the same question about another system whose answer differs
-            swaps = [other for other in core[i + 1 :] + core[:i] if other.truth[p] is (not value)][:3]
+            swaps = [o for o in core[i + 1 :] + core[:i] if o.truth[p] is (not value) and askable(o, p)][:3]
             for other in swaps:
                 drafts.append(
                     Draft(
@@ -1196,8 +1196,8 @@ class _PositionBalance:
         true, false = self.counts[position]
         return self.rng.random() < 0.5 if true == false else true < false
 
-    def seen(self, position: int, truth: bool) -> None:
-        self.counts[position][0 if truth else 1] += 1
+    def seen(self, position: int, truth: bool, times: int = 1) -> None:
+        self.counts[position][0 if truth else 1] += times
 
 
 def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = frozenset()) -> list[dict]:
@@ -1261,6 +1261,11 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = 
                 (text, value == positive, pred(other, "positive" if positive else "negative"), "dialogue.other.v1")
             )
             balance.seen(len(turns), turns[-1][1])
+        if len(turns) < 3:
+            # too short to test consistency across turns: undone, the next system's turn
+            for position, turn in enumerate(turns[1:], start=2):
+                balance.seen(position, turn[1], -1)
+            continue
         balance.seen(1, holds)
         used.update(" ".join(t[0].lower().split()) for t in turns)
         dialogue_id = f"dlg-{len({r['dialogue_id'] for r in records}) + 1:04d}"
