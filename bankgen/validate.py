@@ -88,10 +88,13 @@ def is_built_bank(path: Path) -> bool:
 
 
 def validate(
-    path: Path, catalog: dict[str, dict[str, bool | None]] | None = None, bank: bool | None = None
+    path: Path,
+    catalog: dict[str, dict[str, bool | None]] | None = None,
+    bank: bool | None = None,
+    scores: dict | None = None,
 ) -> list[Problem]:
     """Problems of the question files at `path`; `bank` (default: the folder is a built bank)
-    adds the bank-building rules."""
+    adds the bank-building rules, and fills `scores` (when given) with the cue scores."""
     bank = is_built_bank(Path(path)) if bank is None else bank
     problems: list[Problem] = []
     templates: dict[str, list[bool]] = defaultdict(list)
@@ -158,7 +161,7 @@ def validate(
     if bank:
         problems.extend(_balance_problems(golds))
         problems.extend(_share_problems(path, templates, positions))
-        problems.extend(_cue_problems(path, questions, catalog))
+        problems.extend(_cue_problems(path, questions, catalog, {} if scores is None else scores))
     problems.extend(_axiom_problems(claims, catalog))
     return problems
 
@@ -210,7 +213,7 @@ def _share_problems(path: Path, templates: dict[str, list[bool]], positions: dic
     return problems
 
 
-def _cue_problems(path: Path, questions: list[dict], catalog: dict | None) -> list[Problem]:
+def _cue_problems(path: Path, questions: list[dict], catalog: dict | None, scores: dict) -> list[Problem]:
     """The bank answered from surface cues: a bag-of-words model or the shortcut baseline above
     its ceiling, a template polarity with one label, an asked property whose rarer value is
     asked less often than the usual one."""
@@ -218,6 +221,7 @@ def _cue_problems(path: Path, questions: list[dict], catalog: dict | None) -> li
     scored = [("the shortcut baseline", cues.shortcut_score(questions))]
     if len({cues.group_of(r) for r in questions}) >= cues.FOLDS:
         scored.insert(0, ("a bag-of-words model (held out, grouped by system)", cues.surface_model(questions)))
+    scores.update(scored)
     for name, score in scored:
         if score["accuracy"] is not None and score["accuracy"] > cues.SURFACE_MAX:
             problems.append(
@@ -315,9 +319,17 @@ def main(argv: list[str] | None = None) -> int:
 
     path = Path(args.path) if args.path else DEFAULT_CASES
     catalog = {s.id: s.truth for s in load_all()}
-    problems = validate(path, catalog)
+    scores: dict = {}
+    problems = validate(path, catalog, scores=scores)
     for problem in problems:
         print(problem)
+    for name, score in scores.items():
+        if score["accuracy"] is not None:
+            worst = max(score["families"].items(), key=lambda item: item[1]["accuracy"])
+            print(
+                f"surface cues: {name} scores {score['accuracy']:.1%} of {score['n']} questions "
+                f"(highest family: {worst[0]} {worst[1]['accuracy']:.1%})"
+            )
     count = len(case_files(path)) if path.exists() else 0
     if problems:
         print(f"validate-cases: {len(problems)} problem(s) in {path} ({count} file(s))")
