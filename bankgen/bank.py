@@ -1216,6 +1216,18 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = 
     def fresh(text: str) -> bool:
         return " ".join(text.lower().split()) not in used
 
+    # a turn about a system's usual value of a property is one the shortcut baseline gets right:
+    # candidates of whichever kind is behind so far come first
+    usual_turns = Counter()
+
+    def usual(q: str) -> bool:
+        return majority_values()[q] == s.truth[q]
+
+    def ordered(candidates: list[str]) -> list[str]:
+        behind = usual_turns[True] < usual_turns[False]
+        shuffled = rng.sample(candidates, len(candidates))
+        return sorted(shuffled, key=lambda q: usual(q) != behind)
+
     for n in range(count * 2):
         if len({r["dialogue_id"] for r in records}) == count:
             break
@@ -1234,10 +1246,10 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = 
         starts = [p for p in sorted(settles) if fresh(opening[p])]
         if not starts:
             continue
-        start = rng.choice([p for p in starts if settles[p]] or starts)
+        start = ordered([p for p in starts if settles[p]] or starts)[0]
         turns = [(opening[start], holds, pred(start), "dialogue.open.v1")]
         premise = f"Suppose that {s.name} {claim(start, holds)}."
-        for q in rng.sample(settles[start], min(len(settles[start]), rng.randint(1, 2))):
+        for q in ordered(settles[start])[: rng.randint(1, 2)]:
             positive = balance.wanted(len(turns) + 1) == holds
             text = f"{premise} Does it follow that it {claim(q, positive)}?"
             if not fresh(text):
@@ -1249,7 +1261,7 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = 
         taken = {start, *(t[2]["name"] for t in turns)}
         others = [p for p in ontology.PREDICATES if askable(s, p) and p not in taken]
         wanted = len(turns) + min(rng.randint(1, 2), 6 - len(turns))
-        for other in rng.sample(others, len(others)):
+        for other in ordered(others):
             if len(turns) >= wanted:
                 break
             value = s.truth[other]
@@ -1267,6 +1279,7 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = 
                 balance.seen(position, turn[1], -1)
             continue
         balance.seen(1, holds)
+        usual_turns.update(usual(t[2]["name"]) for t in turns)
         used.update(" ".join(t[0].lower().split()) for t in turns)
         dialogue_id = f"dlg-{len({r['dialogue_id'] for r in records}) + 1:04d}"
         for turn, (text, truth, predicate, template) in enumerate(turns, start=1):

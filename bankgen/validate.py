@@ -104,7 +104,8 @@ def validate(
     seen_text: dict[str, tuple[str, str]] = {}  # normalized -> (where, raw)
     claims: dict[str, dict[str, list[tuple[bool, str]]]] = defaultdict(lambda: defaultdict(list))
     golds: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    questions: list[dict] = []  # the bank's questions (not dialogue turns), for the cue checks
+    questions: list[dict] = []  # the bank's questions, for the cue checks
+    turns: list[dict] = []  # its dialogue turns, for the shortcut check
     try:
         files = case_files(path)
     except CaseFileError as exc:
@@ -147,8 +148,10 @@ def validate(
                 problems.append(Problem(where, f"{kind} question of {first_where}"))
             elif bank or q.dialogue_id is None:
                 seen_text[key] = (where, q.question)
-            if bank and q.dialogue_id is None and q.ground_truth:
-                questions.append({**record, "family": q.family, "template": q.template, "where": where})
+            if bank and q.ground_truth:
+                (questions if q.dialogue_id is None else turns).append(
+                    {**record, "family": q.family, "template": q.template, "where": where}
+                )
             if q.dialogue_id is None and q.ground_truth:
                 golds[str(file)][q.family].append(q.ground_truth == "TRUE")
             direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
@@ -161,7 +164,7 @@ def validate(
     if bank:
         problems.extend(_balance_problems(golds))
         problems.extend(_share_problems(path, templates, positions))
-        problems.extend(_cue_problems(path, questions, catalog, {} if scores is None else scores))
+        problems.extend(_cue_problems(path, questions, turns, catalog, {} if scores is None else scores))
     problems.extend(_axiom_problems(claims, catalog))
     return problems
 
@@ -213,12 +216,16 @@ def _share_problems(path: Path, templates: dict[str, list[bool]], positions: dic
     return problems
 
 
-def _cue_problems(path: Path, questions: list[dict], catalog: dict | None, scores: dict) -> list[Problem]:
+def _cue_problems(
+    path: Path, questions: list[dict], turns: list[dict], catalog: dict | None, scores: dict
+) -> list[Problem]:
     """The bank answered from surface cues: a bag-of-words model or the shortcut baseline above
     its ceiling, a template polarity with one label, an asked property whose rarer value is
     asked less often than the usual one."""
     problems = []
     scored = [("the shortcut baseline", cues.shortcut_score(questions))]
+    if turns:
+        scored.append(("the shortcut baseline on dialogue turns", cues.shortcut_score(turns)))
     if len({cues.group_of(r) for r in questions}) >= cues.FOLDS:
         scored.insert(0, ("a bag-of-words model (held out, grouped by system)", cues.surface_model(questions)))
     scores.update(scored)
@@ -232,6 +239,9 @@ def _cue_problems(path: Path, questions: list[dict], catalog: dict | None, score
                 )
             )
         for family, row in score["families"].items():
+            # dialogue turns are all multi_hop: their one family is the whole above
+            if name.endswith("turns"):
+                break
             if row["n"] >= cues.FAMILY_MIN_ITEMS and row["accuracy"] > cues.FAMILY_MAX:
                 problems.append(
                     Problem(

@@ -67,6 +67,10 @@ def test_the_shortcut_baseline_stays_near_chance(scale, full_questions) -> None:
     assert all(row["accuracy"] <= cues.FAMILY_MAX for row in score["families"].values()), score
 
 
+def test_the_shortcut_baseline_gains_nothing_on_dialogue_turns() -> None:
+    assert cues.shortcut_score(TURNS)["accuracy"] <= cues.SURFACE_MAX
+
+
 def test_every_polarity_of_every_template_has_both_labels() -> None:
     balance = cues.polarity_balance(QUESTIONS)
     # negated conclusions are asked in the templates that had them one-sided before
