@@ -33,7 +33,7 @@ SCALES = {"default": 100, "full": None}  # questions per family (balanced); None
 # Logic families at full scale: a share of their pools, so that the sampler can still balance
 # the properties they mention (all of a pool would let a word model learn them).
 FULL_LOGIC_CAP = 1000
-DIALOGUES = {"default": 60, "full": 600}
+DIALOGUES = {"default": 60, "full": 400}  # more at full scale would repeat the systems' usual facts
 BUILD_VERSION = 1
 # Thresholds on the computed indicators; values in between give no question. An exponent is
 # printed with its resolution eps (the system's classification threshold): it is clearly
