@@ -243,7 +243,9 @@ def extended_systems(inputs: Inputs) -> list[Draft]:
     chaotic = [
         (s, inputs.indicators[s.id]["lle"])
         for s in inputs.extended
-        if s.truth["Chaotic"] and s.id in inputs.indicators and _sign(inputs.indicators[s.id]["lle"], _eps(inputs.indicators[s.id])) == 1
+        if s.truth["Chaotic"]
+        and s.id in inputs.indicators
+        and _sign(inputs.indicators[s.id]["lle"], _eps(inputs.indicators[s.id])) == 1
     ]
     for (a, la), (b, lb) in itertools.permutations(chaotic, 2):
         if max(la, lb) < 2 * min(la, lb):
@@ -322,7 +324,9 @@ def multi_hop(inputs: Inputs) -> list[Draft]:
                     if derived_exclusion_step(first, other) is not None:
                         drafts.append(_possible(possible, s, first, other, "positive", False))
                 else:
-                    drafts.append(_possible(possible, s, first, other, "positive" if s.truth[other] else "negative", True))
+                    drafts.append(
+                        _possible(possible, s, first, other, "positive" if s.truth[other] else "negative", True)
+                    )
     return drafts
 
 
@@ -387,17 +391,17 @@ def _eps(values: dict) -> float:
 
 
 def _readings(inputs: Inputs, systems):
-    """(system_id, subject, lle, eps, values) of each simulated deterministic system, then of each
-    unanimous sweep point (values: that point)."""
+    """(system_id, subject, lle, eps) of each simulated deterministic system, then of each
+    unanimous sweep point."""
     for s in systems:
         values = inputs.indicators.get(s.id)
         if values and not s.truth["Stochastic"]:
-            yield s.id, s.name, values["lle"], _eps(values), values
+            yield s.id, s.name, values["lle"], _eps(values)
     for name in sorted(inputs.sweeps):
         sweep = inputs.sweeps[name]
         for point in _asked_points(name, sweep):
             subject = f"{sweep['label']} at {sweep['parameter']} = {point['value']:g}"
-            yield sweep["system"], subject, point["lle"], sweep["eps"], point
+            yield sweep["system"], subject, point["lle"], sweep["eps"]
 
 
 def _asked_points(name: str, sweep: dict) -> list[dict]:
@@ -416,7 +420,7 @@ def indicator_diagnostics(inputs: Inputs) -> list[Draft]:
     exponents of one system at two parameter values, the exponents' sum (phase-space volume) and
     the second exponent (hyperchaos)."""
     drafts = []
-    for system_id, subject, lle, eps, values in _readings(inputs, inputs.core + inputs.extended):
+    for system_id, subject, lle, eps in _readings(inputs, inputs.core + inputs.extended):
         sign = _sign(lle, eps)
         if sign is None:
             continue
@@ -450,8 +454,8 @@ def _two_points(inputs: Inputs, neighbours: int = NEIGHBOURS) -> list[Draft]:
         points = [
             p
             for p in _asked_points(name, sweep)
-            if _sign(p["lle"], eps) == (1 if p["regime"] == "chaotic" else None if p["lle"] > 0 else -1)
-            or (p["regime"] != "chaotic" and _sign(p["lle"], eps) in (0, -1))
+            # the printed exponent says what the regime is: clearly positive, or zero or negative
+            if (_sign(p["lle"], eps) == 1) == (p["regime"] == "chaotic") and _sign(p["lle"], eps) is not None
         ]
         for i, low in enumerate(points):
             for high in points[i + 1 : i + 1 + neighbours]:
@@ -461,7 +465,13 @@ def _two_points(inputs: Inputs, neighbours: int = NEIGHBOURS) -> list[Draft]:
                     f"{_exponent(low['lle'], eps)} at {symbol} = {low['value']:g} and of "
                     f"{_exponent(high['lle'], eps)} at {symbol} = {high['value']:g}."
                 )
-                extra = {"sweep": name, "parameter": symbol, "from": low["value"], "to": high["value"]}
+                extra = {
+                    "sweep": name,
+                    "parameter": symbol,
+                    "from": low["value"],
+                    "to": high["value"],
+                    "indicator": {"lle": [low["lle"], high["lle"]], "eps": eps},
+                }
                 for form, truth in (
                     ("regular to chaotic", not before and after),
                     ("chaotic to regular", before and not after),

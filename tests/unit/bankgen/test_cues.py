@@ -124,9 +124,10 @@ def test_every_printed_exponent_carries_its_resolution_and_is_clear_of_it() -> N
         if "lle" not in indicator or "eps" not in indicator:
             continue
         assert "\u00b1" in q["question"], q["id"]
-        lle, eps = indicator["lle"], indicator["eps"]
+        eps = indicator["eps"]
         # beyond twice the resolution, or zero within it: never in between
-        assert abs(lle) > 2 * eps or abs(lle) <= eps, q["id"]
+        for lle in indicator["lle"] if isinstance(indicator["lle"], list) else [indicator["lle"]]:
+            assert abs(lle) > 2 * eps or abs(lle) <= eps, q["id"]
     # each printed exponent is followed by its resolution
     printed = {
         "indicator.exponent_resolution.v1": 1,
@@ -167,9 +168,9 @@ def test_a_word_that_gives_the_label_away_is_caught(tmp_path) -> None:
         if path.name != "dialogues.jsonl":
             _rewrite(
                 path,
-                lambda r: {**r, "question": r["question"][:-1] + ", as is well known?"}
-                if r["ground_truth"] == "TRUE"
-                else r,
+                lambda r: (
+                    {**r, "question": r["question"][:-1] + ", as is well known?"} if r["ground_truth"] == "TRUE" else r
+                ),
             )
     messages = _messages(bank)
     assert any(re.match(r"a bag-of-words model .* scores 100\.0% of 960 questions", m) for m in messages), messages
@@ -200,9 +201,9 @@ def test_a_property_asked_only_of_its_usual_systems_is_caught(tmp_path) -> None:
     for path in bank.glob("*.jsonl"):
         _rewrite(
             path,
-            lambda r: None
-            if r["system_id"] in stochastic and [p["name"] for p in r["predicates"]] == ["Stochastic"]
-            else r,
+            lambda r: (
+                None if r["system_id"] in stochastic and [p["name"] for p in r["predicates"]] == ["Stochastic"] else r
+            ),
         )
     messages = _messages(bank)
     assert any(m.startswith("Stochastic: systems with its rarer value (True) asked 0 times") for m in messages)
