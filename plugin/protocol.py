@@ -88,6 +88,8 @@ class ProtocolInfo(NamedTuple):
     fixture_plugin: str | None = None  # "module:function": (session) -> a plugin object holding its fixtures
     commands: str | None = None  # "module:function": (argparse subparsers) adds its reasoning-evals commands
     report_view: str | None = None  # "module:function": (run_dir, baseline, cleanup) -> its report view, or None
+    # "module:function": (run directories) -> its table of `reasoning-evals runs` (runs_table.py), or None
+    runs: str | None = None
     grouped: bool = False  # some of its items must share a worker (see grouping.py)
     eager_options: tuple[str, ...] = ()  # fields of its settings that make the controller start it before any item
     gate_options: tuple[str, ...] = ()  # ... its gates: set in an eval session, they judge it even with no item of it

@@ -16,6 +16,7 @@ PROTOCOL = ProtocolInfo(
     fixture_plugin="pytest_reasoning_evals.chaosbench.fixtures:fixtures_for",
     commands="pytest_reasoning_evals.chaosbench.commands:add_commands",
     report_view="pytest_reasoning_evals.chaosbench.report_view:read_run",
+    runs="pytest_reasoning_evals.chaosbench.runs:runs_table",
     eager_options=("resume", "baseline"),
     gate_options=("min_accuracy", "strict_items", "min_coverage", "max_fol_violation_rate", "baseline"),
     baseline_option="baseline",
