@@ -90,6 +90,9 @@ class ProtocolInfo(NamedTuple):
     report_view: str | None = None  # "module:function": (run_dir, baseline, cleanup) -> its report view, or None
     # "module:function": (run directories) -> its table of `reasoning-evals runs` (runs_table.py), or None
     runs: str | None = None
+    # "module:function": (config) at pytest_cmdline_main -> the exit status of a command it ran as
+    # several runs of its own (ChaosBench's several --eval-prompts folders), or None: pytest goes on
+    cmdline_main: str | None = None
     grouped: bool = False  # some of its items must share a worker (see grouping.py)
     eager_options: tuple[str, ...] = ()  # fields of its settings that make the controller start it before any item
     gate_options: tuple[str, ...] = ()  # ... its gates: set in an eval session, they judge it even with no item of it

@@ -31,11 +31,15 @@ def run_directories(folders: list[Path]) -> list[Path]:
 
 
 def collect(folders: list[Path], alpha: float = ALPHA) -> dict:
-    """The runs table of the folders: one table per protocol with runs there, its comparisons'
-    p-values Holm-corrected across the table (`p_holm`, `significant` at `alpha`)."""
+    """The runs table of every run directory under the folders."""
+    return collect_directories(run_directories(folders), [str(f) for f in folders], alpha)
+
+
+def collect_directories(directories: list[Path], folders: list[str], alpha: float = ALPHA) -> dict:
+    """The runs table of these run directories: one table per protocol with runs among them, its
+    comparisons' p-values Holm-corrected across the table (`p_holm`, `significant` at `alpha`)."""
     from pytest_reasoning_evals.protocol import declared_protocols, load
 
-    directories = run_directories(folders)
     tables = []
     for info in declared_protocols():
         table = load(info.runs)(directories) if info.runs else None
@@ -46,7 +50,7 @@ def collect(folders: list[Path], alpha: float = ALPHA) -> dict:
             comparison["p_holm"] = adjusted
             comparison["significant"] = adjusted < alpha
         tables.append(table)
-    return {"format": FORMAT, "folders": [str(f) for f in folders], "alpha": alpha, "tables": tables}
+    return {"format": FORMAT, "folders": folders, "alpha": alpha, "tables": tables}
 
 
 def cell(value, kind: str) -> str:

@@ -17,6 +17,7 @@ PROTOCOL = ProtocolInfo(
     commands="pytest_reasoning_evals.chaosbench.commands:add_commands",
     report_view="pytest_reasoning_evals.chaosbench.report_view:read_run",
     runs="pytest_reasoning_evals.chaosbench.runs:runs_table",
+    cmdline_main="pytest_reasoning_evals.chaosbench.prompt_runs:run_prompts",
     eager_options=("resume", "baseline"),
     gate_options=("min_accuracy", "strict_items", "min_coverage", "max_fol_violation_rate", "baseline"),
     baseline_option="baseline",

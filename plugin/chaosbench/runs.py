@@ -128,6 +128,11 @@ def read_runs(directories: list[Path]) -> tuple[list[Run], list[str]]:
         page = group[0] / "report.html"
         row.update(path=str(group[0]), report=str(page) if page.is_file() else None)
         runs.append(Run(row, combined.records, combined.meta))
+    # runs of one name in two folders (one per prompt, say) are named by their folder too
+    names = [r.row["run"] for r in runs]
+    for run in runs:
+        if names.count(run.row["run"]) > 1:
+            run.row["run"] = f"{Path(run.row['path']).parent.name}/{run.row['run']}"
     runs.sort(key=lambda r: (r.row["dataset"], str(r.row["model"]), str(r.row["mode"]), r.row["run"]))
     _mark_datasets([r.row for r in runs])
     return runs, problems

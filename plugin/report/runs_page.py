@@ -72,6 +72,10 @@ def scatter(rows: list[dict]) -> dict:
         for r, cost, on_front in zip(shown, costs, front)
     ]
     line = sorted((p for p in points if p["pareto"]), key=lambda p: (p["x"], p["y"]))
+    # labels top to bottom, each at least a line below the one above, so close runs stay readable
+    below = 0.0
+    for point in sorted(points, key=lambda p: p["y"]):
+        point["label_y"] = below = max(point["y"] + 4, below + 12)
     return {
         "width": WIDTH,
         "height": HEIGHT,
