@@ -88,7 +88,7 @@ class ProtocolInfo(NamedTuple):
     fixture_plugin: str | None = None  # "module:function": (session) -> a plugin object holding its fixtures
     commands: str | None = None  # "module:function": (argparse subparsers) adds its reasoning-evals commands
     report_view: str | None = None  # "module:function": (run_dir, baseline, cleanup) -> its report view, or None
-    # "module:function": (run directories) -> its table of `reasoning-evals runs` (runs_table.py), or None
+    # "module:function": (run directories) -> its tables of `reasoning-evals runs` (runs_table.py), or []
     runs: str | None = None
     # "module:function": (config) at pytest_cmdline_main -> the exit status of a command it ran as
     # several runs of its own (ChaosBench's several --eval-prompts folders), or None: pytest goes on

@@ -36,20 +36,18 @@ def collect(folders: list[Path], alpha: float = ALPHA) -> dict:
 
 
 def collect_directories(directories: list[Path], folders: list[str], alpha: float = ALPHA) -> dict:
-    """The runs table of these run directories: one table per protocol with runs among them, its
-    comparisons' p-values Holm-corrected across the table (`p_holm`, `significant` at `alpha`)."""
+    """The runs table of these run directories: the tables of each protocol with runs among them,
+    each table's comparisons' p-values Holm-corrected across it (`p_holm`, `significant` at `alpha`)."""
     from pytest_reasoning_evals.protocol import declared_protocols, load
 
     tables = []
     for info in declared_protocols():
-        table = load(info.runs)(directories) if info.runs else None
-        if table is None:
-            continue
-        comparisons = table["comparisons"]
-        for comparison, adjusted in zip(comparisons, holm([c["p_value"] for c in comparisons])):
-            comparison["p_holm"] = adjusted
-            comparison["significant"] = adjusted < alpha
-        tables.append(table)
+        for table in load(info.runs)(directories) if info.runs else []:
+            comparisons = table["comparisons"]
+            for comparison, adjusted in zip(comparisons, holm([c["p_value"] for c in comparisons])):
+                comparison["p_holm"] = adjusted
+                comparison["significant"] = adjusted < alpha
+            tables.append(table)
     return {"format": FORMAT, "folders": folders, "alpha": alpha, "tables": tables}
 
 
@@ -130,8 +128,8 @@ def markdown(collected: dict) -> str:
 
 
 def csv_text(collected: dict) -> str:
-    """Every table's rows in one CSV, a `protocol` column first (families as family:accuracy)."""
-    keys: dict[str, None] = {"protocol": None}
+    """Every table's rows in one CSV, a `table` column first (families as family:accuracy)."""
+    keys: dict[str, None] = {"table": None}
     for table in collected["tables"]:
         for row in table["rows"]:
             keys.update(dict.fromkeys(row))
@@ -140,7 +138,7 @@ def csv_text(collected: dict) -> str:
     writer.writerow(keys)
     for table in collected["tables"]:
         for row in table["rows"]:
-            values = {"protocol": table["protocol"], **row}
+            values = {"table": table["id"], **row}
             writer.writerow([_csv_value(values.get(key)) for key in keys])
     return buffer.getvalue()
 

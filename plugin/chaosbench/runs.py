@@ -178,16 +178,19 @@ def pairwise(runs: list[Run]) -> list[dict]:
     return out
 
 
-def runs_table(directories: list[Path]) -> dict | None:
-    """The ChaosBench table of the runs table: its rows and pairwise comparisons; None with no run."""
+def runs_table(directories: list[Path]) -> list[dict]:
+    """The ChaosBench table of the runs table: its rows and pairwise comparisons; none with no run."""
     runs, problems = read_runs(directories)
     if not runs and not problems:
-        return None
-    return {
-        "protocol": "chaosbench",
-        "title": "ChaosBench-Logic runs",
-        "columns": COLUMNS,
-        "rows": [r.row for r in runs],
-        "comparisons": pairwise(runs),
-        "problems": problems,
-    }
+        return []
+    return [
+        {
+            "id": "chaosbench",
+            "protocol": "chaosbench",
+            "title": "ChaosBench-Logic runs",
+            "columns": COLUMNS,
+            "rows": [r.row for r in runs],
+            "comparisons": pairwise(runs),
+            "problems": problems,
+        }
+    ]

@@ -161,7 +161,7 @@ def view(collected: dict, folder: Path) -> dict:
         charted = [r for r in table["rows"] if "families" in r]
         tables.append(
             {
-                "protocol": table["protocol"],
+                "id": table["id"],
                 "title": table["title"],
                 "headings": [heading for _, heading, _ in table["columns"]],
                 "rows": rows,

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import DIALECTIC_MODULE, EVAL_MODULE, oracle_shards, question, use_repo_cassettes, write_jsonl
 
+from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file, server  # noqa: F401 - its fake server
+from integration.test_dialectic_run import run as run_dialectic
 from pytest_reasoning_evals.__main__ import main
 
 FIXED = ("oracle", "always-true", "random")
@@ -92,7 +94,7 @@ def test_runs_of_three_models_and_a_dialectic_run(folder, capsys) -> None:
     assert smallest["p_holm"] == pytest.approx(min(1.0, 3 * ps[0]))
     assert all(c["p_holm"] >= c["p_value"] for c in chaos["comparisons"])
     rows = list(csv.DictReader((folder / "runs.csv").open()))
-    assert len(rows) == 5 and {r["protocol"] for r in rows} == {"chaosbench", "dialectic"}
+    assert len(rows) == 5 and {r["table"] for r in rows} == {"chaosbench", "dialectic"}
     assert "| run a | run b |" in (folder / "runs.md").read_text()
 
 
@@ -151,3 +153,21 @@ def test_no_run_is_a_usage_error(pytester, capsys) -> None:
     code = main(["runs", str(pytester.path)])
     assert code == 2
     assert "no run directory under" in capsys.readouterr().err
+
+
+def test_models_compared_by_a_dialectic_run_are_rows_side_by_side(pytester, server, capsys) -> None:  # noqa: F811
+    server.responder = Scripted({"a": STRUCTURED})
+    server.usage.prompt, server.usage.completion = 100, 50
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    args = ["--model", "fake", "--eval-variant", "dialectic", "--eval-compare-models", "fake,other"]
+    result = run_dialectic(pytester, server, cases, *args, "--eval-judge-model", "fake-judge", "-k", "cross_provider")
+    assert result.ret == 0, result.stdout.str()
+    code, out = runs(capsys, pytester.path / "results")
+    assert code == 0, out
+    assert "## Dialectic models compared (--eval-compare-models)" in out
+    tables = {t["id"]: t for t in json.loads((pytester.path / "results" / "runs.json").read_text())["tables"]}
+    models = {r["model"]: r for r in tables["dialectic-models"]["rows"]}
+    assert sorted(models) == ["fake", "other"]
+    assert models["fake"]["cost_usd"] == pytest.approx((100 * 1000 + 50 * 2000) / 1e6)
+    assert models["other"]["cost_usd"] == pytest.approx((100 * 4000 + 50 * 8000) / 1e6)
+    assert models["fake"]["queries"] == 1 and models["fake"]["rank"] == 1
