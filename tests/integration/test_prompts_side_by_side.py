@@ -18,6 +18,12 @@ TRUTH = {f"q-{i:02d}": "TRUE" if i % 2 else "FALSE" for i in range(12)}
 SHIPPED = "Answer the following question with TRUE or FALSE.\n\nQuestion: {question}\n\nAnswer:"
 
 
+@pytest.fixture(autouse=True)
+def no_step_summary(monkeypatch) -> None:
+    """In GitHub Actions these commands would append their tables to the job's real step summary."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 def answer(body: dict) -> str:
     text = body["messages"][-1]["content"]
     gold = TRUTH[re.search(r"system (q-\d+) ", text)[1]]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from integration.test_report_browser import Opened, browser  # noqa: F401 - the shared Chromium fixture
-from integration.test_runs_table import FAMILIES, folder  # noqa: F401 - the runs folder fixture
+from integration.test_runs_table import FAMILIES, folder, no_step_summary  # noqa: F401 - the runs folder fixture
 from pytest_reasoning_evals.__main__ import main
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

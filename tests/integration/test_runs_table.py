@@ -21,6 +21,12 @@ FIXED = ("oracle", "always-true", "random")
 FAMILIES = ("atomic", "multi_hop", "adversarial")
 
 
+@pytest.fixture(autouse=True)
+def no_step_summary(monkeypatch) -> None:
+    """In GitHub Actions these commands would append their tables to the job's real step summary."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 def bank(path: Path, n: int = 24) -> Path:
     """n questions over three families, TRUE and FALSE in turn."""
     return write_jsonl(
