@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning_evals.chaosbench.runs import is_run
 from pytest_reasoning_evals.options import OPTIONS as GENERIC_OPTIONS
 from pytest_reasoning_evals.options import Reader
 
@@ -47,13 +46,16 @@ def passed_on(args: list[str]) -> list[str]:
 
 def newest_run(folder: Path) -> Path | None:
     """The ChaosBench run directory last written under `folder` (the one its prompt's process just wrote)."""
+    from pytest_reasoning_evals.chaosbench.runs import is_run
+
     runs = [meta.parent for meta in folder.glob("*/run_meta.json") if is_run(meta.parent)]
     return max(runs, key=lambda d: (d / "run_meta.json").stat().st_mtime_ns, default=None)
 
 
 def run_prompts(config: pytest.Config) -> int | None:
     """pytest_cmdline_main: run a command of several --eval-prompts folders as one run per prompt;
-    None (pytest goes on as usual) for one folder or none."""
+    None (pytest goes on as usual) for one folder or none. Every pytest start calls it: what it
+    needs beyond the options is imported only for several folders."""
     from pytest_reasoning_evals.chaosbench.settings import OPTIONS
 
     get = Reader(config, GENERIC_OPTIONS + OPTIONS)
