@@ -150,4 +150,5 @@ def test_full_scale_has_at_least_40000_balanced_questions() -> None:
     for family, records in families.items():
         share = sum(r["ground_truth"] == "TRUE" for r in records) / len(records)
         assert 0.45 <= share <= 0.55, family
-    assert len({r["dialogue_id"] for r in dialogue_records}) >= 500
+    # 400: more would repeat the systems' usual facts (the shortcut then reads the turns)
+    assert len({r["dialogue_id"] for r in dialogue_records}) >= 400
