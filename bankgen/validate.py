@@ -7,8 +7,11 @@ catalog or an axiom. A built bank (a folder with the manifest.json that build-ba
 gets the rules the bank is built by: ChaosBench's 10 families and 5 splits, a system and a
 template on every record, label balance per family, per template and per dialogue turn
 position, no question about a property the catalog leaves unknown, no predicate asked twice in a
-dialogue, and the text style of the templates. A team's own five questions about billing need
-none of that."""
+dialogue, no text twice (dialogue turns included), the text style of the templates, and the
+surface-cue checks of `bankgen.cues` (a bag-of-words model and the shortcut baseline at most
+60% overall and 65% per family, both labels for each polarity of each template, the minority
+value of each asked property asked at least as often as the majority). A team's own five
+questions about billing need none of that."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from bankgen import cues
 from pytest_reasoning_evals.casefiles import CaseFileError, numbered_lines
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, SPLITS
@@ -84,10 +88,13 @@ def is_built_bank(path: Path) -> bool:
 
 
 def validate(
-    path: Path, catalog: dict[str, dict[str, bool | None]] | None = None, bank: bool | None = None
+    path: Path,
+    catalog: dict[str, dict[str, bool | None]] | None = None,
+    bank: bool | None = None,
+    scores: dict | None = None,
 ) -> list[Problem]:
     """Problems of the question files at `path`; `bank` (default: the folder is a built bank)
-    adds the bank-building rules."""
+    adds the bank-building rules, and fills `scores` (when given) with the cue scores."""
     bank = is_built_bank(Path(path)) if bank is None else bank
     problems: list[Problem] = []
     templates: dict[str, list[bool]] = defaultdict(list)
@@ -97,6 +104,8 @@ def validate(
     seen_text: dict[str, tuple[str, str]] = {}  # normalized -> (where, raw)
     claims: dict[str, dict[str, list[tuple[bool, str]]]] = defaultdict(lambda: defaultdict(list))
     golds: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    questions: list[dict] = []  # the bank's questions, for the cue checks
+    turns: list[dict] = []  # its dialogue turns, for the shortcut check
     try:
         files = case_files(path)
     except CaseFileError as exc:
@@ -131,12 +140,18 @@ def validate(
                                 Problem(where, f"dialogue {q.dialogue_id} asks {p['name']} again (first at {first})")
                             )
             key = _normalized(q.question)
-            if key in seen_text and q.dialogue_id is None:
+            # dialogue turns of a team's own file may repeat (one turn, many dialogues); a built
+            # bank's may not
+            if key in seen_text and (bank or q.dialogue_id is None):
                 first_where, first_raw = seen_text[key]
                 kind = "duplicate" if first_raw == q.question else "near-duplicate"
                 problems.append(Problem(where, f"{kind} question of {first_where}"))
-            elif q.dialogue_id is None:
+            elif bank or q.dialogue_id is None:
                 seen_text[key] = (where, q.question)
+            if bank and q.ground_truth:
+                (questions if q.dialogue_id is None else turns).append(
+                    {**record, "family": q.family, "template": q.template, "where": where}
+                )
             if q.dialogue_id is None and q.ground_truth:
                 golds[str(file)][q.family].append(q.ground_truth == "TRUE")
             direct = q.dialogue_id is not None or q.family in DIRECT_CLAIM_FAMILIES
@@ -149,6 +164,7 @@ def validate(
     if bank:
         problems.extend(_balance_problems(golds))
         problems.extend(_share_problems(path, templates, positions))
+        problems.extend(_cue_problems(path, questions, turns, catalog, {} if scores is None else scores))
     problems.extend(_axiom_problems(claims, catalog))
     return problems
 
@@ -195,6 +211,63 @@ def _share_problems(path: Path, templates: dict[str, list[bool]], positions: dic
                     str(path),
                     f"dialogue turn {turn}: {sum(values)} TRUE / {len(values) - sum(values)} "
                     f"FALSE (no label may exceed {POSITION_MAJORITY:.0%})",
+                )
+            )
+    return problems
+
+
+def _cue_problems(
+    path: Path, questions: list[dict], turns: list[dict], catalog: dict | None, scores: dict
+) -> list[Problem]:
+    """The bank answered from surface cues: a bag-of-words model or the shortcut baseline above
+    its ceiling, a template polarity with one label, an asked property whose rarer value is
+    asked less often than the usual one."""
+    problems = []
+    scored = [("the shortcut baseline", cues.shortcut_score(questions))]
+    if turns:
+        scored.append(("the shortcut baseline on dialogue turns", cues.shortcut_score(turns)))
+    if len({cues.group_of(r) for r in questions}) >= cues.FOLDS:
+        scored.insert(0, ("a bag-of-words model (held out, grouped by system)", cues.surface_model(questions)))
+    scores.update(scored)
+    for name, score in scored:
+        if score["accuracy"] is not None and score["accuracy"] > cues.SURFACE_MAX:
+            problems.append(
+                Problem(
+                    str(path),
+                    f"{name} scores {score['accuracy']:.1%} of {score['n']} questions from surface cues "
+                    f"(at most {cues.SURFACE_MAX:.0%})",
+                )
+            )
+        for family, row in score["families"].items():
+            # dialogue turns are all multi_hop: their one family is the whole above
+            if name.endswith("turns"):
+                break
+            if row["n"] >= cues.FAMILY_MIN_ITEMS and row["accuracy"] > cues.FAMILY_MAX:
+                problems.append(
+                    Problem(
+                        str(path),
+                        f"{name} scores {row['accuracy']:.1%} of the {row['n']} {family} questions "
+                        f"(at most {cues.FAMILY_MAX:.0%} per family)",
+                    )
+                )
+    for (template, polarity), (true, false) in cues.polarity_balance(questions).items():
+        if not true or not false:
+            label = "TRUE" if true else "FALSE"
+            problems.append(
+                Problem(
+                    str(path),
+                    f"template {template}: every {polarity} conclusion is {label} ({true + false}); "
+                    "the word 'not' gives the label away",
+                )
+            )
+    for name, row in cues.minority_coverage(questions, catalog or {}).items():
+        rare, usual = ("asked_true", "asked_false") if row["minority"] else ("asked_false", "asked_true")
+        if row[rare] < row[usual]:
+            problems.append(
+                Problem(
+                    str(path),
+                    f"{name}: systems with its rarer value ({rare == 'asked_true'}) asked {row[rare]} times, "
+                    f"the others {row[usual]} (the rarer value must be asked at least as often)",
                 )
             )
     return problems
@@ -256,9 +329,17 @@ def main(argv: list[str] | None = None) -> int:
 
     path = Path(args.path) if args.path else DEFAULT_CASES
     catalog = {s.id: s.truth for s in load_all()}
-    problems = validate(path, catalog)
+    scores: dict = {}
+    problems = validate(path, catalog, scores=scores)
     for problem in problems:
         print(problem)
+    for name, score in scores.items():
+        if score["accuracy"] is not None:
+            worst = max(score["families"].items(), key=lambda item: item[1]["accuracy"])
+            print(
+                f"surface cues: {name} scores {score['accuracy']:.1%} of {score['n']} questions "
+                f"(highest family: {worst[0]} {worst[1]['accuracy']:.1%})"
+            )
     count = len(case_files(path)) if path.exists() else 0
     if problems:
         print(f"validate-cases: {len(problems)} problem(s) in {path} ({count} file(s))")

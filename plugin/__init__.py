@@ -26,6 +26,18 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     add_model_flag(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """A command a protocol runs as several runs of its own (several --eval-prompts folders) ends here."""
+    if config.option.help or config.option.version:
+        return None
+    for info in declared_protocols():
+        code = load(info.cmdline_main)(config) if info.cmdline_main else None
+        if code is not None:
+            return code
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # so the thaw below is the first cleanup on pytest's stack, run last
 def pytest_configure(config: pytest.Config) -> None:
     protocols = declared_protocols()

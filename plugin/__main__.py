@@ -59,6 +59,29 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def runs(args: argparse.Namespace) -> int:
+    from pytest_reasoning_evals.runs_table import collect, markdown, step_summary, write_outputs
+
+    folders = [Path(d) for d in args.dirs]
+    missing = [str(f) for f in folders if not f.is_dir()]
+    if missing:
+        print(f"runs: no such folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    collected = collect(folders, alpha=args.alpha)
+    if not any(table["rows"] for table in collected["tables"]):
+        print(f"runs: no run directory under {', '.join(args.dirs)}", file=sys.stderr)
+        return 2
+    print(markdown(collected), end="")
+    written, note = write_outputs(collected, Path(args.out) if args.out else folders[0])
+    print(f"runs: wrote {', '.join(str(p) for p in written)}")
+    if note:
+        print(note)
+    summary = step_summary(collected)
+    if summary:
+        print(f"runs: appended to {summary}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reasoning-evals", description="evaluation harness commands")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -98,6 +121,25 @@ def main(argv: list[str] | None = None) -> int:
         "--out", default=None, metavar="FILE", help="where to write the page (default: RUN_DIR/report.html)"
     )
     page.set_defaults(run=report)
+
+    table = commands.add_parser(
+        "runs",
+        help="many runs side by side: a table of every run directory under the folders, with paired comparisons",
+    )
+    table.add_argument("dirs", nargs="+", metavar="DIR", help="folders holding run directories (or run directories)")
+    table.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="level of the pairwise tests after Holm's correction (default 0.05)",
+    )
+    table.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where runs.json, runs.csv, runs.md and runs.html go (default: the first DIR)",
+    )
+    table.set_defaults(run=runs)
 
     from pytest_reasoning_evals.protocol import declared_protocols, load
 

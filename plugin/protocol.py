@@ -92,6 +92,11 @@ class ProtocolInfo(NamedTuple):
     eager_options: tuple[str, ...] = ()  # fields of its settings that make the controller start it before any item
     gate_options: tuple[str, ...] = ()  # ... its gates: set in an eval session, they judge it even with no item of it
     baseline_option: str | None = None  # the option naming its regression baseline (--eval-fail-on-regression)
+    # "module:function": (run directories) -> its tables of `reasoning-evals runs` (runs_table.py), or []
+    runs: str | None = None
+    # "module:function": (config) at pytest_cmdline_main -> the exit status of a command it ran as
+    # several runs of its own (ChaosBench's several --eval-prompts folders), or None: pytest goes on
+    cmdline_main: str | None = None
 
 
 ENTRY_POINTS = "pytest_reasoning_evals.protocols"  # the entry-point group protocols declare themselves in

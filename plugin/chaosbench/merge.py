@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
@@ -187,8 +188,19 @@ def check_target(target: Path, shards: list[Shard]) -> None:
     )
 
 
-def merge(directories: list[Path], out: Path | None = None, allow_partial: bool = False) -> tuple[Path, dict]:
-    """-> (merged run directory, merged summary)."""
+class Combined(NamedTuple):
+    """The shards of one run read and checked, in memory: what a merge writes."""
+
+    shards: list[Shard]
+    records: list[dict]
+    summary: dict
+    meta: dict
+    manifest: dict
+
+
+def combine(directories: list[Path], allow_partial: bool = False) -> Combined:
+    """Read the shard directories of one run, check they belong together, and summarise their
+    records with a run's own code (MergeError names what does not fit)."""
     if not directories:
         raise MergeError("no shard directories given")
     shards = sorted((Shard(Path(d)) for d in directories), key=lambda s: s.index)
@@ -217,6 +229,14 @@ def merge(directories: list[Path], out: Path | None = None, allow_partial: bool 
         api_success_rate(summary, calls),
         [str(s.directory) for s in shards],
     )
+    return Combined(shards, records, summary, meta, manifest)
+
+
+def merge(directories: list[Path], out: Path | None = None, allow_partial: bool = False) -> tuple[Path, dict]:
+    """-> (merged run directory, merged summary)."""
+    shards, records, summary, meta, manifest = combine(directories, allow_partial)
+    first = shards[0]
+    model, mode = first.meta["model"], first.meta["mode"]
     # the shards' own run name (a harness before run_name: <model>_<mode>)
     name = first.manifest["execution"].get("run_name") or f"{model}_{mode}"
     if not out and (not isinstance(name, str) or any(bad in name for bad in ("/", "\\", "..", "\0"))):

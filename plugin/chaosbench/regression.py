@@ -47,10 +47,14 @@ def baseline_file(run_dir: Path) -> dict:
     records = read_completions(run_dir / "completions.jsonl")
     if not records:
         raise BaselineError(f"{run_dir}: no completions.jsonl records; is this a ChaosBench run directory?")
-    meta = _meta(run_dir)
+    return baseline_of(records, _meta(run_dir), str(run_dir))
+
+
+def baseline_of(records: list[dict], meta: dict, source: str) -> dict:
+    """A run's records (and its run_meta.json) as a baseline file's content: what compare() pairs with."""
     return {
         "format": BASELINE_FORMAT,
-        "source": str(run_dir),
+        "source": source,
         "model": meta.get("model"),
         "mode": meta.get("mode"),
         "config_hash": meta.get("config_hash"),

@@ -25,7 +25,8 @@ OPTIONS = (
     ),
     Option(
         "prompts",
-        "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones)",
+        "folder with the ChaosBench prompt templates zeroshot.txt and cot.txt (default: the shipped ones); "
+        "several, comma-separated: one run per folder, named by the folder, into <out>/<name>/, and their runs table",
         "path",
         metavar="DIR",
     ),
@@ -64,6 +65,12 @@ OPTIONS = (
         "float",
         metavar="X",
     ),
+    Option(
+        "baseline-prompt",
+        "with several --eval-prompts: compare every other prompt's run with this one's (--eval-baseline; "
+        "with --eval-fail-on-regression a worse prompt fails the command)",
+        metavar="NAME",
+    ),
     Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
 )
 
@@ -93,6 +100,9 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
     max_drop = fraction(get, "max-accuracy-drop")
     if max_drop is not None and baseline is None:
         raise pytest.UsageError("--eval-max-accuracy-drop needs --eval-baseline PATH")
+    if get("baseline-prompt") is not None:
+        # several folders are run by prompt_runs before pytest configures: here there is one
+        raise pytest.UsageError("--eval-baseline-prompt needs several --eval-prompts folders (comma-separated)")
     reprompt = get("reprompt")
     if reprompt is not None and reprompt < 0:
         raise pytest.UsageError(f"--eval-reprompt must be >= 0, got {reprompt}")

@@ -17,6 +17,7 @@ PROTOCOL = ProtocolInfo(
     fixture_plugin="pytest_reasoning_evals.dialectic.fixtures:fixtures_for",
     commands="pytest_reasoning_evals.dialectic.commands:add_commands",
     report_view="pytest_reasoning_evals.dialectic.report_view:read_run",
+    runs="pytest_reasoning_evals.dialectic.runs:runs_table",
     grouped=True,
     eager_options=("baseline",),
     gate_options=("max_hard_fails", "require_variant_pass", "baseline"),

@@ -75,9 +75,10 @@ def test_every_run_directory_gets_a_self_contained_page(replay: Path) -> None:
     first = next(r for r in records if "turns" not in r)
     row = next(row for row in data["items"] if row["id"] == first["id"])
     assert (row["question"], row["raw"], row["status"]) == (first["question"], first["raw_text"], first["status"])
-    for name, d in summary["task_details"].items():  # every family's bar and number
+    for name, d in summary["task_details"].items():  # every family's bar and number (n/a: none answered)
         if d["total"]:
-            assert f'id="bar-{name}"' in html and f"{d['accuracy']:.1%}" in html
+            shown = "n/a" if d["accuracy"] is None else f"{d['accuracy']:.1%}"
+            assert f'id="bar-{name}"' in html and shown in html
     gates = json.loads((replay / "gates.json").read_text())
     assert gates["passed"] is True and [g["name"] for g in gates["gates"]] == ["min-accuracy"]
     assert re.search(r"<td>min-accuracy</td><td><span class=\"badge good\">passed</span>", html)

@@ -21,9 +21,9 @@ def test_shortcut_runs_on_the_shipped_bank(evals: pytest.Pytester) -> None:
     result = evals.runpytest("--model", "shortcut")
     assert result.ret == 0, result.stdout.str()
     summary = read_summary(evals, "shortcut")
-    # it always answers, and it answers from the surface, so much of the bank falls to it
+    # it always answers, from the surface only, and the bank is built so that it gains nothing
     assert summary["coverage"] == 1.0
-    assert summary["overall_accuracy"] > 0.5
+    assert 0.4 <= summary["overall_accuracy"] <= 0.6
     assert "shortcut floor" not in result.stdout.str()
 
 

@@ -90,7 +90,8 @@ def test_default_replay_of_this_repository_is_short_and_ends_with_the_summary(tm
     lines = done.stdout.splitlines()
     assert len(lines) < 150, f"{len(lines)} lines"
     closing = lines[-1]
-    assert re.fullmatch(r"=+ \d+ passed, \d+ wrong, \d+ unknown in [\d.]+s.*=+", closing), closing
+    # pytest orders the outcomes as they first occur
+    assert re.fullmatch(r"=+ \d+ passed(, \d+ (wrong|unknown)){2} in [\d.]+s.*=+", closing), closing
     # the two summary blocks come last, each ending with where its report is
     chaosbench = next(i for i, line in enumerate(lines) if "eval summary: smollm2-135m (zeroshot)" in line)
     dialectic = next(i for i, line in enumerate(lines) if "dialectic summary: smollm2-135m" in line)

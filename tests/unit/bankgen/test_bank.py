@@ -127,7 +127,7 @@ def test_atomic_golds_agree_with_the_catalog() -> None:
             assert CATALOG[q.system_id].truth[p["name"]] == value, q.id
 
 
-def test_at_least_fifty_dialogues_that_refer_back() -> None:
+def test_at_least_fifty_dialogues_about_one_system_each() -> None:
     dialogues = defaultdict(list)
     for turn in TURNS:
         dialogues[turn.dialogue_id].append(turn)
@@ -137,10 +137,10 @@ def test_at_least_fifty_dialogues_that_refer_back() -> None:
         assert [t.turn for t in turns] == list(range(1, len(turns) + 1))
         assert all(len(t.predicates) == 1 for t in turns)
         assert len({t.system_id for t in turns}) == 1
+        # every later turn names its system and states what it assumes: it stands alone
+        name = CATALOG[turns[0].system_id].name
         for later in turns[1:]:
-            assert any(ref in later.question for ref in (" it ", "previous", "first answer", "same system")), (
-                later.question
-            )
+            assert name in later.question and "previous" not in later.question, later.question
 
 
 def test_full_scale_has_at_least_40000_balanced_questions() -> None:
@@ -150,4 +150,5 @@ def test_full_scale_has_at_least_40000_balanced_questions() -> None:
     for family, records in families.items():
         share = sum(r["ground_truth"] == "TRUE" for r in records) / len(records)
         assert 0.45 <= share <= 0.55, family
-    assert len({r["dialogue_id"] for r in dialogue_records}) >= 500
+    # 400: more would repeat the systems' usual facts (the shortcut then reads the turns)
+    assert len({r["dialogue_id"] for r in dialogue_records}) >= 400

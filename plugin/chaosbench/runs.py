@@ -1,0 +1,196 @@
+"""ChaosBench runs in the runs table (`reasoning-evals runs`, runs_table.py): a row per run directory,
+the shards of a run whose merge is not among them merged in memory (merge.combine), and every two
+runs on the same dataset compared item by item with the code of --eval-baseline (regression.compare).
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from pathlib import Path
+from typing import NamedTuple
+
+from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
+from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
+from pytest_reasoning_evals.completions import read_completions
+
+COLUMNS = [
+    ("run", "run", "text"),
+    ("model", "model", "text"),
+    ("mode", "mode", "text"),
+    ("dataset", "dataset", "text"),
+    ("prompt", "prompt", "text"),
+    ("n", "n", "int"),
+    ("accuracy", "accuracy", "pct"),
+    ("accuracy_ci95", "95% CI", "ci"),
+    ("coverage", "coverage", "pct"),
+    ("balanced_accuracy", "balanced acc.", "pct"),
+    ("mcc", "MCC", "float"),
+    ("cost_usd", "cost", "usd"),
+    ("tokens", "tokens", "int"),
+    ("date", "date", "date"),
+    ("complete", "complete", "bool"),
+    ("note", "note", "text"),
+]
+
+
+class Run(NamedTuple):
+    row: dict
+    records: list[dict]
+    meta: dict
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def is_run(directory: Path) -> bool:
+    return (directory / "summary.json").is_file() and (directory / "completions.jsonl").is_file()
+
+
+def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int | None = None) -> dict:
+    dataset = manifest.get("dataset_config") or {}
+    digest = dataset.get("manifest_hash") or ""
+    tokens = summary.get("tokens") or {}
+    note = [] if summary.get("complete", True) else [f"INCOMPLETE: {summary.get('incomplete_reason') or 'not asked'}"]
+    if shards:
+        note.append(f"merged from {shards} shards")
+    subset = (manifest.get("selection") or {}).get("subset")
+    if subset:
+        note.append(f"subset ({subset})")
+    return {
+        "run": directory.name,
+        "path": str(directory),
+        "report": str(directory / "report.html") if (directory / "report.html").is_file() else None,
+        "model": summary.get("model"),
+        "mode": summary.get("mode"),
+        "dataset": f"{Path(dataset.get('path') or '?').name}@{digest[:8]}",
+        "dataset_sha256": digest,
+        "prompt": ((manifest.get("prompt") or {}).get("sha256") or "")[:12],
+        "n": summary.get("total_questions"),
+        "accuracy": summary.get("overall_accuracy"),
+        "accuracy_ci95": summary.get("overall_accuracy_ci95"),
+        "coverage": summary.get("coverage"),
+        "balanced_accuracy": summary.get("balanced_accuracy"),
+        "mcc": summary.get("mcc"),
+        "cost_usd": summary.get("cost_usd"),
+        "tokens": sum(v for v in tokens.values() if isinstance(v, (int, float))),
+        "date": meta.get("timestamp"),
+        "complete": summary.get("complete", True),
+        "note": "; ".join(note),
+        # the families this run measured (a summary lists every ChaosBench family, empty ones as None)
+        "families": {k: v for k, v in (summary.get("task_accuracy") or {}).items() if v is not None},
+    }
+
+
+def _read(directory: Path) -> Run:
+    summary, meta = _json(directory / "summary.json"), _json(directory / "run_meta.json")
+    manifest = _json(directory / "run_manifest.json")
+    return Run(_row(directory, summary, meta, manifest), read_completions(directory / "completions.jsonl"), meta)
+
+
+def _shard_of(directory: Path) -> tuple[Path, str, str] | None:
+    """(where its merge goes, its run name, config hash) for a shard's directory, else None."""
+    try:
+        execution = _json(directory / "run_manifest.json").get("execution") or {}
+    except (OSError, ValueError):
+        return None
+    # a merge's directory keeps `sharded`: it is a whole run
+    if not execution.get("sharded") or execution.get("merged"):
+        return None
+    return directory.parent, str(execution.get("run_name")), str(execution.get("config_hash"))
+
+
+def read_runs(directories: list[Path]) -> tuple[list[Run], list[str]]:
+    """Every ChaosBench run among `directories`, a sharded run's shards as one run (unless its
+    merged directory is there too); -> (runs, one line per directory that could not be read)."""
+    mine = [d for d in directories if is_run(d)]
+    present = {d.resolve() for d in mine}
+    shards: dict[tuple, list[Path]] = {}
+    runs, problems = [], []
+    for directory in mine:
+        key = _shard_of(directory)
+        if key is None:
+            try:
+                runs.append(_read(directory))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                problems.append(f"{directory}: not read ({type(exc).__name__}: {exc})")
+        elif (key[0] / key[1]).resolve() not in present:
+            shards.setdefault(key, []).append(directory)
+    for (parent, name, _), group in shards.items():
+        try:
+            combined = combine(group, allow_partial=True)
+        except MergeError as exc:
+            problems.append(f"{parent / name}: its shards are not merged ({exc})")
+            continue
+        row = _row(parent / name, combined.summary, combined.meta, combined.manifest, shards=len(group))
+        # no merged directory: the row points at its first shard's page
+        page = group[0] / "report.html"
+        row.update(path=str(group[0]), report=str(page) if page.is_file() else None)
+        runs.append(Run(row, combined.records, combined.meta))
+    # runs of one name in two folders (one per prompt, say) are named by their folder too
+    names = [r.row["run"] for r in runs]
+    for run in runs:
+        if names.count(run.row["run"]) > 1:
+            run.row["run"] = f"{Path(run.row['path']).parent.name}/{run.row['run']}"
+    runs.sort(key=lambda r: (r.row["dataset"], str(r.row["model"]), str(r.row["mode"]), r.row["run"]))
+    _mark_datasets([r.row for r in runs])
+    return runs, problems
+
+
+def _mark_datasets(rows: list[dict]) -> None:
+    """Runs not on the dataset most runs share say so: only runs on one dataset are compared."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["dataset_sha256"]] = counts.get(row["dataset_sha256"], 0) + 1
+    if len(counts) < 2:
+        return
+    common = max(counts, key=lambda d: (counts[d], d))
+    for row in rows:
+        if row["dataset_sha256"] != common:
+            row["note"] = "; ".join(filter(None, [row["note"], "OTHER DATASET: not compared with the others"]))
+
+
+def pairwise(runs: list[Run]) -> list[dict]:
+    """Every two runs on one dataset, paired by item id as --eval-baseline pairs them (the first
+    run of the two as the baseline): `delta` is the second's accuracy minus the first's."""
+    out = []
+    for before, after in combinations(runs, 2):
+        if before.row["dataset_sha256"] != after.row["dataset_sha256"]:
+            continue
+        c = compare(
+            baseline_of(before.records, before.meta, before.row["run"]), after.records, alpha=1.0, max_drop=None
+        )
+        out.append(
+            {
+                "a": before.row["run"],
+                "b": after.row["run"],
+                "n_paired": c["n_paired"],
+                "fixed": c["fixed"],
+                "broken": c["broken"],
+                "accuracy_a": c["accuracy_baseline"],
+                "accuracy_b": c["accuracy_current"],
+                "delta": c["accuracy_delta"],
+                "delta_ci95": c["accuracy_delta_ci95"],
+                "p_value": c["p_value"],
+            }
+        )
+    return out
+
+
+def runs_table(directories: list[Path]) -> list[dict]:
+    """The ChaosBench table of the runs table: its rows and pairwise comparisons; none with no run."""
+    runs, problems = read_runs(directories)
+    if not runs and not problems:
+        return []
+    return [
+        {
+            "id": "chaosbench",
+            "protocol": "chaosbench",
+            "title": "ChaosBench-Logic runs",
+            "columns": COLUMNS,
+            "rows": [r.row for r in runs],
+            "comparisons": pairwise(runs),
+            "problems": problems,
+        }
+    ]

@@ -1,0 +1,129 @@
+"""Dialectic runs in the runs table (`reasoning-evals runs`, runs_table.py): a row per variant x model
+of each run directory, from its variant_summary.json (no paired comparison: scores are not right/wrong),
+and a row per model a run compared (--eval-compare-models a,b,c: its runs side by side), from its
+cross_provider_summary.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+COLUMNS = [
+    ("run", "run", "text"),
+    ("variant", "variant", "text"),
+    ("model", "model", "text"),
+    ("cases", "cases", "int"),
+    ("mean_score", "mean score", "float"),
+    ("hard_fails", "hard fails", "int"),
+    ("pcc_compliance", "PCC compliance", "pct"),
+    ("mode_accuracy", "mode accuracy", "pct"),
+    ("judge_agreement", "judge agreement", "pct"),
+    ("cost_usd", "cost", "usd"),
+    ("tokens", "tokens", "int"),
+    ("date", "date", "date"),
+    ("complete", "complete", "bool"),
+    ("note", "note", "text"),
+]
+
+
+CROSS_COLUMNS = [
+    ("run", "run", "text"),
+    ("model", "model", "text"),
+    ("model_id", "model id", "text"),
+    ("queries", "queries", "int"),
+    ("mean_score", "mean score", "float"),
+    ("rank", "rank by quality", "int"),
+    ("cost_usd", "cost", "usd"),
+    ("tokens", "tokens", "int"),
+    ("latency_ms", "mean latency (ms)", "int"),
+    ("tokens_per_second", "tokens/s", "float"),
+    ("efficiency", "quality per cent", "float"),
+]
+
+
+def _cross_rows(directory: Path) -> list[dict]:
+    """A row per model of the run's cross-provider comparison, when it compared more than one."""
+    path = directory / "cross_provider_summary.json"
+    if not path.is_file():
+        return []
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    if len(summary["providers_compared"]) < 2:
+        return []
+    ranking = summary["rankings"]["by_quality"]
+    page = directory / "report.html"
+    return [
+        {
+            "run": directory.name,
+            "path": str(directory),
+            "report": str(page) if page.is_file() else None,
+            "model": alias,
+            "model_id": s["model"],
+            "queries": s["queries"],
+            "mean_score": s["mean_composite_score"],
+            "rank": ranking.index(alias) + 1 if alias in ranking else None,
+            "cost_usd": s["total_cost_usd"],
+            "tokens": s["total_tokens"],
+            "latency_ms": None if s["mean_latency_ms"] is None else round(s["mean_latency_ms"]),
+            "tokens_per_second": s["mean_tokens_per_second"],
+            "efficiency": s["mean_efficiency"],
+        }
+        for alias, s in summary["provider_summaries"].items()
+    ]
+
+
+def _rows(directory: Path) -> list[dict]:
+    variants = json.loads((directory / "variant_summary.json").read_text(encoding="utf-8"))["variants"]
+    meta = json.loads((directory / "run_meta.json").read_text(encoding="utf-8"))
+    page = directory / "report.html"
+    complete = meta.get("complete", True)
+    return [
+        {
+            "run": directory.name,
+            "path": str(directory),
+            "report": str(page) if page.is_file() else None,
+            "variant": v["variant"],
+            "model": v["model"],
+            "cases": v["test_cases"],
+            "mean_score": v["mean_score"],
+            "hard_fails": v["hard_fails"],
+            "pcc_compliance": v["pcc_compliance"],
+            "mode_accuracy": v["mode_accuracy"],
+            "judge_agreement": v["judge_agreement"],
+            "cost_usd": v["cost_usd"],
+            "tokens": v["tokens"],
+            "date": meta.get("timestamp"),
+            "complete": complete,
+            "note": "" if complete else f"INCOMPLETE: {meta.get('incomplete_reason')}",
+        }
+        for v in variants
+    ]
+
+
+def runs_table(directories: list[Path]) -> list[dict]:
+    """The dialectic tables of the runs table: variants, and the models compared (each when it has rows)."""
+    rows, cross, problems = [], [], []
+    for directory in directories:
+        if not (directory / "variant_summary.json").is_file():
+            continue
+        try:
+            rows.extend(_rows(directory))
+            cross.extend(_cross_rows(directory))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            problems.append(f"{directory}: not read ({type(exc).__name__}: {exc})")
+    tables = []
+    if rows or problems:
+        table = {"id": "dialectic", "protocol": "dialectic", "title": "Dialectic runs (variant x model)"}
+        tables.append({**table, "columns": COLUMNS, "rows": rows, "comparisons": [], "problems": problems})
+    if cross:
+        tables.append(
+            {
+                "id": "dialectic-models",
+                "protocol": "dialectic",
+                "title": "Dialectic models compared (--eval-compare-models)",
+                "columns": CROSS_COLUMNS,
+                "rows": cross,
+                "comparisons": [],
+                "problems": [],
+            }
+        )
+    return tables

@@ -1,0 +1,181 @@
+"""`reasoning-evals runs DIR...`: many runs side by side. Every run directory under the folders is
+handed to each protocol's table (ProtocolInfo.runs: its rows and its pairwise comparisons, which
+use its own --eval-baseline code); here the p-values of each table are Holm-corrected and the
+tables written as runs.json, runs.csv, runs.md and runs.html (report/runs_page.py) into the first
+folder, and appended as markdown to $GITHUB_STEP_SUMMARY when that is set."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+from pytest_reasoning_evals.results import replacing, write_json
+from pytest_reasoning_evals.stats import holm
+
+FORMAT = "pytest-reasoning-evals/runs/1"
+ALPHA = 0.05  # the family-wise level of the pairwise comparisons (after Holm)
+FILES = ("runs.json", "runs.csv", "runs.md", "runs.html")
+
+
+def run_directories(folders: list[Path]) -> list[Path]:
+    """Each folder that is itself a run directory, and every run directory below the folders (a
+    directory holding run_meta.json), each once, in path order."""
+    found: dict[Path, None] = {}
+    for folder in folders:
+        for meta in sorted([folder / "run_meta.json", *folder.rglob("*/run_meta.json")]):
+            if meta.is_file():
+                found.setdefault(meta.parent.resolve(), None)
+    return list(found)
+
+
+def collect(folders: list[Path], alpha: float = ALPHA) -> dict:
+    """The runs table of every run directory under the folders."""
+    return collect_directories(run_directories(folders), [str(f) for f in folders], alpha)
+
+
+def collect_directories(directories: list[Path], folders: list[str], alpha: float = ALPHA) -> dict:
+    """The runs table of these run directories: the tables of each protocol with runs among them,
+    each table's comparisons' p-values Holm-corrected across it (`p_holm`, `significant` at `alpha`)."""
+    from pytest_reasoning_evals.protocol import declared_protocols, load
+
+    tables = []
+    for info in declared_protocols():
+        for table in load(info.runs)(directories) if info.runs else []:
+            comparisons = table["comparisons"]
+            for comparison, adjusted in zip(comparisons, holm([c["p_value"] for c in comparisons])):
+                comparison["p_holm"] = adjusted
+                comparison["significant"] = adjusted < alpha
+            tables.append(table)
+    return {"format": FORMAT, "folders": folders, "alpha": alpha, "tables": tables}
+
+
+def cell(value, kind: str) -> str:
+    """A value as the tables print it."""
+    if value is None or value == "":
+        return "" if kind == "text" else "n/a"
+    if kind == "pct":
+        return f"{value:.1%}"
+    if kind == "ci":
+        return f"[{value[0]:.1%}, {value[1]:.1%}]"
+    if kind == "float":
+        return f"{value:.3f}"
+    if kind == "usd":
+        return f"${value:,.4f}"
+    if kind == "int":
+        return f"{value:,}"
+    if kind == "bool":
+        return "yes" if value else "NO"
+    if kind == "date":
+        return str(value)[:16].replace("T", " ")
+    return str(value)
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def comparison_cells(c: dict) -> list[str]:
+    return [
+        c["a"],
+        c["b"],
+        str(c["n_paired"]),
+        str(c["fixed"]),
+        str(c["broken"]),
+        "n/a" if c["delta"] is None else f"{c['delta']:+.1%}",
+        cell(c["delta_ci95"], "ci"),
+        f"{c['p_value']:.4g}",
+        f"{c['p_holm']:.4g}",
+        "yes" if c["significant"] else "no",
+    ]
+
+
+COMPARISON_HEADINGS = [
+    "run a",
+    "run b",
+    "paired",
+    "fixed (b right, a not)",
+    "broken (a right, b not)",
+    "delta (b - a)",
+    "95% CI",
+    "McNemar p",
+    "Holm p",
+    "significant",
+]
+
+
+def markdown(collected: dict) -> str:
+    """The tables as markdown: a results page to commit, the CI step summary, the terminal."""
+    out = ["# Runs", ""]
+    for table in collected["tables"]:
+        out += [f"## {table['title']}", ""]
+        out.append(_md_row([heading for _, heading, _ in table["columns"]]))
+        out.append(_md_row(["---"] * len(table["columns"])))
+        for row in table["rows"]:
+            out.append(_md_row([cell(row.get(key), kind) for key, _, kind in table["columns"]]))
+        out.append("")
+        if table["comparisons"]:
+            out += [f"### Paired comparisons (exact McNemar, Holm-corrected at {collected['alpha']:g})", ""]
+            out.append(_md_row(COMPARISON_HEADINGS))
+            out.append(_md_row(["---"] * len(COMPARISON_HEADINGS)))
+            out += [_md_row(comparison_cells(c)) for c in table["comparisons"]]
+            out.append("")
+        out += [f"- {problem}" for problem in table["problems"]]
+    if not collected["tables"]:
+        out.append("no run directory found")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def csv_text(collected: dict) -> str:
+    """Every table's rows in one CSV, a `table` column first (families as family:accuracy)."""
+    keys: dict[str, None] = {"table": None}
+    for table in collected["tables"]:
+        for row in table["rows"]:
+            keys.update(dict.fromkeys(row))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(keys)
+    for table in collected["tables"]:
+        for row in table["rows"]:
+            values = {"table": table["id"], **row}
+            writer.writerow([_csv_value(values.get(key)) for key in keys])
+    return buffer.getvalue()
+
+
+def _csv_value(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return " ".join(f"{k}:{v:.4f}" if isinstance(v, float) else f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(map(str, value))
+    return str(value)
+
+
+def write_outputs(collected: dict, folder: Path) -> tuple[list[Path], str | None]:
+    """runs.json, runs.csv, runs.md and runs.html in `folder`; -> (written, why the page was not)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "runs.json", collected)
+    for name, text in (("runs.csv", csv_text(collected)), ("runs.md", markdown(collected))):
+        with replacing(folder / name) as handle:
+            handle.write(text)
+    written = [folder / name for name in FILES[:3]]
+    try:
+        from pytest_reasoning_evals.report.runs_page import write_page
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("jinja2", "markupsafe"):
+            raise
+        return written, "runs.html not written: it needs Jinja2 (pip install 'pytest-reasoning-evals[report]')"
+    write_page(collected, folder / "runs.html")
+    return [*written, folder / "runs.html"], None
+
+
+def step_summary(collected: dict) -> Path | None:
+    """In GitHub Actions: the markdown appended to the job's step summary."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(markdown(collected) + "\n")
+    return Path(path)

@@ -1,0 +1,122 @@
+"""`--eval-prompts a,b`: two prompt folders in one command give two run directories (each into
+<out>/<name>/, its cassettes apart), the runs table of the two and their paired comparison; with
+`--eval-baseline-prompt NAME --eval-fail-on-regression` the exit status says whether a prompt is
+worse than the named one. The model is the fake provider on 127.0.0.1, which answers right when
+its prompt says CAREFUL and wrong otherwise."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fakeprovider import FakeProvider
+from helpers import EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, question, write_jsonl
+
+TRUTH = {f"q-{i:02d}": "TRUE" if i % 2 else "FALSE" for i in range(12)}
+SHIPPED = "Answer the following question with TRUE or FALSE.\n\nQuestion: {question}\n\nAnswer:"
+
+
+@pytest.fixture(autouse=True)
+def no_step_summary(monkeypatch) -> None:
+    """In GitHub Actions these commands would append their tables to the job's real step summary."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def answer(body: dict) -> str:
+    text = body["messages"][-1]["content"]
+    gold = TRUTH[re.search(r"system (q-\d+) ", text)[1]]
+    wrong = "FALSE" if gold == "TRUE" else "TRUE"
+    return gold if "CAREFUL" in text else wrong
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+    with FakeProvider() as provider:
+        provider.responder = answer
+        yield provider
+
+
+def prompts(pytester: pytest.Pytester, name: str, text: str) -> Path:
+    folder = pytester.path / name
+    folder.mkdir()
+    (folder / "zeroshot.txt").write_text(text)
+    (folder / "cot.txt").write_text(text)
+    return folder
+
+
+@pytest.fixture
+def command(pytester: pytest.Pytester, server) -> list[str]:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    cases = write_jsonl(pytester.path / "bank.jsonl", [question(i, truth) for i, truth in TRUTH.items()])
+    prompts(pytester, "careful", "Be CAREFUL. " + SHIPPED)
+    prompts(pytester, "hasty", SHIPPED)
+    return [*fake_run_args(pytester, server.openai_base, cases), "--eval-prompts", "careful,hasty"]
+
+
+def test_two_prompt_folders_give_two_runs_and_their_paired_comparison(pytester, command) -> None:
+    result = pytester.runpytest_subprocess(*command, "--eval-min-coverage", "0")
+    # the hasty prompt's answers are all wrong: its items fail, and no gate fails the command
+    assert result.ret == 0, result.stdout.str()
+    results = pytester.path / "results"
+    runs = {name: next((results / name).glob("fake_zeroshot_*")) for name in ("careful", "hasty")}
+    accuracy = {name: json.loads((d / "summary.json").read_text())["overall_accuracy"] for name, d in runs.items()}
+    assert accuracy == {"careful": 1.0, "hasty": 0.0}
+    # cassettes apart: one folder per prompt
+    for name in ("careful", "hasty"):
+        assert len(list((pytester.path / "cassettes" / name).rglob("*.yaml"))) == len(TRUTH)
+    (table,) = json.loads((results / "runs.json").read_text())["tables"]
+    assert sorted(r["run"] for r in table["rows"]) == sorted(f"{n}/{d.name}" for n, d in runs.items())
+    (pair,) = table["comparisons"]
+    assert (pair["n_paired"], abs(pair["delta"]), pair["fixed"] + pair["broken"]) == (12, 1.0, 12)
+    assert pair["p_value"] == pytest.approx(2 / 2**12) and pair["significant"]
+    result.stdout.fnmatch_lines(
+        ["*=== prompt careful*", "*=== prompt hasty*", "## ChaosBench-Logic runs", "*runs: wrote*"]
+    )
+    for name in ("runs.csv", "runs.md", "runs.html"):
+        assert (results / name).is_file()
+
+
+def test_a_prompt_worse_than_the_baseline_prompt_fails_the_command(pytester, command) -> None:
+    args = [*command, "--eval-min-coverage", "0", "--eval-baseline-prompt", "careful", "--eval-fail-on-regression"]
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*gate no-regression: FAILED*"])
+    hasty = next((pytester.path / "results" / "hasty").glob("fake_zeroshot_*"))
+    comparison = json.loads((hasty / "comparison.json").read_text())
+    assert comparison["regressed"] and comparison["broken"] == 12
+
+
+def test_a_better_prompt_than_the_baseline_prompt_passes(pytester, command) -> None:
+    careful_only = [a for a in command if a != "careful,hasty"]
+    # the hasty prompt, the baseline, is 0% right; the gates its own run fails are not the comparison's
+    args = [*careful_only, "careful,hasty", "--eval-baseline-prompt", "hasty", "--eval-fail-on-regression"]
+    result = pytester.runpytest_subprocess(*args, "--eval-min-coverage", "0")
+    careful = next((pytester.path / "results" / "careful").glob("fake_zeroshot_*"))
+    comparison = json.loads((careful / "comparison.json").read_text())
+    assert not comparison["regressed"] and comparison["fixed"] == 12
+    assert "gate no-regression: passed" in result.stdout.str()
+    # the order: the baseline prompt runs first
+    assert result.stdout.str().index("=== prompt hasty") < result.stdout.str().index("=== prompt careful")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--eval-baseline-prompt", "nosuch"], "*--eval-baseline-prompt nosuch: not one of*"),
+        (["--eval-fail-on-regression"], "*needs --eval-baseline-prompt NAME*"),
+    ],
+)
+def test_usage_errors_of_several_prompts(pytester, command, extra, message) -> None:
+    result = pytester.runpytest_subprocess(*command, *extra)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_baseline_prompt_needs_several_folders(pytester, command) -> None:
+    single = [a if a != "careful,hasty" else "careful" for a in command]
+    result = pytester.runpytest_subprocess(*single, "--eval-baseline-prompt", "careful")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--eval-baseline-prompt needs several --eval-prompts folders*"])

@@ -1,0 +1,179 @@
+"""`reasoning-evals runs DIR...`: oracle, always-true and random ChaosBench runs and a dialectic run
+in one folder give one table per protocol, a row per run, pairwise exact McNemar tests (the code of
+--eval-baseline) Holm-corrected, and runs.json / runs.csv / runs.md / runs.html in the first folder.
+What runs.html looks like in a browser is tests/integration/test_runs_browser.py."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+from helpers import DIALECTIC_MODULE, EVAL_MODULE, oracle_shards, question, use_repo_cassettes, write_jsonl
+
+from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file, server  # noqa: F401 - its fake server
+from integration.test_dialectic_run import run as run_dialectic
+from pytest_reasoning_evals.__main__ import main
+
+FIXED = ("oracle", "always-true", "random")
+FAMILIES = ("atomic", "multi_hop", "adversarial")
+
+
+@pytest.fixture(autouse=True)
+def no_step_summary(monkeypatch) -> None:
+    """In GitHub Actions these commands would append their tables to the job's real step summary."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def bank(path: Path, n: int = 24) -> Path:
+    """n questions over three families, TRUE and FALSE in turn."""
+    return write_jsonl(
+        path, [question(f"q-{i:02d}", "TRUE" if i % 2 else "FALSE", family=FAMILIES[i % 3]) for i in range(n)]
+    )
+
+
+def fixed_runs(pytester: pytest.Pytester, cases: Path, models=FIXED) -> Path:
+    """A run of each fixed model over `cases` in pytester's results folder; -> the folder."""
+    for model in models:
+        result = pytester.runpytest("--model", model, "--eval-cases", str(cases))
+        assert result.ret in (0, 1), result.stdout.str()
+    return pytester.path / "results"
+
+
+def records(folder: Path, model: str) -> dict[str, bool]:
+    directory = next(folder.glob(f"{model}_zeroshot_*"))
+    lines = (directory / "completions.jsonl").read_text().splitlines()
+    return {r["id"]: r["correct"] is True for r in map(json.loads, lines)}
+
+
+def exact_mcnemar(a: dict[str, bool], b: dict[str, bool]) -> float:
+    """The two-sided exact McNemar p-value, computed here from scratch."""
+    down = sum(a[i] and not b[i] for i in a)
+    up = sum(b[i] and not a[i] for i in a)
+    n = down + up
+    return min(1.0, 2 * sum(math.comb(n, k) for k in range(min(down, up) + 1)) / 2**n) if n else 1.0
+
+
+def runs(capsys, *args) -> tuple[int, str]:
+    code = main(["runs", *map(str, args)])
+    return code, capsys.readouterr().out
+
+
+@pytest.fixture
+def folder(pytester: pytest.Pytester) -> Path:
+    """oracle, always-true and random over a small bank, and a replayed dialectic run of two cases."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE, test_dialectic=DIALECTIC_MODULE)
+    use_repo_cassettes(pytester)
+    fixed_runs(pytester, bank(pytester.path / "bank.jsonl"))
+    result = pytester.runpytest("test_dialectic.py", "--eval-max-items", "2")
+    assert result.ret in (0, 1), result.stdout.str()
+    return pytester.path / "results"
+
+
+def test_runs_of_three_models_and_a_dialectic_run(folder, capsys) -> None:
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    for model, accuracy in (("oracle", "100.0%"), ("always-true", "50.0%")):
+        assert any(f"| {model} |" in line and f"| {accuracy} |" in line for line in out.splitlines()), out
+    assert "| random |" in out
+    assert "## Dialectic runs" in out and "| dialectic | smollm2-135m |" in out
+    for name in ("runs.json", "runs.csv", "runs.md", "runs.html"):
+        assert (folder / name).is_file(), name
+    data = json.loads((folder / "runs.json").read_text())
+    chaos, dialectic = data["tables"]
+    assert [t["protocol"] for t in data["tables"]] == ["chaosbench", "dialectic"]
+    assert sorted(r["model"] for r in chaos["rows"]) == sorted(FIXED)
+    assert {r["variant"] for r in dialectic["rows"]} == {"baseline", "dialectic"}
+    assert len(chaos["comparisons"]) == 3
+    pair = next(c for c in chaos["comparisons"] if {c["a"], c["b"]} == {r["run"] for r in chaos["rows"][:2]})
+    by_run = {r["run"]: r["model"] for r in chaos["rows"]}
+    assert {by_run[pair["a"]], by_run[pair["b"]]} == {"always-true", "oracle"}
+    a, b = records(folder, by_run[pair["a"]]), records(folder, by_run[pair["b"]])
+    assert pair["p_value"] == pytest.approx(exact_mcnemar(a, b), rel=1e-12)
+    assert pair["n_paired"] == 24 and pair["fixed"] + pair["broken"] == 12
+    assert pair["delta"] == pytest.approx(sum(b.values()) / 24 - sum(a.values()) / 24)
+    # Holm: the smallest of three p-values times 3, and never below its own
+    ps = sorted(c["p_value"] for c in chaos["comparisons"])
+    smallest = min(chaos["comparisons"], key=lambda c: c["p_value"])
+    assert smallest["p_holm"] == pytest.approx(min(1.0, 3 * ps[0]))
+    assert all(c["p_holm"] >= c["p_value"] for c in chaos["comparisons"])
+    rows = list(csv.DictReader((folder / "runs.csv").open()))
+    assert len(rows) == 5 and {r["table"] for r in rows} == {"chaosbench", "dialectic"}
+    assert "| run a | run b |" in (folder / "runs.md").read_text()
+
+
+def test_shards_are_one_row_unless_their_merge_is_there(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    cases = bank(pytester.path / "bank.jsonl")
+    shards = oracle_shards(pytester, str(cases))
+    code, out = runs(capsys, pytester.path / "results")
+    assert code == 0, out
+    (table,) = json.loads((pytester.path / "results" / "runs.json").read_text())["tables"]
+    (row,) = table["rows"]
+    assert row["n"] == 24 and row["accuracy"] == 1.0 and "merged from 2 shards" in row["note"]
+    assert main(["merge", *map(str, shards)]) == 0
+    capsys.readouterr()
+    code, out = runs(capsys, pytester.path / "results")
+    (row,) = json.loads((pytester.path / "results" / "runs.json").read_text())["tables"][0]["rows"]
+    assert row["path"] == str((pytester.path / "results" / row["run"]).resolve()) and "_shard" not in row["run"]
+    assert row["n"] == 24 and row["accuracy"] == 1.0
+
+
+def test_incomplete_runs_and_other_datasets_are_marked_and_not_compared(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle", "always-true"))
+    fixed_runs(pytester, bank(pytester.path / "other.jsonl", n=12), models=("random",))
+    summary_path = next(folder.glob("always-true_zeroshot_*")) / "summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary.update(complete=False, incomplete_reason="interrupted")
+    summary_path.write_text(json.dumps(summary))
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+    notes = {r["model"]: r["note"] for r in table["rows"]}
+    assert "INCOMPLETE: interrupted" in notes["always-true"]
+    assert "OTHER DATASET" in notes["random"] and "OTHER DATASET" not in notes["oracle"]
+    assert [{c["a"], c["b"]} for c in table["comparisons"]] == [
+        {r["run"] for r in table["rows"] if r["model"] != "random"}
+    ]
+    assert "| NO |" in out
+
+
+def test_step_summary_gets_the_markdown_and_out_puts_files_elsewhere(pytester, capsys, monkeypatch) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle", "always-true"))
+    summary = pytester.path / "step_summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out = runs(capsys, folder, "--out", pytester.path / "site")
+    assert code == 0, out
+    text = summary.read_text()
+    assert text.startswith("earlier step\n") and "## ChaosBench-Logic runs" in text and "| oracle |" in text
+    assert (pytester.path / "site" / "runs.md").read_text() in text
+    assert not (folder / "runs.json").exists()
+
+
+def test_no_run_is_a_usage_error(pytester, capsys) -> None:
+    code = main(["runs", str(pytester.path)])
+    assert code == 2
+    assert "no run directory under" in capsys.readouterr().err
+
+
+def test_models_compared_by_a_dialectic_run_are_rows_side_by_side(pytester, server, capsys) -> None:  # noqa: F811
+    server.responder = Scripted({"a": STRUCTURED})
+    server.usage.prompt, server.usage.completion = 100, 50
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    args = ["--model", "fake", "--eval-variant", "dialectic", "--eval-compare-models", "fake,other"]
+    result = run_dialectic(pytester, server, cases, *args, "--eval-judge-model", "fake-judge", "-k", "cross_provider")
+    assert result.ret == 0, result.stdout.str()
+    code, out = runs(capsys, pytester.path / "results")
+    assert code == 0, out
+    assert "## Dialectic models compared (--eval-compare-models)" in out
+    tables = {t["id"]: t for t in json.loads((pytester.path / "results" / "runs.json").read_text())["tables"]}
+    models = {r["model"]: r for r in tables["dialectic-models"]["rows"]}
+    assert sorted(models) == ["fake", "other"]
+    assert models["fake"]["cost_usd"] == pytest.approx((100 * 1000 + 50 * 2000) / 1e6)
+    assert models["other"]["cost_usd"] == pytest.approx((100 * 4000 + 50 * 8000) / 1e6)
+    assert models["fake"]["queries"] == 1 and models["fake"]["rank"] == 1
