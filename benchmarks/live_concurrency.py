@@ -9,8 +9,9 @@ and for each concurrency records them all from scratch (fresh cassettes, record 
 `pytest -n <workers> --eval-concurrency <c>`. It prints the wall time of each run against its
 ideal, items x latency / (workers x concurrency), and the speed-up over concurrency 1 when that
 is measured (the baseline of the same run), the most and the mean requests the server held at
-once (sampled every 10 ms while it held any), and the CPU time of the pytest processes. Nothing
-is asserted: run it by hand and read the table.
+once (sampled every 10 ms while it held any), the CPU time of the pytest processes (in all and
+per item) and their peak RSS (the controller's, and the largest worker's). Nothing is asserted:
+run it by hand and read the table.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ BENCHMARKS = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCHMARKS), str(BENCHMARKS.parent / "tests")]
 
 from fakeprovider import FakeProvider  # noqa: E402
-from replay_throughput import EVAL_MODULE, question  # noqa: E402
+from replay_throughput import EVAL_MODULE, MEASURED, question  # noqa: E402
 
 MODELS = "models:\n  bench:\n    provider: openai_compatible\n    model_id: bench-model\n    api_key_env: null\n    base_url: {url}\n"
 
@@ -47,9 +48,10 @@ def write_bank(root: Path, n: int) -> None:
     (root / "test_chaosbench.py").write_text(EVAL_MODULE.read_text())
 
 
-def record(root: Path, server: FakeProvider, workers: str, concurrency: int) -> tuple[float, float, float]:
+def record(root: Path, server: FakeProvider, workers: str, concurrency: int) -> tuple[float, float, float, dict]:
     """(wall seconds, CPU seconds of the pytest processes, mean requests the server held while
-    it held any) of one recording run of every item, from empty cassettes."""
+    it held any, peak RSS MiB {"rss": controller, "workers_rss": largest worker}) of one recording
+    run of every item, from empty cassettes."""
     # fresh cassettes, also for a repeated concurrency
     run = Path(tempfile.mkdtemp(prefix=f"c{concurrency}-", dir=root))
     (root / "models.yaml").write_text(MODELS.format(url=server.openai_base))
@@ -87,13 +89,17 @@ def record(root: Path, server: FakeProvider, workers: str, concurrency: int) -> 
     sampler = threading.Thread(target=sample)
     sampler.start()
     started, cpu_before = time.perf_counter(), _children_cpu()
-    result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=root, capture_output=True, text=True)
+    measured = run / "measured.json"
+    result = subprocess.run(
+        [sys.executable, "-c", MEASURED, str(measured), *args], cwd=root, capture_output=True, text=True
+    )
     elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu_before
     running.clear()
     sampler.join()
-    if result.returncode != 0:
-        sys.exit(f"pytest {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}")
-    return elapsed, cpu, sum(held) / len(held) if held else 0.0
+    peak = json.loads(measured.read_text()) if measured.exists() else {"code": result.returncode}
+    if result.returncode != 0 or peak["code"] != 0:
+        sys.exit(f"pytest {' '.join(args)} failed ({peak['code']}):\n{result.stdout[-3000:]}")
+    return elapsed, cpu, sum(held) / len(held) if held else 0.0, peak
 
 
 def _children_cpu() -> float:
@@ -112,7 +118,7 @@ def main() -> None:
     print(f"{options.items} items, {options.latency * 1000:g} ms a call, -n {options.workers}")
     print(
         f"{'concurrency':>11} {'s':>8} {'ideal s':>8} {'x ideal':>8} {'speed-up':>9} {'max in flight':>14} "
-        f"{'mean in flight':>15} {'pytest CPU s':>13}"
+        f"{'mean in flight':>15} {'pytest CPU s':>13} {'CPU ms/item':>12} {'RSS MiB ctl / worker':>21}"
     )
     with tempfile.TemporaryDirectory(prefix="live-bench-") as tmp:
         root = Path(tmp)
@@ -121,13 +127,15 @@ def main() -> None:
         for concurrency in options.concurrency:
             with FakeProvider(keep_alive=True) as server:  # connections reused, as a real provider's are
                 server.delay = options.latency
-                elapsed, cpu, mean_held = record(root, server, options.workers, concurrency)
+                elapsed, cpu, mean_held, peak = record(root, server, options.workers, concurrency)
                 in_flight = server.max_in_flight
             first = first or (concurrency, elapsed)
             ideal = options.items * options.latency / (processes * concurrency)
             speedup = f"{first[1] / elapsed:.2f}" if first[0] == 1 else "-"
+            rss = f"{peak['rss']:.0f} / {peak['workers_rss']:.0f}"
             print(
-                f"{concurrency:>11} {elapsed:>8.2f} {ideal:>8.2f} {elapsed / ideal:>8.2f} {speedup:>9} {in_flight:>14} {mean_held:>15.1f} {cpu:>13.1f}",
+                f"{concurrency:>11} {elapsed:>8.2f} {ideal:>8.2f} {elapsed / ideal:>8.2f} {speedup:>9} {in_flight:>14} {mean_held:>15.1f} {cpu:>13.1f}"
+                f" {cpu / options.items * 1000:>12.2f} {rss:>21}",
                 flush=True,
             )
 

@@ -33,10 +33,12 @@ from pytest_reasoning_evals.protocol import (
     load,
     payload_of,
 )
+from pytest_reasoning_evals.speed import SPEED_PLUGIN
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.gates import GateResult
     from pytest_reasoning_evals.progress import Progress
+    from pytest_reasoning_evals.report import PageWriter
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
@@ -131,6 +133,11 @@ class EvalSession:
                 f"--eval-record-mode={rerecord_mode(misses)}",
             ]
         )
+
+    def page_writer(self, protocol: str) -> PageWriter | None:
+        """The speed plugin's writer of `protocol`'s page, started ahead (report.PageWriter), or None."""
+        speed = self.config.pluginmanager.get_plugin(SPEED_PLUGIN)
+        return speed.page_writer(protocol) if speed is not None else None
 
     def num_workers(self) -> int:
         return int(self.config.getoption("numprocesses", None) or 0) or 1

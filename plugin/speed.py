@@ -1,7 +1,8 @@
 """The speed machinery of a long eval run, one plugin object beside the session (SPEED_PLUGIN):
 the garbage-collector freezer (frozen.py), lean kept reports (lean_reports.py), consumed payloads
 let go, shared junit properties, and the cassettes this process will read, for the cassette
-index's warmer (cassette_index.py). None of it changes what a run decides or writes:
+index's warmer (cassette_index.py), and a large run's page writers started ahead (report.PageWriter).
+None of it changes what a run decides or writes:
 `-p no:pytest-reasoning-evals-speed` turns it all off.
 """
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_reasoning_evals import report as pages
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.protocol import PAYLOAD, attach, payload_of
@@ -32,6 +34,7 @@ class SpeedPlugin:
         self.from_workers = False  # controller: the reports arrive from xdist workers
         self._status_payloads: dict[tuple, dict] = {}
         self._properties: dict[tuple, tuple] = {}
+        self._page_writers: dict[str, pages.PageWriter | None] = {}  # protocol name -> its page's writer
 
     # --- the freezer: from the first eval items made (or, on the xdist controller, results) ---
 
@@ -82,6 +85,7 @@ class SpeedPlugin:
         if payload is not None:
             # the controller under xdist collects nothing: it freezes from its first result
             self.freezer.start()
+            self._start_page_writer(payload["protocol"])
             self._let_go(report, payload)
         if self.terminalreporter is not None and not self.session.infos.keys().isdisjoint(report.keywords):
             # an eval item's: its protocol's marker is a keyword
@@ -107,6 +111,23 @@ class SpeedPlugin:
         if payload is not None and STATUS in payload:
             return payload[STATUS]
         return None
+
+    # --- a large run's page: its writer's start (Python, matplotlib) while the items run ---
+
+    def _start_page_writer(self, protocol: str) -> None:
+        if protocol not in self._page_writers and self.session.pytest_session.testscollected >= pages.APART_FROM:
+            self._page_writers[protocol] = pages.PageWriter.start()
+
+    def page_writer(self, protocol: str) -> pages.PageWriter | None:
+        """The writer started for `protocol`'s page, handed over once."""
+        return self._page_writers.pop(protocol, None)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        # the writers of pages never written (an interrupted run, a protocol that wrote none) end
+        for writer in filter(None, self._page_writers.values()):
+            writer.close()
+        self._page_writers.clear()
 
     # --- the cassette index's warmer ---
 

@@ -419,7 +419,7 @@ class Protocol(EvalProtocol):
         )
         write_gates(self.run_dir, self.gates)
         self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
-        self.html_report = write_run_report(self.run_dir, len(self.records))
+        self.html_report = write_run_report(self.run_dir, len(self.records), self.session.page_writer(self.name))
         return self.gates
 
     def judge_unrun(self) -> list[GateResult]:

@@ -266,7 +266,7 @@ class Protocol(EvalProtocol):
         self.gates = self._gates("; ".join(filter(None, (self.harness_note(), self._budget_note()))) or None)
         write_gates(self.run_dir, self.gates)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
-        self.html_report = write_run_report(self.run_dir, len(self.records))
+        self.html_report = write_run_report(self.run_dir, len(self.records), self.session.page_writer(self.name))
         return self.gates
 
     def judge_unrun(self) -> list[GateResult]:

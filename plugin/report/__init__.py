@@ -10,6 +10,7 @@ one line and writes everything else as before.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -55,17 +56,62 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
     return Written(target, f"report: {target}")
 
 
-def write_run_report(run_dir: Path, records: int) -> Written:
+class PageWriter:
+    """A process of its own that imports what a page needs while the run runs, then writes the
+    page of the run directory it is sent (report/__main__.py), as `reasoning-evals report RUN_DIR`
+    does: a large run's end then waits for the page, not for Python and matplotlib to start.
+    Started by the speed plugin; one page each."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        # a relative run directory is read from the folder the process started in
+        self.cwd = os.getcwd()
+
+    @classmethod
+    def start(cls) -> PageWriter | None:
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pytest_reasoning_evals.report"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        except OSError:
+            return None
+        return cls(process)
+
+    def write(self, run_dir: Path) -> subprocess.CompletedProcess | None:
+        """The finished command, or None when this process cannot write the page (it ended, or
+        the path is not one line): the caller starts the command afresh."""
+        if self.process.poll() is not None or "\n" in str(run_dir) or os.getcwd() != self.cwd:
+            self.close()
+            return None
+        stdout, stderr = self.process.communicate(f"{run_dir}\n")
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout, stderr)
+
+    def close(self) -> None:
+        """Not used: with nothing sent, it ends."""
+        if self.process.returncode is None:
+            with contextlib.suppress(OSError, ValueError):
+                self.process.communicate("")
+
+
+def write_run_report(run_dir: Path, records: int, writer: PageWriter | None = None) -> Written:
     """A run's page, written at the end of its session. A run of APART_FROM records or more has
-    it written by `reasoning-evals report RUN_DIR` in a process of its own: matplotlib and the
-    page's objects then stay out of the run's process, whose peak memory is what its items need.
-    A smaller run writes it here: a process's start (Python, then matplotlib's import) would cost
-    more than the memory it saves."""
+    it written by `reasoning-evals report RUN_DIR` in a process of its own (`writer`'s, when one
+    was started ahead): matplotlib and the page's objects then stay out of the run's process,
+    whose peak memory is what its items need. A smaller run writes it here: a process's start
+    (Python, then matplotlib's import) would cost more than the memory it saves."""
     if records < APART_FROM:
+        if writer is not None:
+            writer.close()
         return write_report(run_dir)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)], capture_output=True, text=True
-    )
+    done = writer.write(run_dir) if writer is not None else None
+    if done is None:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)], capture_output=True, text=True
+        )
     if done.returncode == 0:
         return Written(run_dir / REPORT_FILE, f"report: {run_dir / REPORT_FILE}")
     said = done.stderr.strip().splitlines()
