@@ -78,7 +78,7 @@ def runs(args: argparse.Namespace) -> int:
         print(note)
     summary = step_summary(collected)
     if summary:
-        print(f"runs: appended to {summary}")
+        print(summary)
     return 0
 
 

@@ -171,11 +171,11 @@ def write_outputs(collected: dict, folder: Path) -> tuple[list[Path], str | None
     return [*written, folder / "runs.html"], None
 
 
-def step_summary(collected: dict) -> Path | None:
-    """In GitHub Actions: the markdown appended to the job's step summary."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
+def step_summary(collected: dict) -> str | None:
+    """In GitHub Actions: the markdown appended to the job's step summary; the line to print (where it
+    went, or why it was not written), None outside GitHub Actions."""
+    from pytest_reasoning_evals.markdown import append_step_summary
+
+    if not os.environ.get("GITHUB_STEP_SUMMARY"):
         return None
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(markdown(collected) + "\n")
-    return Path(path)
+    return append_step_summary(markdown(collected) + "\n") or f"runs: appended to {os.environ['GITHUB_STEP_SUMMARY']}"

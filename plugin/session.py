@@ -5,7 +5,6 @@ created on first use, payloads routed to them, their gates combined into the exi
 from __future__ import annotations
 
 import functools
-import os
 import shlex
 import time
 from collections.abc import Iterable
@@ -428,32 +427,21 @@ class EvalSession:
         return own is not None and any(is_set(getattr(own, name)) for name in fields)
 
     def _write_job_summary(self, active: list[EvalProtocol]) -> None:
-        """In GitHub Actions, append each protocol's block to the job summary page. A path that is not
-        a regular file (a directory, a FIFO that would block) or cannot be written is one warning line:
-        the run's results and exit status stand."""
-        import stat
+        """In GitHub Actions, append each protocol's block to the job summary page; a summary that
+        cannot be written is one warning line: the run's results and exit status stand."""
         import sys
 
-        path = os.environ.get("GITHUB_STEP_SUMMARY")
-        if not path:
-            return
-        try:
-            if os.path.exists(path) and not os.path.isfile(path):
-                raise OSError("not a regular file")
-            # O_NONBLOCK: a FIFO put there after the check fails to open instead of waiting for a reader
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
-            with open(fd, "a", encoding="utf-8") as handle:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise OSError("not a regular file")
-                handle.write("".join(protocol.markdown() for protocol in active))
-        except OSError as exc:
-            message = f"WARNING GITHUB_STEP_SUMMARY={path}: job summary not written ({exc.strerror or exc})"
-            if self.terminalreporter is not None:
-                from pytest_reasoning_evals.progress import write_own_line
+        from pytest_reasoning_evals.markdown import append_step_summary
 
-                write_own_line(self.terminalreporter, message)
-            else:
-                print(message, file=sys.stderr)
+        message = append_step_summary("".join(protocol.markdown() for protocol in active))
+        if message is None:
+            return
+        if self.terminalreporter is not None:
+            from pytest_reasoning_evals.progress import write_own_line
+
+            write_own_line(self.terminalreporter, message)
+        else:
+            print(message, file=sys.stderr)
 
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.

@@ -124,4 +124,6 @@ def _table(runs: list[Path], out: Path) -> None:
     print("\n" + markdown(collected), end="", flush=True)
     written, note = write_outputs(collected, out)
     print(f"runs: wrote {', '.join(str(p) for p in written)}" + (f"; {note}" if note else ""), flush=True)
-    step_summary(collected)
+    summary = step_summary(collected)
+    if summary:
+        print(summary, flush=True)

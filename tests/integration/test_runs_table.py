@@ -155,6 +155,24 @@ def test_step_summary_gets_the_markdown_and_out_puts_files_elsewhere(pytester, c
     assert not (folder / "runs.json").exists()
 
 
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_an_unusable_step_summary_is_one_warning_line_of_the_runs_command(
+    pytester, capsys, monkeypatch, tmp_path, kind
+) -> None:
+    from integration.test_hostile_outputs import unusable_summary
+
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle",))
+    path = unusable_summary(kind, tmp_path)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(path))
+    # the same append as a run's: no hang on a FIFO, no traceback on a folder, the tables written
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    warned = [line for line in out.splitlines() if "GITHUB_STEP_SUMMARY" in line]
+    assert len(warned) == 1 and warned[0].startswith("WARNING") and str(path) in warned[0], out
+    assert (folder / "runs.md").is_file()
+
+
 def test_no_run_is_a_usage_error(pytester, capsys) -> None:
     code = main(["runs", str(pytester.path)])
     assert code == 2
