@@ -691,13 +691,13 @@ def fol_inference(inputs: Inputs) -> list[Draft]:
     requires = ontology.requires_closure()
     excludes = ontology.excludes_closure()
     names = list(ontology.PREDICATES)
+    # (a, its value, b, its value) that some catalog system has together
     together = {
-        (a, va, b, vb)
+        (a, s.truth[a], b, s.truth[b])
         for s in inputs.core
         for a in names
         for b in names
         if s.truth[a] is not None and s.truth[b] is not None
-        for va, vb in [(s.truth[a], s.truth[b])]
     }
     drafts = []
 
@@ -733,31 +733,20 @@ def fol_inference(inputs: Inputs) -> list[Draft]:
                         "fol.contrapositive.v1",
                         [pred(a, "negative"), pred(b, "negative")],
                     )
-            if b in excludes[a]:
+            # "if b, then not a" and "can both hold": settled by an exclusion, or refuted by a
+            # system that has both
+            excluded = b in excludes[a]
+            if excluded or (b not in requires[a] and (a, True, b, True) in together):
                 add(
                     f"If a system {claim(b)}, does it follow that it {claim(a, False)}?",
-                    True,
+                    excluded,
                     "fol.contrapositive.v1",
                     [pred(b), pred(a, "negative")],
                 )
                 if a < b:
                     add(
                         f"Can one and the same system satisfy both of these: it {claim(a)}, and it {claim(b)}?",
-                        False,
-                        "fol.exclusion.v1",
-                        [pred(a), pred(b)],
-                    )
-            elif b not in requires[a] and (a, True, b, True) in together:
-                add(
-                    f"If a system {claim(b)}, does it follow that it {claim(a, False)}?",
-                    False,
-                    "fol.contrapositive.v1",
-                    [pred(b), pred(a, "negative")],
-                )
-                if a < b:
-                    add(
-                        f"Can one and the same system satisfy both of these: it {claim(a)}, and it {claim(b)}?",
-                        True,
+                        not excluded,
                         "fol.exclusion.v1",
                         [pred(a), pred(b)],
                     )
@@ -1238,8 +1227,9 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = 
         shuffled = rng.sample(candidates, len(candidates))
         return sorted(shuffled, key=lambda q: usual(q) != behind)
 
+    made = 0
     for n in range(count * 2):
-        if len({r["dialogue_id"] for r in records}) == count:
+        if made == count:
             break
         s = systems[n % len(systems)]
         holds = balance.wanted(1)
@@ -1291,7 +1281,8 @@ def dialogues(inputs: Inputs, count: int, rng: random.Random, asked: set[str] = 
         balance.seen(1, holds)
         usual_turns.update(usual(t[2]["name"]) for t in turns)
         used.update(" ".join(t[0].lower().split()) for t in turns)
-        dialogue_id = f"dlg-{len({r['dialogue_id'] for r in records}) + 1:04d}"
+        made += 1
+        dialogue_id = f"dlg-{made:04d}"
         for turn, (text, truth, predicate, template) in enumerate(turns, start=1):
             records.append(
                 {
