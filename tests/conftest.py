@@ -11,4 +11,18 @@ try:  # the report's libraries (the `report` extra): numpy, under matplotlib, ca
 except ImportError:
     pass
 
+import pytest
+
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def server(monkeypatch):
+    """The fake provider on 127.0.0.1 with the `fake` model's key variable set; a test module that
+    needs its own replies overrides it (`def server(server): server.responder = ...`)."""
+    from fakeprovider import FakeProvider
+    from helpers import FAKE_KEY_VAR
+
+    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+    with FakeProvider() as provider:
+        yield provider

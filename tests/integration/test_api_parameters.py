@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakeprovider import FakeProvider
 from helpers import DIALECTIC_MODULE, EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, run_dir, the_run
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
@@ -22,13 +21,6 @@ REASONING_MODEL = """models:
     reasoning: true
     thinking_budget: 1000
 """
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        yield provider
 
 
 def chaosbench_run(pytester, server, *args: str):

@@ -8,8 +8,8 @@ import json
 import re
 
 import pytest
-from fakeprovider import FakeProvider, Usage
-from helpers import DIALECTIC_MODULE, FAKE_KEY_VAR, fake_models, the_run
+from fakeprovider import Usage
+from helpers import DIALECTIC_MODULE, fake_models, the_run
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.dialectic import judge
@@ -22,12 +22,10 @@ CASES = [f"c{n}" for n in range(8)]
 
 
 @pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        provider.responder = Scripted({case: STRUCTURED for case in CASES})
-        provider.usage = Usage(prompt=41_000, completion=0)
-        yield provider
+def server(server):
+    server.responder = Scripted({case: STRUCTURED for case in CASES})
+    server.usage = Usage(prompt=41_000, completion=0)
+    return server
 
 
 def dialectic_run(pytester, server, *args: str):

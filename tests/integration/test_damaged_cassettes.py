@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakeprovider import FakeProvider, malformed
+from fakeprovider import malformed
 from helpers import add_eval_module, read_summary, run_dir
 from unit.test_cassettes_hardening import (
     _cut_in_half,
@@ -22,13 +22,6 @@ pytestmark = [pytest.mark.slow]
 KEY_VAR = "FAKE_PROVIDER_KEY"
 CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must not need it
 SUITE = "chaosbench-zeroshot"
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        yield provider
 
 
 def test_whole_run_a_malformed_200_is_asked_again_by_the_next_recording_run(pytester, server) -> None:

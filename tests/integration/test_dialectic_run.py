@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakeprovider import FakeProvider
 from helpers import PROJECT_ROOT
 
 from pytest_reasoning_evals.dialectic import judge, spotcheck
@@ -120,13 +119,6 @@ class Scripted:
         if messages[0]["role"] != "system" and case_id in self.baseline:
             return self.baseline[case_id]
         return self.answers[case_id]
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        yield provider
 
 
 def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):

@@ -7,7 +7,6 @@ import json
 
 import pytest
 import yaml
-from fakeprovider import FakeProvider
 from helpers import (
     DEFAULT_CASES,
     DEFAULT_PROMPTS,
@@ -96,13 +95,6 @@ def chosen_violation() -> tuple[str, int]:
         ):
             return d.id, 2
     raise AssertionError("no implication turn in the bank")
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        yield provider
 
 
 def fake_dialogue_run(pytester, server, *args: str):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from fakeprovider import FakeProvider
 from helpers import (
     DEFAULT_PROMPTS,
     DEFAULT_VARIANT_PROMPTS,
@@ -44,13 +43,6 @@ DIALECTIC_MODELS = """models:
     reasoning: true
     thinking_budget: 100
 """
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        yield provider
 
 
 def table(stdout: str) -> dict[tuple[str, str, str], tuple]:

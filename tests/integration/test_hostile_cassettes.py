@@ -50,13 +50,6 @@ MODELS = (
 )
 
 
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        yield provider
-
-
 def client(root: Path, mode: str, base_url: str, index: CassetteIndex | None = None) -> CassetteClient:
     spec = ModelSpec(alias="fake", provider="openai", model_id="fake-model", api_key_env=KEY_VAR, base_url=base_url)
     return CassetteClient(HttpModel(spec, POLICY), root, mode, index)

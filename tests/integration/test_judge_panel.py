@@ -9,10 +9,8 @@ import json
 import pytest
 from helpers import the_run
 
-from integration.test_dialectic_run import KEY_VAR, MODELS, STRUCTURED, Scripted, cases_file, outputs, run, server
+from integration.test_dialectic_run import KEY_VAR, MODELS, STRUCTURED, Scripted, cases_file, outputs, run
 from pytest_reasoning_evals.dialectic import judge, spotcheck
-
-__all__ = ["server"]  # the fake server fixture, shared with test_dialectic_run
 
 SCORE_BY_SEED = {1: 9, 2: 1, 3: 5}  # one judge model sampled three times, each sample its own opinion
 

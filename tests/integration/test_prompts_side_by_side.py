@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fakeprovider import FakeProvider
-from helpers import EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, question, write_jsonl
+from helpers import EVAL_MODULE, fake_run_args, question, write_jsonl
 
 TRUTH = {f"q-{i:02d}": "TRUE" if i % 2 else "FALSE" for i in range(12)}
 SHIPPED = "Answer the following question with TRUE or FALSE.\n\nQuestion: {question}\n\nAnswer:"
@@ -32,11 +31,9 @@ def answer(body: dict) -> str:
 
 
 @pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        provider.responder = answer
-        yield provider
+def server(server):
+    server.responder = answer
+    return server
 
 
 def prompts(pytester: pytest.Pytester, name: str, text: str) -> Path:

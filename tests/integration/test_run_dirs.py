@@ -11,9 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from fakeprovider import FakeProvider
 from helpers import (
-    FAKE_KEY_VAR,
     PROJECT_ROOT,
     add_eval_module,
     answer_by_text,
@@ -28,11 +26,9 @@ DIALECTIC_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(enco
 
 
 @pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        provider.responder = answer_by_text
-        yield provider
+def server(server):
+    server.responder = answer_by_text
+    return server
 
 
 def bank(path, prefix: str, n: int = 3):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import DIALECTIC_MODULE, EVAL_MODULE, oracle_shards, question, use_repo_cassettes, write_jsonl
 
-from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file, server  # noqa: F401 - its fake server
+from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from integration.test_dialectic_run import run as run_dialectic
 from pytest_reasoning_evals.__main__ import main
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fakeprovider import FakeProvider, malformed, missing_fields, slow, status, truncated
+from fakeprovider import malformed, missing_fields, slow, status, truncated
 from helpers import cassette_path
 
 from pytest_reasoning_evals.cassettes import CassetteClient
@@ -72,13 +72,6 @@ def answers_in(path: Path) -> list[str]:
 def leftovers(root: Path) -> list[Path]:
     """Anything in the cassette tree that is not a cassette (temp files of a save)."""
     return [p for p in root.rglob("*") if p.is_file() and p.suffix != ".yaml"]
-
-
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-    with FakeProvider() as provider:
-        yield provider
 
 
 # ---------------------------------------------------------------------------------------------
