@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from stat import S_ISREG
 
-SCHEMA = 3  # bump when what read_cassette checks or returns, or a row, changes: older rows are not read
+SCHEMA = 4  # bump when what indexed_cassette checks or returns, or a row, changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
 BATCH = 500  # rows written per transaction (by default)
 WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
@@ -53,7 +53,9 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-Parsed = tuple[list, list]  # (vcrpy's request dicts, vcrpy's response dicts), as read_cassette returns them
+Parsed = (
+    tuple  # what the reader keeps of a file (cassettes.indexed_cassette: vcrpy's request and response dicts, and more)
+)
 
 
 class CassetteIndex:

@@ -28,7 +28,7 @@ from vcr.serializers import yamlserializer as YAML
 from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
 from pytest_reasoning_evals.providers.base import MISS, UNSAVED, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
-from pytest_reasoning_evals.providers.wire import Call
+from pytest_reasoning_evals.providers.wire import Call, Parsed
 from pytest_reasoning_evals.results import replacing
 
 MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
@@ -239,6 +239,45 @@ def read_cassette(
     return requests_, responses
 
 
+def indexed_cassette(path: Path | str, parse: Callable[[dict], object], data: bytes | None = None) -> tuple:
+    """What the cassette index keeps of a file: read_cassette's (requests, responses), and the
+    first_replay of them (or None) that a plain replay answers from without opening the cassette."""
+    requests_, responses = read_cassette(path, YAML, parse, data)
+    return requests_, responses, first_replay(requests_, responses, parse)
+
+
+def first_replay(requests_: list, responses: list, parse: Callable[[dict], object]) -> tuple | None:
+    """(uri, body bytes, latency ms, the Parsed fields of the answer) of the file's first 2xx
+    interaction: what a fresh replay plays when the request sent is that one byte for byte
+    (CassetteClient._call). None when it is not a plain one: not a POST, a query in its URL, a
+    latency that is not a number; those are played the long way."""
+    for recorded, response in zip(requests_, responses):
+        if not 200 <= response["status"]["code"] < 300:
+            continue
+        if recorded["method"] != "POST" or "?" in recorded["uri"] or not isinstance(recorded["body"], bytes):
+            return None
+        response = _decoded(response)
+        latency = response["headers"].get(LATENCY_HEADER)
+        latency = latency[0] if isinstance(latency, list) else latency
+        try:
+            latency_ms = 0.0 if latency is None else float(latency)
+            parsed = parse(json.loads(response["body"]["string"]))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+            return None
+        fields = (
+            parsed.text,
+            parsed.input_tokens,
+            parsed.output_tokens,
+            parsed.thinking_tokens,
+            parsed.finish_reason,
+            parsed.reasoning,
+        )
+        if not all(type(value) in (str, int, type(None)) for value in fields):
+            return None  # marshal keeps plain values only
+        return recorded["uri"], recorded["body"], latency_ms, fields
+    return None
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Write via the result writers' temp file and rename (results.replacing), synced to disk
     before the rename: a kill mid-write leaves the old file whole, and a reader never sees half
@@ -339,6 +378,9 @@ class CassetteClient:
         self.index = index  # parsed files kept between runs (cassette_index.py); None: parse every time
         # rewrite reads no file: nothing to parse ahead
         self._warm = index is not None and record_mode != "rewrite"
+        # replay-only openings of a single call: answered from the index's first_replay when it fits
+        self._plain_replay = index is not None and record_mode in ("none", "once")
+        self._read_ahead: tuple[str, tuple] | None = None  # (path, indexed) _replay_first read and could not use
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
         self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
@@ -375,6 +417,10 @@ class CassetteClient:
 
     def complete(self, request: Request) -> Completion:
         path = self._file(request.cassette_folder, request.item_id)
+        if self._plain_replay and self._open is None:
+            completion = self._replay_first(path, request)
+            if completion is not None:
+                return completion
         try:
             opened = self._open
             if opened is not None and opened.path == path:
@@ -392,23 +438,50 @@ class CassetteClient:
             )
         return completion
 
+    def _replay_first(self, path: str, request: Request) -> Completion | None:
+        """A replay's usual call, answered from the index's first_replay without opening the
+        cassette: the same completion `_call` gives for a fresh opening whose first interaction is
+        the request sent, byte for byte. None otherwise (the file read is handed to _load)."""
+        try:
+            indexed = self._indexed(path)
+        except (FileNotFoundError, UnreadableCassette):
+            return None  # _load reads it again and says why
+        replay = indexed[2]
+        call = self.model.call_for(request, key="replay")
+        if replay is None or call.url != replay[0] or json.dumps(call.body).encode() != replay[1]:
+            self._read_ahead = (path, indexed)
+            return None
+        self.unreadable.pop(path, None)
+        completion = self.model.completion_of(Parsed(*replay[3]), replay[2])
+        completion.extra["cassette_hit"] = True
+        completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
+        return completion
+
+    def _indexed(self, path: str) -> tuple:
+        """indexed_cassette of the file, from the index when it holds this version of it."""
+        if self._warm:
+            # the first read: the files this process's items read next are parsed ahead (index_warmer.py)
+            self._warm = False
+            self.index.warm(self.model.spec.alias, self.model.spec.provider, self._file)
+        return self.index.read(path, self.model.spec.provider, self._parse_indexed)
+
+    def _parse_indexed(self, path: str, data: bytes | None) -> tuple:
+        return indexed_cassette(path, self._parse, data)
+
     # --- one opening of a cassette ---
 
     def _load(self, path: str, recording: bool) -> tuple[list, bool]:
         """The file's interactions, and whether it was read. A file that cannot be read loads as
         none (a recording run records the item anew and replaces it); why is kept for the miss."""
         self.unreadable.pop(path, None)
-        if self._warm:
-            # the first read: the files this process's items read next are parsed ahead (index_warmer.py)
-            self._warm = False
-            self.index.warm(self.model.spec.alias, self.model.spec.provider, self._file)
+        read_ahead, self._read_ahead = self._read_ahead, None
         try:
-            if self.index is None:
+            if read_ahead is not None and read_ahead[0] == path:
+                requests_, responses, _ = read_ahead[1]
+            elif self.index is None:
                 requests_, responses = read_cassette(path, YAML, self._parse)
             else:
-                requests_, responses = self.index.read(
-                    path, self.model.spec.provider, lambda file, data: read_cassette(file, YAML, self._parse, data)
-                )
+                requests_, responses, _ = self._indexed(path)
         except FileNotFoundError:
             return [], False
         except UnreadableCassette as exc:

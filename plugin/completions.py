@@ -37,68 +37,89 @@ def answered(record: dict) -> bool:
 
 # --- the shape of a record, as scoring.score() and dialogues.dialogue_record() write it ---
 
+# The types a field's value may have, exactly: records are read from JSON, which makes no
+# subclasses, and a table of exact types checks a 40,000-line file several times faster than a
+# check function per field.
+_TEXT = frozenset({str})
+_OPTIONAL_TEXT = frozenset({str, type(None)})
+_COUNT = frozenset({int})
+_NUMBER = frozenset({int, float})
+_OPTIONAL_FLAG = frozenset({bool, type(None)})
+_LABEL = frozenset({str, type(None)})  # and one of LABELS (_question_ok)
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _str_or_none(value) -> bool:
-    return value is None or isinstance(value, str)
-
-
-_CALL_FIELDS = {  # what the summary, the report and the budget read of every model call
-    "id": lambda v: isinstance(v, str) and bool(v),
-    "family": lambda v: isinstance(v, str),
-    "split": lambda v: isinstance(v, str),
-    "system_id": lambda v: isinstance(v, str),
-    "status": lambda v: v in STATUSES,
-    "correct": lambda v: v is None or isinstance(v, bool),
-    "error": _str_or_none,
-    "provider": _str_or_none,
-    "model": _str_or_none,
-    "input_tokens": _is_int,
-    "output_tokens": _is_int,
-    "thinking_tokens": _is_int,
-    "latency_ms": _is_number,
-    "cost_usd": _is_number,
-    "cassette": _str_or_none,
-    "cassette_hit": lambda v: v is None or isinstance(v, bool),
-}
-_QUESTION_FIELDS = {
-    **_CALL_FIELDS,
-    "label": lambda v: v in LABELS,
-    "gold": lambda v: v in LABELS,
-    "raw_text": lambda v: isinstance(v, str),
-    "bias": _str_or_none,
-    "template": lambda v: isinstance(v, str),
-    "finish_reason": _str_or_none,
-    "predicates": lambda v: (
-        isinstance(v, list)
-        and all(isinstance(p, dict) and isinstance(p.get("name"), str) and p.get("polarity") in POLARITIES for p in v)
-    ),
-}
+_CALL_FIELDS = (  # what the summary, the report and the budget read of every model call
+    ("id", _TEXT),
+    ("family", _TEXT),
+    ("split", _TEXT),
+    ("system_id", _TEXT),
+    ("status", _TEXT),
+    ("correct", _OPTIONAL_FLAG),
+    ("error", _OPTIONAL_TEXT),
+    ("provider", _OPTIONAL_TEXT),
+    ("model", _OPTIONAL_TEXT),
+    ("input_tokens", _COUNT),
+    ("output_tokens", _COUNT),
+    ("thinking_tokens", _COUNT),
+    ("latency_ms", _NUMBER),
+    ("cost_usd", _NUMBER),
+    ("cassette", _OPTIONAL_TEXT),
+    ("cassette_hit", _OPTIONAL_FLAG),
+)
+_QUESTION_FIELDS = (
+    *_CALL_FIELDS,
+    ("label", _LABEL),
+    ("gold", _LABEL),
+    ("raw_text", _TEXT),
+    ("bias", _OPTIONAL_TEXT),
+    ("template", _TEXT),
+    ("finish_reason", _OPTIONAL_TEXT),
+    ("predicates", frozenset({list})),
+)
+_TURN_FIELDS = (*_QUESTION_FIELDS, ("turn", _COUNT))
+_DIALOGUE_FIELDS = (*_CALL_FIELDS, ("num_turns", _COUNT), ("num_correct_turns", _COUNT))
 # A reprompted answer's fields (scoring.score): checked when present, so the records of runs
 # before --eval-reprompt stay usable.
-_REPROMPT_FIELDS = {
-    "reprompts": _is_int,
-    "reprompt_replies": lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v),
-    "label_from": lambda v: v is None or _is_int(v),
-}
-_TURN_FIELDS = {**_QUESTION_FIELDS, "turn": _is_int}
-_DIALOGUE_FIELDS = {**_CALL_FIELDS, "num_turns": _is_int, "num_correct_turns": _is_int}
+_REPROMPT_FIELDS = (
+    ("reprompts", _COUNT),
+    ("reprompt_replies", frozenset({list})),
+    ("label_from", frozenset({int, type(None)})),
+)
 
 
-def _fields_ok(record: dict, fields: dict) -> bool:
-    return all(key in record and check(record[key]) for key, check in fields.items())
+def _typed(record: dict, fields: tuple) -> bool:
+    """Every field is there, with a value of one of its types."""
+    try:
+        for key, types in fields:
+            if type(record[key]) not in types:
+                return False
+    except KeyError:
+        return False
+    return True
+
+
+def _call_ok(record: dict, fields: tuple) -> bool:
+    return _typed(record, fields) and bool(record["id"]) and record["status"] in STATUSES
+
+
+def _question_ok(record: dict, fields: tuple) -> bool:
+    return (
+        _call_ok(record, fields)
+        and record["label"] in LABELS
+        and record["gold"] in LABELS
+        and all(
+            type(p) is dict and type(p.get("name")) is str and p.get("polarity") in POLARITIES
+            for p in record["predicates"]
+        )
+        and _reprompts_ok(record)
+    )
 
 
 def _reprompts_ok(record: dict) -> bool:
     """The reprompt fields a record has are of their type, and label_from names one of its replies."""
-    if not all(check(record[key]) for key, check in _REPROMPT_FIELDS.items() if key in record):
+    for key, types in _REPROMPT_FIELDS:
+        if key in record and type(record[key]) not in types:
+            return False
+    if not all(type(t) is str for t in record.get("reprompt_replies", ())):
         return False
     n = record.get("label_from")
     return n is None or 0 <= n <= len(record.get("reprompt_replies", ()))
@@ -107,18 +128,18 @@ def _reprompts_ok(record: dict) -> bool:
 def usable(record: object) -> bool:
     """A record of the shape a run writes (a question, or a dialogue with its turns); anything
     else would crash the summary, so a resumed run or a merge does not take it."""
-    if not isinstance(record, dict):
+    if type(record) is not dict:
         return False
     kind = record.get("kind", "question")
     if kind == "question":
-        return _fields_ok(record, _QUESTION_FIELDS) and _reprompts_ok(record)
+        return _question_ok(record, _QUESTION_FIELDS)
     if kind == "dialogue":
         turns = record.get("turns")
         return (
-            _fields_ok(record, _DIALOGUE_FIELDS)
-            and isinstance(turns, list)
+            _call_ok(record, _DIALOGUE_FIELDS)
+            and type(turns) is list
             and bool(turns)
-            and all(isinstance(t, dict) and _fields_ok(t, _TURN_FIELDS) and _reprompts_ok(t) for t in turns)
+            and all(type(t) is dict and _question_ok(t, _TURN_FIELDS) for t in turns)
         )
     return False
 

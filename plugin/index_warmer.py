@@ -65,10 +65,8 @@ def warm(index_folder: Path, wire: str, paths: list[str]) -> int:
     """Put each file of `paths` into the index (files already there are only looked up); files
     that are missing or cannot be read (a FIFO, a device or a file over MAX_BYTES is never
     read: cassette_index.read_bytes) are left to their items. -> files parsed."""
-    from vcr.serializers import yamlserializer
-
     from pytest_reasoning_evals.cassette_index import CassetteIndex
-    from pytest_reasoning_evals.cassettes import UnreadableCassette, read_cassette
+    from pytest_reasoning_evals.cassettes import UnreadableCassette, indexed_cassette
     from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 
     parse = WIRE_FORMATS[wire][1]
@@ -76,7 +74,7 @@ def warm(index_folder: Path, wire: str, paths: list[str]) -> int:
     try:
         for path in paths:
             try:
-                index.read(path, wire, lambda file, data: read_cassette(file, yamlserializer, parse, data))
+                index.read(path, wire, lambda file, data: indexed_cassette(file, parse, data))
             except (OSError, UnreadableCassette):
                 continue
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypedDict
@@ -22,7 +23,8 @@ PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
 FAILURE = pytest.StashKey[str]()  # why the item fails (a wrong answer, an unmet check), one line
 CALLS = pytest.StashKey["CallCounts"]()  # the item's model calls so far (budget.py): sent as payload["calls"]
 NOT_ASKED = pytest.StashKey[str]()  # the item id of the request the spent --eval-max-cost budget refused
-SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it
+SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it (a dict)
+SERIALIZED_TEXT_KEY = "pytest_reasoning_evals_json"  # ... or carries it as JSON text (serialized_payload)
 # pytest's report category of a wrong answer or an unmet rubric check without -v: not "failed",
 # so pytest does not print a failure section each; the session lists them one line each.
 WRONG = "wrong"
@@ -72,6 +74,27 @@ def attach(report: pytest.TestReport, payload: dict) -> None:
 
 def payload_of(report: pytest.BaseReport) -> dict | None:
     return _payloads.get(report)
+
+
+def serialized_payload(payload: dict) -> tuple[str, object]:
+    """(key, value) that carries `payload` in a serialized report: its JSON text when that reads
+    back equal (execnet's pure-Python serializer takes ~40 us per nested record, JSON ~5), else
+    the dict itself (a tuple, a NaN or a non-text key inside)."""
+    try:
+        text = json.dumps(payload, separators=(",", ":"))
+        if json.loads(text) == payload:
+            return SERIALIZED_TEXT_KEY, text
+    except (TypeError, ValueError, RecursionError):
+        pass
+    return SERIALIZED_KEY, payload
+
+
+def deserialized_payload(data: dict) -> dict | None:
+    """The payload serialized_payload put in `data` (removed from it), or None."""
+    text = data.pop(SERIALIZED_TEXT_KEY, None)
+    if text is not None:
+        return json.loads(text)
+    return data.pop(SERIALIZED_KEY, None)
 
 
 class ProtocolInfo(NamedTuple):

@@ -22,15 +22,16 @@ from pytest_reasoning_evals.protocol import (
     HARNESS_ERROR,
     NOT_ASKED,
     PAYLOAD,
-    SERIALIZED_KEY,
     STOPPED,
     UNKNOWN,
     WRONG,
     EvalProtocol,
     ProtocolInfo,
     attach,
+    deserialized_payload,
     load,
     payload_of,
+    serialized_payload,
 )
 from pytest_reasoning_evals.speed import SPEED_PLUGIN
 
@@ -253,12 +254,13 @@ class EvalSession:
         data = yield
         payload = payload_of(report)
         if payload is not None and data is not None:
-            data[SERIALIZED_KEY] = payload
+            key, value = serialized_payload(payload)
+            data[key] = value
         return data
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_from_serializable(self, config: pytest.Config, data: dict):
-        payload = data.pop(SERIALIZED_KEY, None) if isinstance(data, dict) else None
+        payload = deserialized_payload(data) if isinstance(data, dict) else None
         report = yield
         if payload is not None and report is not None:
             attach(report, payload)

@@ -41,7 +41,7 @@ from pytest_reasoning_evals.providers.base import (
     mask_url,
     url_problem,
 )
-from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call
+from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call, Parsed
 from pytest_reasoning_evals.registry import ModelSpec
 from pytest_reasoning_evals.secrets import SECRET_PATTERNS
 
@@ -354,6 +354,10 @@ class HttpModel:
                 return failed
             failed.cost_usd = self.spec.cost(failed.input_tokens, failed.output_tokens)
             return failed
+        return self.completion_of(parsed, latency_ms)
+
+    def completion_of(self, parsed: Parsed, latency_ms: float) -> Completion:
+        """The completion of a parsed reply (a response body, or a cassette index's replay)."""
         return Completion(
             provider=self.spec.provider,
             model=self.spec.model_id,

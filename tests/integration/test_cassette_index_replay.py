@@ -14,6 +14,8 @@ from helpers import add_eval_module, answer_by_text, question, the_run, write_js
 
 from pytest_reasoning_evals import index_warmer
 from pytest_reasoning_evals.cassette_index import FILE_NAME
+from pytest_reasoning_evals.cassettes import first_replay
+from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
@@ -72,15 +74,15 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
     # Plant another answer in the index row of q-3 (the file unchanged): the next replay reads it,
     # which shows that the index, not the file, was read ...
     path = str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / "q-3.yaml")
-    requests_, responses = marshal.loads(
-        db.execute("SELECT parsed FROM cassettes WHERE path = ?", (path,)).fetchone()[0]
-    )
+    parsed, wire = db.execute("SELECT parsed, wire FROM cassettes WHERE path = ?", (path,)).fetchone()
+    requests_, responses, _ = marshal.loads(parsed)
     flipped = "FALSE" if recorded["q-3"] == "TRUE" else "TRUE"
     body = responses[0]["body"]
     body["string"] = body["string"].replace(
         f'"content": "{recorded["q-3"]}"'.encode(), f'"content": "{flipped}"'.encode()
     )
-    db.execute("UPDATE cassettes SET parsed = ? WHERE path = ?", (marshal.dumps((requests_, responses)), path))
+    planted = (requests_, responses, first_replay(requests_, responses, WIRE_FORMATS[wire][1]))
+    db.execute("UPDATE cassettes SET parsed = ? WHERE path = ?", (marshal.dumps(planted), path))
     db.commit()
     db.close()
     assert pytester.runpytest_subprocess(*replay, "-n", workers).ret == 0
