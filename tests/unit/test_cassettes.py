@@ -9,6 +9,7 @@ import yaml
 from fakeprovider import FakeProvider, status
 from helpers import cassette_path
 
+from pytest_reasoning_evals.cassette_index import CassetteIndex
 from pytest_reasoning_evals.cassettes import CassetteClient
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
@@ -146,3 +147,34 @@ def test_new_episodes_adds_a_changed_request_once_refuses_it(server, tmp_path) -
     assert make_client(tmp_path, "once", server.openai_base).complete(ask("second")).error.startswith("cassette miss")
     make_client(tmp_path, "new_episodes", server.openai_base).complete(ask("second"))
     assert len(interactions(cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1"))) == 2
+
+
+def test_a_plain_replay_from_the_index_is_the_completion_the_opened_cassette_gives(
+    server: FakeProvider, tmp_path, monkeypatch
+) -> None:
+    server.reply_text = "FALSE"
+    base = server.openai_base
+    make_client(tmp_path, "once", base).complete(ask())
+    server.close()
+    opened = make_client(tmp_path, "none", base).complete(ask())  # no index: the file is opened
+    (tmp_path / "cache").mkdir()
+    index = CassetteIndex(tmp_path / "cache", batch=1)  # each row written at once: the next read finds it
+    for mode in ("none", "once", "none"):  # the first parses the file into the index, the others read its row
+        client = CassetteClient(make_client(tmp_path, mode, base).model, tmp_path, mode, index)
+        monkeypatch.setattr(CassetteClient, "_load", None)  # the plain replay opens nothing
+        assert client.complete(ask()) == opened
+        monkeypatch.undo()
+    assert index.hits >= 1
+    # A request that is not the recorded one byte for byte still matches through vcrpy's
+    # matchers (the cassette is opened, from the row already read): another port ...
+    moved = CassetteClient(make_client(tmp_path, "none", CLOSED_PORT_URL).model, tmp_path, "none", index)
+    assert moved.complete(ask()) == opened
+    # ... or the recorded body with other JSON spacing.
+    path = cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1")
+    cassette = yaml.safe_load(path.read_text())
+    request = cassette["interactions"][0]["request"]
+    request["body"] = json.dumps(json.loads(request["body"]), indent=1)
+    path.write_text(yaml.safe_dump(cassette))
+    client = CassetteClient(make_client(tmp_path, "none", base).model, tmp_path, "none", index)
+    assert client.complete(ask()) == opened
+    assert client.complete(ask("another question")).error.startswith("cassette miss")
