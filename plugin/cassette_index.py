@@ -35,7 +35,10 @@ def read_bytes(path: Path | str) -> bytes:
         stat = os.fstat(handle.fileno())
         if not S_ISREG(stat.st_mode):
             raise NotACassetteFile("not a regular file")
-        data = handle.read(MAX_BYTES + 1) if stat.st_size <= MAX_BYTES else b""
+        # the size it has (+1 to see it grow): asking for MAX_BYTES makes Python allocate them
+        data = handle.read(stat.st_size + 1) if stat.st_size <= MAX_BYTES else b""
+        if len(data) > stat.st_size:  # it grew while being read: the rest, up to the limit
+            data += handle.read(MAX_BYTES + 1 - len(data))
     if stat.st_size > MAX_BYTES or len(data) > MAX_BYTES:  # (or it grew while being read)
         raise NotACassetteFile(f"larger than {MAX_BYTES // 2**20} MiB")
     return data
@@ -69,6 +72,9 @@ class CassetteIndex:
         self._ahead: dict[tuple[str, str], tuple] = {}  # rows read with an earlier one, not asked for yet
         self._span = 1  # how many rows the last query read ahead
         self._ahead_used = False  # whether one of them has been asked for since
+        # the index was empty when this process opened it, and no warmer of its own fills it: a
+        # cold run's rows are the ones its own reads write, so its lookups would all miss
+        self._nothing_to_find = False
         self.hits = 0  # read from the index
         self.parsed = 0  # read from the file (and kept)
         # (cassette folder, item id) of the cassettes this process's items read, in run order (speed.py)
@@ -103,7 +109,10 @@ class CassetteIndex:
             from pytest_reasoning_evals.index_warmer import IndexWarmer
 
             paths = [file_of(folder, item_id) for folder, item_id in self.planned()]
-            self._warmers[alias] = IndexWarmer.start(self.path.parent, wire, paths)
+            self._warmers[alias] = warmer = IndexWarmer.start(self.path.parent, wire, paths)
+        if warmer is not None:
+            with self._lock:
+                self._nothing_to_find = False  # its rows come while the items run
 
     def read(self, path: Path | str, wire: str, parse_file: Callable[[Path | str, bytes | None], Parsed]) -> Parsed:
         """The file's content: the index's, when it holds this version of the file, else
@@ -172,6 +181,9 @@ class CassetteIndex:
                     "CREATE TABLE IF NOT EXISTS cassettes (path TEXT, wire TEXT, size INTEGER, "
                     "mtime_ns INTEGER, inode INTEGER, ctime_ns INTEGER, digest BLOB, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID"
                 )
+                self._nothing_to_find = not any(self._warmers.values()) and (
+                    db.execute("SELECT 1 FROM cassettes LIMIT 1").fetchone() is None
+                )
                 self._db = db
             except sqlite3.Error:
                 self._broken = True
@@ -188,7 +200,7 @@ class CassetteIndex:
                 self._ahead_used = True
                 return row
             db = self._connect()
-            if db is None:
+            if db is None or self._nothing_to_find:
                 return None
             self._span = min(MOST_AHEAD, self._span * 2) if self._ahead_used else 1
             self._ahead_used = False

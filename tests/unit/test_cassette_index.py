@@ -274,3 +274,36 @@ def test_a_cassette_with_windows_line_ends_reads_as_with_unix_ones(tmp_path, fil
     parser = CountingParser()
     unix = parser(file)
     assert parser(crlf) == unix and CassetteIndex(tmp_path).read(crlf, "openai", parser) == unix
+
+
+@pytest.mark.parametrize("limit, whole", [(1000, True), (30, False)])
+def test_a_file_that_grows_while_it_is_read_is_read_whole_up_to_the_limit(tmp_path, monkeypatch, limit, whole) -> None:
+    path = tmp_path / "grown.yaml"
+    path.write_bytes(b"x" * 40)
+    real_fstat = os.fstat
+    # the stat taken at the open says 20 bytes; 40 are there when the bytes are read
+    monkeypatch.setattr(
+        cassette_index.os, "fstat", lambda fd: os.stat_result((*real_fstat(fd)[:6], 20, *real_fstat(fd)[7:]))
+    )
+    monkeypatch.setattr(cassette_index, "MAX_BYTES", limit)
+    if whole:
+        assert cassette_index.read_bytes(path) == b"x" * 40
+    else:
+        with pytest.raises(cassette_index.NotACassetteFile, match="larger than"):
+            cassette_index.read_bytes(path)
+
+
+def test_a_process_that_found_the_index_empty_does_not_look_up_its_own_reads(tmp_path) -> None:
+    # A cold run (no warmer of its own): the rows there will be are the ones its reads write.
+    paths = _many(tmp_path, 5)
+    index = CassetteIndex(tmp_path, batch=2)
+    statements = _statements(index)
+    parser = CountingParser()
+    for path in paths:
+        index.read(path, "openai", parser)
+    assert parser.calls == 5 and not [s for s in statements if s.startswith("SELECT")]
+    index.close()
+    # The next run finds the rows.
+    later = CassetteIndex(tmp_path)
+    assert [answer(later.read(path, "openai", parser)) for path in paths] == [f"answer {n}" for n in range(5)]
+    assert parser.calls == 5 and later.hits == 5
