@@ -56,9 +56,8 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-Parsed = (
-    tuple  # what the reader keeps of a file (cassettes.indexed_cassette: vcrpy's request and response dicts, and more)
-)
+# what the reader keeps of a file (cassettes.indexed_cassette: vcrpy's request and response dicts, and more)
+Parsed = tuple
 
 
 class CassetteIndex:

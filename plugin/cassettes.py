@@ -239,6 +239,12 @@ def read_cassette(
     return requests_, responses
 
 
+def recorded_latency(response: dict) -> str | None:
+    """The latency a (decoded) recorded response was answered in, as its header holds it."""
+    latency = response["headers"].get(LATENCY_HEADER)
+    return latency[0] if isinstance(latency, list) else latency
+
+
 def indexed_cassette(path: Path | str, parse: Callable[[dict], object], data: bytes | None = None) -> tuple:
     """What the cassette index keeps of a file: read_cassette's (requests, responses), and the
     first_replay of them (or None) that a plain replay answers from without opening the cassette."""
@@ -257,8 +263,7 @@ def first_replay(requests_: list, responses: list, parse: Callable[[dict], objec
         if recorded["method"] != "POST" or "?" in recorded["uri"] or not isinstance(recorded["body"], bytes):
             return None
         response = _decoded(response)
-        latency = response["headers"].get(LATENCY_HEADER)
-        latency = latency[0] if isinstance(latency, list) else latency
+        latency = recorded_latency(response)
         try:
             latency_ms = 0.0 if latency is None else float(latency)
             parsed = parse(json.loads(response["body"]["string"]))
@@ -380,7 +385,6 @@ class CassetteClient:
         self._warm = index is not None and record_mode != "rewrite"
         # replay-only openings of a single call: answered from the index's first_replay when it fits
         self._plain_replay = index is not None and record_mode in ("none", "once")
-        self._read_ahead: tuple[str, tuple] | None = None  # (path, indexed) _replay_first read and could not use
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
         self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
@@ -417,16 +421,22 @@ class CassetteClient:
 
     def complete(self, request: Request) -> Completion:
         path = self._file(request.cassette_folder, request.item_id)
+        indexed = None  # the file as the index keeps it, when a plain replay read it
         if self._plain_replay and self._open is None:
-            completion = self._replay_first(path, request)
-            if completion is not None:
-                return completion
+            try:
+                indexed = self._indexed(path)
+            except (FileNotFoundError, UnreadableCassette):
+                pass  # opened below, which says why
+            else:
+                completion = self._replay_first(path, indexed, request)
+                if completion is not None:
+                    return completion
         try:
             opened = self._open
             if opened is not None and opened.path == path:
                 completion = self._call(opened, request)
             else:
-                with self._cassette(path, self.record_mode) as opened:
+                with self._cassette(path, self.record_mode, indexed) as opened:
                     completion = self._call(opened, request)
         except ReplayMiss as miss:
             return self.model.failed(self._miss_message(request, path, miss.differences))
@@ -438,18 +448,13 @@ class CassetteClient:
             )
         return completion
 
-    def _replay_first(self, path: str, request: Request) -> Completion | None:
-        """A replay's usual call, answered from the index's first_replay without opening the
-        cassette: the same completion `_call` gives for a fresh opening whose first interaction is
-        the request sent, byte for byte. None otherwise (the file read is handed to _load)."""
-        try:
-            indexed = self._indexed(path)
-        except (FileNotFoundError, UnreadableCassette):
-            return None  # _load reads it again and says why
+    def _replay_first(self, path: str, indexed: tuple, request: Request) -> Completion | None:
+        """A replay's usual call, answered from the file's first_replay (`indexed`) without opening
+        the cassette: the same completion `_call` gives for a fresh opening whose first
+        interaction is the request sent, byte for byte. None otherwise."""
         replay = indexed[2]
         call = self.model.call_for(request, key="replay")
         if replay is None or call.url != replay[0] or json.dumps(call.body).encode() != replay[1]:
-            self._read_ahead = (path, indexed)
             return None
         self.unreadable.pop(path, None)
         completion = self.model.completion_of(Parsed(*replay[3]), replay[2])
@@ -470,14 +475,14 @@ class CassetteClient:
 
     # --- one opening of a cassette ---
 
-    def _load(self, path: str, recording: bool) -> tuple[list, bool]:
-        """The file's interactions, and whether it was read. A file that cannot be read loads as
-        none (a recording run records the item anew and replaces it); why is kept for the miss."""
+    def _load(self, path: str, recording: bool, indexed: tuple | None = None) -> tuple[list, bool]:
+        """The file's interactions, and whether it was read (`indexed`: already read, from the
+        index). A file that cannot be read loads as none (a recording run records the item anew
+        and replaces it); why is kept for the miss."""
         self.unreadable.pop(path, None)
-        read_ahead, self._read_ahead = self._read_ahead, None
         try:
-            if read_ahead is not None and read_ahead[0] == path:
-                requests_, responses, _ = read_ahead[1]
+            if indexed is not None:
+                requests_, responses, _ = indexed
             elif self.index is None:
                 requests_, responses = read_cassette(path, YAML, self._parse)
             else:
@@ -494,14 +499,14 @@ class CassetteClient:
         return pairs, True
 
     @contextlib.contextmanager
-    def _cassette(self, path: str, mode: str) -> Iterator[_Opened]:
+    def _cassette(self, path: str, mode: str, indexed: tuple | None = None) -> Iterator[_Opened]:
         """The opened cassette; on a normal exit, what was recorded is saved (atomically), unless
         a rewrite over an existing file did not complete: then the old file stays. An exception
         leaving the block saves nothing (vcrpy's record_on_exception=False)."""
         if mode == "rewrite" and path not in self._replaced:
             opened = _Opened(path, [], protected=False, fresh=True, keeps_old=os.path.isfile(path))
         else:
-            interactions, read = self._load(path, recording=mode != "none")
+            interactions, read = self._load(path, recording=mode != "none", indexed=indexed)
             opened = _Opened(
                 path,
                 interactions,
@@ -593,10 +598,7 @@ class CassetteClient:
 
     def _replayed(self, response: dict) -> Completion:
         response = _decoded(response)
-        latency = response["headers"].get(LATENCY_HEADER)
-        completion = self.model.completion_from(
-            response["body"]["string"], latency[0] if isinstance(latency, list) else latency, 0.0
-        )
+        completion = self.model.completion_from(response["body"]["string"], recorded_latency(response), 0.0)
         completion.extra["cassette_hit"] = True
         return completion
 
