@@ -3,24 +3,10 @@ and young collections rarer (docs/design.md, "Speed machinery")."""
 
 from __future__ import annotations
 
-import atexit
 import gc
 
 FREEZE_EVERY = 1000  # items; a collection over what 1,000 items left costs a few milliseconds
 YOUNG_THRESHOLD = 50_000  # allocations between collections of the youngest generation
-
-
-_exit_freeze_registered = False
-
-
-def _freeze_at_exit() -> None:
-    """Registered once per process: when the interpreter ends, what is still alive is frozen, so
-    its teardown neither walks nor frees a large run's objects one by one (about 2 s at 40,000
-    items; the OS takes the memory back). atexit handlers registered before it still run after."""
-    global _exit_freeze_registered
-    if not _exit_freeze_registered:
-        _exit_freeze_registered = True
-        atexit.register(gc.freeze)
 
 
 class Freezer:
@@ -37,7 +23,6 @@ class Freezer:
             self._thresholds = gc.get_threshold()
             gc.set_threshold(max(YOUNG_THRESHOLD, self._thresholds[0]), *self._thresholds[1:])
             self.active = True
-            _freeze_at_exit()
 
     def tick(self) -> None:
         """An item was made, or finished."""

@@ -25,8 +25,9 @@ def _split(text: str) -> tuple[list[str], list[str]]:
             thought.append(text[start : m.start()])
             inside, start = False, m.end()
         else:
-            thought, kept = [*thought, *kept, text[start : m.start()]], []
-            start = m.end()
+            thought += kept  # in place: a copy per orphan tag made a run of them quadratic
+            thought.append(text[start : m.start()])
+            kept, start = [], m.end()
     (thought if inside else kept).append(text[start:])
     return kept, thought
 

@@ -61,3 +61,27 @@ def test_a_replay_without_the_speed_plugin_writes_the_same_and_freezes_and_warms
     )
     assert off[2:] == (False, [])
     assert isinstance(plugins[0], SpeedPlugin) and plugins[1] is None
+
+
+# A conftest object kept alive by a reference cycle, holding a buffered file it never closed: only
+# the interpreter's last collection at exit flushes it (issue 38: a frozen heap at exit left it empty).
+CYCLE_CONFTEST = (
+    "class Holder:\n"
+    "    def __del__(self):\n"
+    "        self.f.write('finalised\\n')\n\n"
+    "holder = Holder()\n"
+    "holder.me = holder\n"
+    "holder.f = open('out.txt', 'w')\n"
+    "holder.f.write('data\\n')\n"
+)
+
+
+@pytest.mark.parametrize("extra", [[], ["-n", "2"], ["--collect-only"]], ids=["n0", "n2", "collect-only"])
+def test_an_eval_session_leaves_the_users_objects_in_cycles_to_be_finalised_at_exit(
+    pytester: pytest.Pytester, extra: list[str]
+) -> None:
+    add_eval_module(pytester)
+    pytester.makeconftest(CYCLE_CONFTEST)
+    result = pytester.runpytest_subprocess("-q", "--model=oracle", "-k", "atomic", *extra)
+    assert result.ret == 0, result.stdout.str()
+    assert (pytester.path / "out.txt").read_text() == "data\nfinalised\n"

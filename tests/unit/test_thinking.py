@@ -2,6 +2,8 @@
 normaliser, the judge parser); thinking_of keeps the blocks (the dialectic record of reasoning
 written into the answer, which extraction reads as visible process)."""
 
+import time
+
 import pytest
 
 from pytest_reasoning_evals.thinking import strip_thinking, thinking_of
@@ -51,3 +53,37 @@ def test_strip_thinking(text, expected):
 def test_every_piece_is_either_answer_or_thinking(text, answer, thought):
     assert strip_thinking(text) == answer
     assert thinking_of(text) == thought
+
+
+# Every reasoning-tag shape, repeated to 10 MB: a scan that copies or rescans per tag is quadratic
+# (a run of orphan closing tags took 12 s at 800 KB). CPU time, not wall time: 8x the text must
+# cost about 8x, never the 64x of a quadratic scan.
+TAG_SHAPES = cases(
+    ("opening", "<think> x ", None),
+    ("closing-orphan", "</think> x ", "TRUE"),
+    ("paired", "<think>a</think> TRUE ", "TRUE"),
+    ("nested", "<think>a<thinking>b</thinking>c</think> ", "TRUE"),
+    ("attributes-any-case", '<Reasoning effort="high">c</REASONING> ', "TRUE"),
+    ("unterminated-opening", "<think x ", "TRUE"),
+)
+
+
+def _cpu_seconds(unit: str, size: int, repeat: int) -> tuple[float, str | None, str]:
+    from pytest_reasoning_evals.chaosbench.normalize import normalize_answer
+
+    text = unit * (size // len(unit)) + " TRUE"
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        label, thought = normalize_answer(text), thinking_of(text)
+        best = min(best, time.process_time() - start)
+    return best, label, thought
+
+
+@pytest.mark.parametrize("unit, label", TAG_SHAPES)
+def test_a_10_megabyte_reply_of_any_tag_shape_costs_cpu_in_proportion_to_its_size(unit, label):
+    small, small_label, _ = _cpu_seconds(unit, 1_250_000, repeat=3)
+    large, large_label, thought = _cpu_seconds(unit, 10_000_000, repeat=1)
+    assert small_label == large_label == label
+    assert len(thought) > 0 or "<think " in unit  # the blocks were read as blocks, not skipped
+    assert large / max(small, 1e-3) < 20, (small, large)
