@@ -4,6 +4,7 @@ exits 0; the numbers are computed here from the prompts' lengths."""
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -183,6 +184,45 @@ def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_fol
     total = 2 + 2 + 12 + 2 * MAX_TURNS + 2 * (MAX_TURNS - 1)
     assert rows["dialectic", "all", ""][0] == total
     assert rows["TOTAL", "", ""][0] == total
+
+
+# the child pytest's address space is capped a little above what it has: a regression that reads
+# /dev/zero fails with MemoryError instead of filling the machine's memory
+MEMORY_CAP = """
+import resource
+import re
+from pathlib import Path
+
+size = int(re.search(r"VmSize:\\s+(\\d+) kB", Path("/proc/self/status").read_text())[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + 2**31, resource.getrlimit(resource.RLIMIT_AS)[1]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda path: path.symlink_to("/dev/zero"), "not a regular file"),
+        (lambda path: os.mkfifo(path), "not a regular file"),
+        (lambda path: path.write_text("interactions: [\n"), "not a readable cassette (*Error)"),
+    ],
+    ids=["dev-zero-link", "fifo", "damaged"],
+)
+def test_a_sampled_cassette_that_cannot_be_read_is_skipped_with_a_warning(pytester, server, make, reason):
+    """The estimate reads cassettes as a replay does: a link to /dev/zero is not read (it would
+    fill memory), a FIFO is not waited on; the line names the file and the estimate goes on by the
+    rule of thumb. In a child pytest with a timeout, so a regression fails this test, not the suite."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    pytester.makeconftest(MEMORY_CAP)
+    run = fake_run_args(pytester, server.openai_base, four_questions(pytester), price_in=PRICE_IN)
+    folder = pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot"
+    folder.mkdir(parents=True)
+    make(folder / "q-true-1.yaml")
+    result = pytester.runpytest_subprocess(*run, "--eval-estimate", "--eval-reprompt", "0", timeout=60)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([f"warning: cassette {folder / 'q-true-1.yaml'} skipped: {reason}"])
+    input_tokens = round(sum(question_chars()) / 4)
+    assert table(result.stdout.str())["chaosbench", "fake", "question"][:3] == (4, input_tokens, 4 * 64)
+    assert server.requests == []
 
 
 @pytest.mark.slow
