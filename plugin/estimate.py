@@ -35,9 +35,19 @@ class CallEstimate(NamedTuple):
     max_tokens: int  # the answer's max_tokens (a reasoning model's thinking budget is added to it)
 
 
-def chars_of(messages: Iterable[dict]) -> int:
-    """The characters of a request's messages (their contents)."""
-    return sum(len(m["content"]) for m in messages)
+# stands, in a request an estimate builds, for a reply as long as max_tokens allows: counted, never built
+# (a string of 4 characters a token took 4 GB at max_tokens 1e9)
+LONGEST_REPLY = "\x00longest reply\x00"
+
+
+def text_chars(text: str, reply_chars: int = 0) -> int:
+    """The characters of a text, each LONGEST_REPLY in it counted as `reply_chars`."""
+    return len(text) + text.count(LONGEST_REPLY) * (reply_chars - len(LONGEST_REPLY))
+
+
+def chars_of(messages: Iterable[dict], reply_chars: int = 0) -> int:
+    """The characters of a request's messages (their contents), each LONGEST_REPLY counted as `reply_chars`."""
+    return sum(text_chars(m["content"], reply_chars) for m in messages)
 
 
 def _texts(value: object) -> int:
