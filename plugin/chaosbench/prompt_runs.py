@@ -121,6 +121,7 @@ def _problem(get: Reader, folders: list[Path], names: list[str]) -> str | None:
             ),
             None,
         )
+        or _missing_prompt(folders, get("mode") or "zeroshot")
         or (len(set(names)) < len(names) and f"--eval-prompts: two folders share a name ({', '.join(names)})")
         or (baseline is not None and baseline not in names and f"--eval-baseline-prompt {baseline}: not one of {names}")
         or (get("baseline") is not None and baseline and "--eval-baseline and --eval-baseline-prompt: give one")
@@ -131,6 +132,18 @@ def _problem(get: Reader, folders: list[Path], names: list[str]) -> str | None:
             and "--eval-fail-on-regression with several --eval-prompts needs --eval-baseline-prompt NAME"
         )
     ) or None
+
+
+def _missing_prompt(folders: list[Path], mode: str) -> str | None:
+    """The first folder whose prompt file for `mode` cannot be loaded, in the words its run would use."""
+    from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+
+    for folder in folders:
+        try:
+            PromptTemplate.load(folder, mode)
+        except (OSError, ValueError) as exc:
+            return f"--eval-prompts: {exc}"
+    return None
 
 
 def _table(runs: list[Path], out: Path) -> None:

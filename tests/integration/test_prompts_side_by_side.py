@@ -139,3 +139,17 @@ def test_a_folder_without_a_name_of_its_own_is_refused_and_nothing_is_written_ou
     result.stderr.fnmatch_lines([f"ERROR: --eval-prompts: {pytester.path / given} has no name of its own*"])
     assert len(result.stderr.str().strip().splitlines()) == 1
     assert tree(pytester.path) == before and server.requests == []
+
+
+@pytest.mark.parametrize(("mode", "missing"), [("zeroshot", "zeroshot.txt"), ("cot", "cot.txt")])
+def test_every_folder_is_checked_before_any_prompt_runs(pytester, command, server, mode, missing) -> None:
+    """A folder without the prompt file of the chosen --eval-mode is refused before the folders
+    before it have run (and paid)."""
+    (pytester.path / "hasty" / missing).unlink()
+    result = pytester.runpytest_subprocess(*command, "--eval-mode", mode)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --eval-prompts: prompt file for mode '{mode}' not readable: {pytester.path / 'hasty' / missing} *"]
+    )
+    assert len(result.stderr.str().strip().splitlines()) == 1
+    assert server.requests == [] and not (pytester.path / "results").exists()
