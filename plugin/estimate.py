@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import yaml
 
+from pytest_reasoning_evals.cassette_index import NotACassetteFile, read_bytes
+
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 SAMPLE = 200  # cassette files read per model and folder for its recorded means
 MESSAGE_KEYS = ("messages", "system", "contents", "systemInstruction")  # where each wire format puts the prompt
@@ -33,9 +35,19 @@ class CallEstimate(NamedTuple):
     max_tokens: int  # the answer's max_tokens (a reasoning model's thinking budget is added to it)
 
 
-def chars_of(messages: Iterable[dict]) -> int:
-    """The characters of a request's messages (their contents)."""
-    return sum(len(m["content"]) for m in messages)
+# stands, in a request an estimate builds, for a reply as long as max_tokens allows: counted, never built
+# (a string of 4 characters a token took 4 GB at max_tokens 1e9)
+LONGEST_REPLY = "\x00longest reply\x00"
+
+
+def text_chars(text: str, reply_chars: int = 0) -> int:
+    """The characters of a text, each LONGEST_REPLY in it counted as `reply_chars`."""
+    return len(text) + text.count(LONGEST_REPLY) * (reply_chars - len(LONGEST_REPLY))
+
+
+def chars_of(messages: Iterable[dict], reply_chars: int = 0) -> int:
+    """The characters of a request's messages (their contents), each LONGEST_REPLY counted as `reply_chars`."""
+    return sum(text_chars(m["content"], reply_chars) for m in messages)
 
 
 def _texts(value: object) -> int:
@@ -49,6 +61,20 @@ def _texts(value: object) -> int:
     return 0
 
 
+def _recorded_calls(path: Path, usage) -> list[tuple[int, int, int]]:
+    """(prompt characters, prompt tokens, completion tokens) of each successful call in a cassette,
+    read through the replay's guard (cassette_index.read_bytes: a regular file, at most MAX_BYTES)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    calls = []
+    for interaction in yaml.load(read_bytes(path), Loader=loader)["interactions"]:
+        if not 200 <= interaction["response"]["status"]["code"] < 300:
+            continue
+        body = json.loads(interaction["request"]["body"])
+        prompt, completion, _ = usage(json.loads(interaction["response"]["body"]["string"]))
+        calls.append((sum(_texts(body.get(k)) for k in MESSAGE_KEYS), prompt, completion))
+    return calls
+
+
 class Recorded:
     """What a model's cassettes say about its calls: prompt tokens per prompt character, and per
     cassette folder the mean completion tokens (each from at most SAMPLE files)."""
@@ -56,6 +82,7 @@ class Recorded:
     def __init__(self) -> None:
         self.prompt_tokens = self.prompt_chars = self.calls = 0
         self.completions: dict[str, tuple[int, int]] = {}  # folder -> (completion tokens, calls)
+        self.skipped: list[str] = []  # one warning line per sampled cassette that could not be read
 
     @classmethod
     def read(cls, folder: Path, provider: str) -> Recorded:
@@ -65,20 +92,18 @@ class Recorded:
         if provider not in WIRE_FORMATS or not folder.is_dir():
             return found
         usage = WIRE_FORMATS[provider][2]
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
             for path in sorted(sub.glob("*.yaml"))[:SAMPLE]:
                 try:
-                    interactions = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)["interactions"]
-                    for interaction in interactions:
-                        if not 200 <= interaction["response"]["status"]["code"] < 300:
-                            continue
-                        body = json.loads(interaction["request"]["body"])
-                        prompt, completion, _ = usage(json.loads(interaction["response"]["body"]["string"]))
-                        found.add(sub.name, sum(_texts(body.get(k)) for k in MESSAGE_KEYS), prompt, completion)
-                # a cassette that cannot be read only leaves the estimate to the rule of thumb
-                except Exception:  # noqa: BLE001, S112
-                    continue
+                    for call in _recorded_calls(path, usage):
+                        found.add(sub.name, *call)
+                except (OSError, NotACassetteFile) as exc:
+                    found.skipped.append(f"warning: cassette {path} skipped: {getattr(exc, 'strerror', None) or exc}")
+                # a cassette that cannot be parsed only leaves the estimate to the rule of thumb
+                except Exception as exc:  # noqa: BLE001
+                    found.skipped.append(
+                        f"warning: cassette {path} skipped: not a readable cassette ({type(exc).__name__})"
+                    )
         return found
 
     def add(self, folder: str, chars: int, prompt_tokens: int, completion_tokens: int) -> None:
@@ -182,7 +207,8 @@ def block(estimates: dict[str, list[CallEstimate] | None], specs: dict, cassette
         f"estimated: {total.calls:,} calls, {total.input_tokens:,} input and {total.output_tokens:,} output tokens, "
         f"{dollars(total.usd)} if every call is live (a call replayed from its cassette costs nothing)"
     )
-    return lines + sources(everything, specs, recorded)
+    skipped = [line for seen in recorded.values() for line in seen.skipped]
+    return lines + sources(everything, specs, recorded) + skipped
 
 
 def _figures(row: Row) -> tuple[str, ...]:

@@ -28,6 +28,8 @@ DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_MAX_RETRY_WAIT = 120.0  # seconds one call may spend waiting between its retries
 DEFAULT_CONCURRENCY = 4  # model calls in flight per process while recording
 MAX_CONCURRENCY = 256
+# --eval-max-tokens: above every real model's output limit (the largest are a few hundred thousand)
+MAX_ANSWER_TOKENS = 1_000_000
 
 
 class Option(NamedTuple):  # NamedTuple, not a dataclass: nothing slow to import at every pytest start
@@ -118,8 +120,8 @@ OPTIONS = (
     Option(
         "max-tokens",
         "most tokens of each answer of the model under test (ChaosBench questions and dialogue turns, dialectic "
-        "responses and follow-ups; default: ChaosBench 64 zero-shot, 512 CoT; dialectic 512); a reasoning "
-        "model's thinking_budget comes on top",
+        "responses and follow-ups; default: ChaosBench 64 zero-shot, 512 CoT; dialectic 512; at most "
+        f"{MAX_ANSWER_TOKENS:,}); a reasoning model's thinking_budget comes on top",
         "int",
         metavar="N",
     ),
@@ -399,6 +401,8 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
     max_tokens, temperature = get("max-tokens"), get("temperature")
     if max_tokens is not None and max_tokens < 1:
         raise pytest.UsageError(f"{label('max-tokens')} must be a number of tokens >= 1, got {max_tokens}")
+    if max_tokens is not None and max_tokens > MAX_ANSWER_TOKENS:
+        raise pytest.UsageError(f"{label('max-tokens')} must be at most {MAX_ANSWER_TOKENS:,} tokens, got {max_tokens}")
     if temperature is not None and not 0 <= temperature <= 2:
         raise pytest.UsageError(f"{label('temperature')} must be from 0 to 2, got {temperature:g}")
     base_url = get("base-url")

@@ -65,18 +65,7 @@ def run_prompts(config: pytest.Config) -> int | None:
     if len(folders) < 2:
         return None
     names = [folder.name for folder in folders]
-    problem = (
-        next((f"--eval-prompts: {f} is not a folder" for f in folders if not f.is_dir()), None)
-        or (len(set(names)) < len(names) and f"--eval-prompts: two folders share a name ({', '.join(names)})")
-        or (baseline is not None and baseline not in names and f"--eval-baseline-prompt {baseline}: not one of {names}")
-        or (get("baseline") is not None and baseline and "--eval-baseline and --eval-baseline-prompt: give one")
-        or (
-            get("fail-on-regression")
-            and baseline is None
-            and get("baseline") is None
-            and "--eval-fail-on-regression with several --eval-prompts needs --eval-baseline-prompt NAME"
-        )
-    )
+    problem = _problem(get, folders, names)
     if problem:
         raise pytest.UsageError(problem)
     # options.settings_from's defaults
@@ -115,6 +104,46 @@ def run_prompts(config: pytest.Config) -> int | None:
             compared_with = run
     _table(runs, out)
     return next((code for code in codes if code), 0)
+
+
+def _problem(get: Reader, folders: list[Path], names: list[str]) -> str | None:
+    """What makes the command unusable, found before any prompt runs: a later prompt's run would
+    fail only after the earlier ones had paid."""
+    baseline = get("baseline-prompt")
+    return (
+        next((f"--eval-prompts: {f} is not a folder" for f in folders if not f.is_dir()), None)
+        # its name is its run's folder under results/ and cassettes/: one path component of its own
+        or next(
+            (
+                f"--eval-prompts: {f} has no name of its own to name its run's folders by; give it by its own name"
+                for f in folders
+                if f.name in ("", ".", "..")
+            ),
+            None,
+        )
+        or _missing_prompt(folders, get("mode") or "zeroshot")
+        or (len(set(names)) < len(names) and f"--eval-prompts: two folders share a name ({', '.join(names)})")
+        or (baseline is not None and baseline not in names and f"--eval-baseline-prompt {baseline}: not one of {names}")
+        or (get("baseline") is not None and baseline and "--eval-baseline and --eval-baseline-prompt: give one")
+        or (
+            get("fail-on-regression")
+            and baseline is None
+            and get("baseline") is None
+            and "--eval-fail-on-regression with several --eval-prompts needs --eval-baseline-prompt NAME"
+        )
+    ) or None
+
+
+def _missing_prompt(folders: list[Path], mode: str) -> str | None:
+    """The first folder whose prompt file for `mode` cannot be loaded, in the words its run would use."""
+    from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
+
+    for folder in folders:
+        try:
+            PromptTemplate.load(folder, mode)
+        except (OSError, ValueError) as exc:
+            return f"--eval-prompts: {exc}"
+    return None
 
 
 def _table(runs: list[Path], out: Path) -> None:

@@ -45,7 +45,7 @@ from pytest_reasoning_evals.chaosbench.shortcut import SHORTCUT
 from pytest_reasoning_evals.chaosbench.shortcut import answer as shortcut_answer
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
 from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
-from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, CallEstimate, chars_of
+from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of
 from pytest_reasoning_evals.gates import GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
@@ -244,14 +244,13 @@ class Protocol(EvalProtocol):
         reprompt's history holding the earlier replies as long as max_tokens allows); one per
         dialogue turn (turns are not reprompted; its history holds every earlier answer)."""
         prompt, alias = self.prompt, self.settings.model
-        longest = "x" * (CHARS_PER_TOKEN * prompt.answer_tokens)
-        reply = {"role": "assistant", "content": longest}
+        longest = CHARS_PER_TOKEN * prompt.answer_tokens
+        reply = {"role": "assistant", "content": LONGEST_REPLY}
         calls = []
 
         def call(kind: str, request: Request) -> None:
-            calls.append(
-                CallEstimate(alias, kind, prompt.cassette_folder, chars_of(request.messages), request.max_tokens)
-            )
+            chars = chars_of(request.messages, longest)
+            calls.append(CallEstimate(alias, kind, prompt.cassette_folder, chars, request.max_tokens))
 
         for item in items:
             value = self.parameter(item)
@@ -259,7 +258,7 @@ class Protocol(EvalProtocol):
                 request = prompt.request(value, item_id=value.id)
                 call("question", request)
                 for _ in range(self.own.reprompt):
-                    request = prompt.reprompt(request, longest)
+                    request = prompt.reprompt(request, LONGEST_REPLY)
                     call("reprompt", request)
             elif isinstance(value, Dialogue):
                 history: tuple[dict, ...] = ()

@@ -106,19 +106,27 @@ def load_baseline(path: Path) -> dict:
             f"(write one with `reasoning-evals baseline RUN_DIR {path}`)"
         )
     for item_id, item in data["items"].items():
-        where = f"--eval-baseline {path}:{_line_of(lines, item_id)}"
-        if not isinstance(item, dict):
-            raise BaselineError(f"{where}: item {item_id!r} is not an object")
-        for field, kind in ITEM_FIELDS.items():
-            if field not in item:
-                raise BaselineError(f"{where}: item {item_id!r} has no {field!r}")
-            if not isinstance(item[field], kind):
-                expected = "true or false" if kind is bool else "a string"
-                raise BaselineError(f"{where}: item {item_id!r}: {field!r} is {item[field]!r}, not {expected}")
-        for field, kind in OPTIONAL_ITEM_FIELDS.items():
-            if field in item and not isinstance(item[field], kind):
-                raise BaselineError(f"{where}: item {item_id!r}: {field!r} is {item[field]!r}, not true or false")
+        problem = _item_problem(item_id, item)
+        if problem:
+            # its line only now: a scan of the file per item made loading quadratic in the items
+            raise BaselineError(f"--eval-baseline {path}:{_line_of(lines, item_id)}: {problem}")
     return {**data, "source": str(path)}
+
+
+def _item_problem(item_id: str, item: object) -> str | None:
+    """Why compare() could not use a baseline item; None when it can."""
+    if not isinstance(item, dict):
+        return f"item {item_id!r} is not an object"
+    for field, kind in ITEM_FIELDS.items():
+        if field not in item:
+            return f"item {item_id!r} has no {field!r}"
+        if not isinstance(item[field], kind):
+            expected = "true or false" if kind is bool else "a string"
+            return f"item {item_id!r}: {field!r} is {item[field]!r}, not {expected}"
+    for field, kind in OPTIONAL_ITEM_FIELDS.items():
+        if field in item and not isinstance(item[field], kind):
+            return f"item {item_id!r}: {field!r} is {item[field]!r}, not true or false"
+    return None
 
 
 def _line_of(lines: list[str], key: str, nth: int = 1) -> int | str:

@@ -24,7 +24,7 @@ from pytest_reasoning_evals.dialectic.records import (
     CrossProviderRecord,
     ResponseRecord,
 )
-from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, CallEstimate, chars_of
+from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of, text_chars
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 
 SUITE, JUDGE_SUITE, RESOLUTION_SUITE = "dialectic", "dialectic-judge", "dialectic-resolution"
@@ -222,8 +222,9 @@ class DialecticRunner:
 
     # --- what it would ask (--eval-estimate), worst case: every reply as long as max_tokens allows ---
 
-    def _longest_reply(self) -> dict:
-        return {"role": "assistant", "content": "x" * (CHARS_PER_TOKEN * self.max_tokens)}
+    def _longest_reply(self) -> tuple[dict, int]:
+        """A stand-in for the longest reply, and the characters it counts for."""
+        return {"role": "assistant", "content": LONGEST_REPLY}, CHARS_PER_TOKEN * self.max_tokens
 
     def response_estimate(self, case: Case, variant: Variant, alias: str) -> CallEstimate:
         messages = self.response_request(case, variant).messages
@@ -231,12 +232,13 @@ class DialecticRunner:
 
     def verdict_estimate(self, case: Case) -> list[CallEstimate]:
         """A judge call per seat of the panel."""
-        chars = chars_of(judge.prompt(case.query, self._longest_reply()["content"]))
+        reply, longest = self._longest_reply()
+        chars = chars_of(judge.prompt(case.query, reply["content"]), longest)
         return [CallEstimate(seat.alias, "judge", JUDGE_SUITE, chars, judge.MAX_TOKENS) for seat in self.judges]
 
     def resolution_estimate(self, case: Case, variant: Variant) -> list[CallEstimate]:
         """Never resolved: MAX_TURNS resolution judge turns and a follow-up between each two."""
-        reply = self._longest_reply()
+        reply, longest = self._longest_reply()
         messages = [*variant.messages(case.query), reply]
         calls = []
         for turn in range(1, multiturn.MAX_TURNS + 1):
@@ -244,13 +246,14 @@ class DialecticRunner:
             prompt = multiturn.TEMPLATE.format(
                 query=case.query, conversation_history=history, response=reply["content"]
             )
-            chars = len(judge.SYSTEM) + len(prompt)
+            chars = len(judge.SYSTEM) + text_chars(prompt, longest)
             calls.append(
                 CallEstimate(self.judges[0].alias, "resolution turn", RESOLUTION_SUITE, chars, judge.MAX_TOKENS)
             )
             if turn < multiturn.MAX_TURNS:
                 messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
-                calls.append(CallEstimate(self.model_alias, "follow-up", SUITE, chars_of(messages), self.max_tokens))
+                chars = chars_of(messages, longest)
+                calls.append(CallEstimate(self.model_alias, "follow-up", SUITE, chars, self.max_tokens))
                 messages.append(reply)
         return calls
 

@@ -57,6 +57,10 @@ def test_the_ini_keys_set_them_too(pytester, server):
     ("args", "message"),
     [
         (["--eval-max-tokens", "0"], "--eval-max-tokens (ini eval_max_tokens) must be a number of tokens >= 1, got 0"),
+        (
+            ["--eval-max-tokens", "1000001"],
+            "--eval-max-tokens (ini eval_max_tokens) must be at most 1,000,000 tokens, got 1000001",
+        ),
         (["--eval-temperature", "2.5"], "--eval-temperature (ini eval_temperature) must be from 0 to 2, got 2.5"),
     ],
 )

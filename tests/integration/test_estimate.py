@@ -4,7 +4,9 @@ exits 0; the numbers are computed here from the prompts' lengths."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import tracemalloc
 
 import pytest
 from helpers import (
@@ -140,12 +142,14 @@ def test_with_cassettes_the_estimate_uses_the_models_recorded_tokens(pytester, s
     assert table(capped.stdout.str())["chaosbench", "fake", "question"][:3] == (4, 4 * 30, 4 * 2)
 
 
-def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_follow_ups(pytester, server):
+def dialectic_estimate(pytester, server, *args: str):
+    """The estimate of the dialectic checks of two cases and their cross-provider item (fake and
+    other), judged by a panel of three."""
     server.responder = Scripted({"c1": STRUCTURED, "c2": STRUCTURED})
     pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
     (pytester.path / "models.yaml").write_text(DIALECTIC_MODELS.format(var=FAKE_KEY_VAR, url=server.openai_base))
     cases = cases_file(pytester.path / "cases.yaml", ("c1", "dialectic"), ("c2", "dialectic"))
-    result = pytester.runpytest(
+    return pytester.runpytest(
         "--eval-models-file",
         str(pytester.path / "models.yaml"),
         "--model",
@@ -163,7 +167,12 @@ def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_fol
         "--eval-estimate",
         "-p",
         "no:cacheprovider",
+        *args,
     )
+
+
+def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_follow_ups(pytester, server):
+    result = dialectic_estimate(pytester, server)
     assert result.ret == 0, result.stdout.str()
     assert server.requests == []
     rows = table(result.stdout.str())
@@ -183,6 +192,83 @@ def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_fol
     total = 2 + 2 + 12 + 2 * MAX_TURNS + 2 * (MAX_TURNS - 1)
     assert rows["dialectic", "all", ""][0] == total
     assert rows["TOTAL", "", ""][0] == total
+
+
+def traced(run) -> tuple[pytest.RunResult, int]:
+    """A run's result and the most bytes Python held at once while it ran."""
+    tracemalloc.start()
+    try:
+        return run(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_longest_replies_are_counted_not_built(pytester, server):
+    """At --eval-max-tokens 1,000,000 (the bound) a worst-case reply is 4,000,000 characters: the
+    reprompts' histories, the judges' prompts and the resolution turns count them without building
+    them (a string as long as max_tokens allows once took 4 GB at 1e9)."""
+    tokens = 1_000_000
+    estimate(pytester, server, "--eval-reprompt", "2")  # imports and caches: not what is measured
+    small, small_peak = traced(lambda: estimate(pytester, server, "--eval-reprompt", "2", "--eval-max-tokens", "1"))
+    large, large_peak = traced(
+        lambda: estimate(pytester, server, "--eval-reprompt", "2", "--eval-max-tokens", str(tokens))
+    )
+    assert small.ret == large.ret == 0, large.stdout.str()
+    assert large_peak - small_peak < 2**20, (small_peak, large_peak)
+    reply = 4 * tokens
+    # each question's two reprompts: the prompt and one reply, then the prompt and two replies
+    chars = sum(2 * q + 3 * reply + 3 * len(REPROMPT) for q in question_chars())
+    assert table(large.stdout.str())["chaosbench", "fake", "reprompt"][:3] == (8, round(chars / 4), 8 * tokens)
+
+    dialectic_estimate(pytester, server)
+    small, small_peak = traced(lambda: dialectic_estimate(pytester, server, "--eval-max-tokens", "1"))
+    large, large_peak = traced(lambda: dialectic_estimate(pytester, server, "--eval-max-tokens", str(tokens)))
+    assert small.ret == large.ret == 0, large.stdout.str()
+    assert large_peak - small_peak < 2**20, (small_peak, large_peak)
+    judged = [judge.prompt(f"What should I do about {c}?", "") for c in ("c1", "c2")]
+    chars = sum(len(m["content"]) for messages in judged for m in messages) + 2 * reply
+    assert table(large.stdout.str())["dialectic", "fake", "judge"][:2] == (12, round(3 * 2 * chars / 4))
+    follow_ups = table(large.stdout.str())["dialectic", "fake", "follow-up"]
+    assert follow_ups[2] == 2 * (MAX_TURNS - 1) * tokens and follow_ups[1] > 2 * (MAX_TURNS - 1) * tokens
+
+
+# the child pytest's address space is capped a little above what it has: a regression that reads
+# /dev/zero fails with MemoryError instead of filling the machine's memory
+MEMORY_CAP = """
+import resource
+import re
+from pathlib import Path
+
+size = int(re.search(r"VmSize:\\s+(\\d+) kB", Path("/proc/self/status").read_text())[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + 2**31, resource.getrlimit(resource.RLIMIT_AS)[1]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda path: path.symlink_to("/dev/zero"), "not a regular file"),
+        (lambda path: os.mkfifo(path), "not a regular file"),
+        (lambda path: path.write_text("interactions: [\n"), "not a readable cassette (*Error)"),
+    ],
+    ids=["dev-zero-link", "fifo", "damaged"],
+)
+def test_a_sampled_cassette_that_cannot_be_read_is_skipped_with_a_warning(pytester, server, make, reason):
+    """The estimate reads cassettes as a replay does: a link to /dev/zero is not read (it would
+    fill memory), a FIFO is not waited on; the line names the file and the estimate goes on by the
+    rule of thumb. In a child pytest with a timeout, so a regression fails this test, not the suite."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    pytester.makeconftest(MEMORY_CAP)
+    run = fake_run_args(pytester, server.openai_base, four_questions(pytester), price_in=PRICE_IN)
+    folder = pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot"
+    folder.mkdir(parents=True)
+    make(folder / "q-true-1.yaml")
+    result = pytester.runpytest_subprocess(*run, "--eval-estimate", "--eval-reprompt", "0", timeout=60)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([f"warning: cassette {folder / 'q-true-1.yaml'} skipped: {reason}"])
+    input_tokens = round(sum(question_chars()) / 4)
+    assert table(result.stdout.str())["chaosbench", "fake", "question"][:3] == (4, input_tokens, 4 * 64)
+    assert server.requests == []
 
 
 @pytest.mark.slow

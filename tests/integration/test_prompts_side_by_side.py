@@ -117,3 +117,39 @@ def test_a_baseline_prompt_needs_several_folders(pytester, command) -> None:
     result = pytester.runpytest_subprocess(*single, "--eval-baseline-prompt", "careful")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--eval-baseline-prompt needs several --eval-prompts folders*"])
+
+
+def tree(folder: Path) -> list[Path]:
+    """Everything under `folder` but what runpytest_subprocess writes there (its output, its temporary folders)."""
+    tops = {p: p.relative_to(folder).parts[0] for p in folder.rglob("*")}
+    return sorted(p for p, top in tops.items() if top not in ("stdout", "stderr") and not top.startswith("runpytest-"))
+
+
+@pytest.mark.parametrize("given", ["careful/inner/..", "..", "/"])
+def test_a_folder_without_a_name_of_its_own_is_refused_and_nothing_is_written_outside(
+    pytester, command, server, given
+) -> None:
+    """Its name names its run's folders: `..` would put its run directory and cassettes beside
+    results/ and cassettes/, `/` (no name) among the other prompts' folders."""
+    (pytester.path / "careful" / "inner").mkdir()
+    before = tree(pytester.path)
+    args = [a if a != "careful,hasty" else f"hasty,{given}" for a in command]
+    result = pytester.runpytest_subprocess(*args, "--eval-min-coverage", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines([f"ERROR: --eval-prompts: {pytester.path / given} has no name of its own*"])
+    assert len(result.stderr.str().strip().splitlines()) == 1
+    assert tree(pytester.path) == before and server.requests == []
+
+
+@pytest.mark.parametrize(("mode", "missing"), [("zeroshot", "zeroshot.txt"), ("cot", "cot.txt")])
+def test_every_folder_is_checked_before_any_prompt_runs(pytester, command, server, mode, missing) -> None:
+    """A folder without the prompt file of the chosen --eval-mode is refused before the folders
+    before it have run (and paid)."""
+    (pytester.path / "hasty" / missing).unlink()
+    result = pytester.runpytest_subprocess(*command, "--eval-mode", mode)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --eval-prompts: prompt file for mode '{mode}' not readable: {pytester.path / 'hasty' / missing} *"]
+    )
+    assert len(result.stderr.str().strip().splitlines()) == 1
+    assert server.requests == [] and not (pytester.path / "results").exists()
