@@ -141,8 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     table.set_defaults(run=runs)
 
-    from pytest_reasoning_evals.protocol import declared_protocols, load
+    from pytest_reasoning_evals.protocol import declared_protocols, load, warn_left_out
 
+    warn_left_out()
     for info in declared_protocols():
         if info.commands:
             load(info.commands)(commands)
