@@ -117,6 +117,7 @@ def markdown(collected: dict) -> str:
         out.append("")
         if table["comparisons"]:
             out += [f"### Paired comparisons (exact McNemar, Holm-corrected at {collected['alpha']:g})", ""]
+            out += [f"- {note}" for note in table.get("notes", [])] + ([""] if table.get("notes") else [])
             out.append(_md_row(COMPARISON_HEADINGS))
             out.append(_md_row(["---"] * len(COMPARISON_HEADINGS)))
             out += [_md_row(comparison_cells(c)) for c in table["comparisons"]]

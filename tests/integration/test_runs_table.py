@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,55 @@ def test_models_compared_by_a_dialectic_run_are_rows_side_by_side(pytester, serv
     assert models["fake"]["cost_usd"] == pytest.approx((100 * 1000 + 50 * 2000) / 1e6)
     assert models["other"]["cost_usd"] == pytest.approx((100 * 4000 + 50 * 8000) / 1e6)
     assert models["fake"]["queries"] == 1 and models["fake"]["rank"] == 1
+
+
+def copies(pytester: pytest.Pytester, n: int) -> Path:
+    """n runs of one dataset: the oracle's and always-true's run directories copied in turn."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    made = fixed_runs(pytester, bank(pytester.path / "bank.jsonl", n=12), models=("oracle", "always-true"))
+    sources = sorted(made.iterdir())
+    folder = pytester.path / f"runs-{n}"
+    for i in range(n):
+        shutil.copytree(sources[i % 2], folder / f"run-{i:04d}")
+    return folder
+
+
+def test_runs_of_one_dataset_scale_linearly(pytester, capsys, monkeypatch) -> None:
+    """Issue 38 (Low 3): every pair of 300 runs was 45,000 comparisons and a 15.6 MB page. Counted
+    work, not time: the comparisons made and the page's bytes grow with the runs, not their square."""
+    import pytest_reasoning_evals.chaosbench.runs as chaosbench_runs
+
+    made = []
+    counted = chaosbench_runs.compare
+    monkeypatch.setattr(chaosbench_runs, "compare", lambda *a, **k: made.append(1) or counted(*a, **k))
+    work = {}
+    for n in (40, 80):
+        folder = copies(pytester, n) if n == 40 else _more(pytester, n)
+        made.clear()
+        code, out = runs(capsys, folder)
+        assert code == 0, out
+        work[n] = (len(made), (folder / "runs.html").stat().st_size)
+        (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+        assert len(table["comparisons"]) == n - 1 and len(table["rows"]) == n
+        best = {c["a"] for c in table["comparisons"]}
+        assert len(best) == 1 and next(r for r in table["rows"] if r["run"] in best)["accuracy"] == 1.0
+        assert f"{n} runs on one dataset: each is compared with the most accurate" in (folder / "runs.md").read_text()
+    assert work[80][0] / work[40][0] < 2.2, work
+    assert work[80][1] / work[40][1] < 2.2, work
+
+
+def _more(pytester: pytest.Pytester, n: int) -> Path:
+    folder = pytester.path / f"runs-{n}"
+    shutil.copytree(pytester.path / "runs-40", folder)
+    for i in range(40, n):
+        shutil.copytree(folder / f"run-{i % 2:04d}", folder / f"run-{i:04d}")
+    return folder
+
+
+def test_a_few_runs_of_one_dataset_are_all_compared_pairwise_with_a_matrix(pytester, capsys) -> None:
+    folder = copies(pytester, 12)
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+    assert len(table["comparisons"]) == 12 * 11 // 2
+    assert 'id="chaosbench-matrix"' in (folder / "runs.html").read_text()
