@@ -17,6 +17,33 @@ from pytest_reasoning_evals.stats import holm
 FORMAT = "pytest-reasoning-evals/runs/1"
 ALPHA = 0.05  # the family-wise level of the pairwise comparisons (after Holm)
 FILES = ("runs.json", "runs.csv", "runs.md", "runs.html")
+# what reading a damaged or hand-edited run file raises (a file nested too deep: RecursionError)
+UNREADABLE = (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError)
+KINDS = {"text": "text", "date": "text", "bool": "true or false", "ci": "a pair of numbers"}  # else: a number
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def checked(row: dict, columns: list[tuple[str, str, str]]) -> dict:
+    """`row`, when each column's value is None or of the type its kind prints; else a ValueError
+    naming the first that is not (a run file of wrong types is a problem line, not a traceback)."""
+    for key, _, kind in columns:
+        value = row.get(key)
+        if value is not None and not _fits(value, kind):
+            raise ValueError(f"{key} is {repr(value)[:60]}, not {KINDS.get(kind, 'a number')}")
+    return row
+
+
+def _fits(value, kind: str) -> bool:
+    if kind in ("text", "date"):
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "ci":
+        return isinstance(value, (list, tuple)) and len(value) == 2 and all(map(is_number, value))
+    return is_number(value)
 
 
 def run_directories(folders: list[Path]) -> list[Path]:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
 from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
 from pytest_reasoning_evals.completions import read_completions
+from pytest_reasoning_evals.runs_table import UNREADABLE, checked, is_number
 
 COLUMNS = [
     ("run", "run", "text"),
@@ -62,7 +63,10 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
     subset = (manifest.get("selection") or {}).get("subset")
     if subset:
         note.append(f"subset ({subset})")
-    return {
+    families = summary.get("task_accuracy") or {}
+    if not all(is_number(v) for v in families.values() if v is not None):
+        raise ValueError(f"task_accuracy is {repr(families)[:60]}, not numbers by family")
+    row = {
         "run": directory.name,
         "path": str(directory),
         "report": str(directory / "report.html") if (directory / "report.html").is_file() else None,
@@ -83,8 +87,9 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         "complete": summary.get("complete", True),
         "note": "; ".join(note),
         # the families this run measured (a summary lists every ChaosBench family, empty ones as None)
-        "families": {k: v for k, v in (summary.get("task_accuracy") or {}).items() if v is not None},
+        "families": {k: v for k, v in families.items() if v is not None},
     }
+    return checked(row, COLUMNS)
 
 
 def _read(directory: Path) -> Run:
@@ -97,8 +102,8 @@ def _shard_of(directory: Path) -> tuple[Path, str, str] | None:
     """(where its merge goes, its run name, config hash) for a shard's directory, else None."""
     try:
         execution = _json(directory / "run_manifest.json").get("execution") or {}
-    except (OSError, ValueError):
-        return None
+    except UNREADABLE:
+        return None  # read as a whole run: its problem line says what is wrong
     # a merge's directory keeps `sharded`: it is a whole run
     if not execution.get("sharded") or execution.get("merged"):
         return None
@@ -117,17 +122,17 @@ def read_runs(directories: list[Path]) -> tuple[list[Run], list[str]]:
         if key is None:
             try:
                 runs.append(_read(directory))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            except UNREADABLE as exc:
                 problems.append(f"{directory}: not read ({type(exc).__name__}: {exc})")
         elif (key[0] / key[1]).resolve() not in present:
             shards.setdefault(key, []).append(directory)
     for (parent, name, _), group in shards.items():
         try:
             combined = combine(group, allow_partial=True)
-        except MergeError as exc:
+            row = _row(parent / name, combined.summary, combined.meta, combined.manifest, shards=len(group))
+        except (MergeError, *UNREADABLE) as exc:
             problems.append(f"{parent / name}: its shards are not merged ({exc})")
             continue
-        row = _row(parent / name, combined.summary, combined.meta, combined.manifest, shards=len(group))
         # no merged directory: the row points at its first shard's page
         page = group[0] / "report.html"
         row.update(path=str(group[0]), report=str(page) if page.is_file() else None)

@@ -248,3 +248,87 @@ def test_a_few_runs_of_one_dataset_are_all_compared_pairwise_with_a_matrix(pytes
     (table,) = json.loads((folder / "runs.json").read_text())["tables"]
     assert len(table["comparisons"]) == 12 * 11 // 2
     assert 'id="chaosbench-matrix"' in (folder / "runs.html").read_text()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "2", "-1", "0", "1", "x"])
+def test_alpha_outside_zero_to_one_is_a_usage_error(tmp_path, capsys, value) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["runs", str(tmp_path), "--alpha", value])
+    assert stopped.value.code == 2
+    (error,) = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert "--alpha" in error and "between 0 and 1" in error, error
+
+
+DAMAGED = {
+    "summary of wrong types": (
+        "summary.json",
+        json.dumps(
+            {
+                "model": ["oracle"],
+                "overall_accuracy": "high",
+                "overall_accuracy_ci95": "wide",
+                "total_questions": [24],
+                "tokens": {"input": "many"},
+                "complete": "yes",
+                "task_accuracy": {"atomic": "most"},
+            }
+        ),
+    ),
+    "summary nested 100,000 deep": ("summary.json", "[" * 100_000 + "]" * 100_000),
+    "manifest nested 100,000 deep": ("run_manifest.json", "{" + '"a":{' * 100_000 + "}" * 100_001),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGED))
+def test_a_damaged_run_directory_is_skipped_with_a_line_naming_it(pytester, capsys, damage) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle", "always-true"))
+    victim = next(folder.glob("always-true_zeroshot_*"))
+    name, text = DAMAGED[damage]
+    (victim / name).write_text(text)
+    capsys.readouterr()  # the runs' own output
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    skipped = [line for line in out.splitlines() if str(victim) in line]
+    assert len(skipped) == 1, out
+    assert "not read" in skipped[0] and len(skipped[0]) < 400, skipped
+    (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+    assert [row["model"] for row in table["rows"]] == ["oracle"]
+    assert str(victim) in (folder / "runs.html").read_text()
+
+
+def test_a_dialectic_run_of_wrong_types_is_skipped_with_a_line_naming_it(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle",))
+    victim = folder / "judged_dialectic"
+    victim.mkdir()
+    (victim / "run_meta.json").write_text(json.dumps({"timestamp": 7, "complete": True}))
+    variant = {"variant": "baseline", "model": "m", "test_cases": "two", "mean_score": "high", "hard_fails": None}
+    variant.update(pcc_compliance=None, mode_accuracy=None, judge_agreement=None, cost_usd=[1], tokens=None)
+    (victim / "variant_summary.json").write_text(json.dumps({"variants": [variant]}))
+    capsys.readouterr()  # the run's own output
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    (skipped,) = [line for line in out.splitlines() if str(victim) in line]
+    assert "not read" in skipped, skipped
+
+
+def test_out_naming_a_file_is_a_usage_error(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle",))
+    target = pytester.path / "a-file"
+    target.write_text("mine\n")
+    code = main(["runs", str(folder), "--out", str(target)])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [f"runs: --out {target}: not a folder"]
+    assert target.read_text() == "mine\n"
+
+
+def test_a_first_folder_that_cannot_be_written_is_one_line(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle",))
+    (folder / "runs.md").mkdir()  # cannot be replaced by a file: as a read-only folder, even for root
+    code = main(["runs", str(folder)])
+    assert code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"runs: cannot write into {folder}") and "--out" in err[0], err
