@@ -11,6 +11,7 @@ import io
 import os
 from pathlib import Path
 
+from pytest_reasoning_evals.markdown import inline
 from pytest_reasoning_evals.results import replacing, write_json
 from pytest_reasoning_evals.stats import holm
 
@@ -100,7 +101,8 @@ def cell(value, kind: str) -> str:
 
 
 def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    # a run's name is a folder's (a prompt folder's too): text, not HTML or Markdown, in runs.md and the job summary
+    return "| " + " | ".join(map(inline, cells)) + " |"
 
 
 def comparison_cells(c: dict) -> list[str]:
@@ -136,7 +138,7 @@ def markdown(collected: dict) -> str:
     """The tables as markdown: a results page to commit, the CI step summary, the terminal."""
     out = ["# Runs", ""]
     for table in collected["tables"]:
-        out += [f"## {table['title']}", ""]
+        out += [f"## {inline(table['title'])}", ""]
         out.append(_md_row([heading for _, heading, _ in table["columns"]]))
         out.append(_md_row(["---"] * len(table["columns"])))
         for row in table["rows"]:
@@ -144,12 +146,12 @@ def markdown(collected: dict) -> str:
         out.append("")
         if table["comparisons"]:
             out += [f"### Paired comparisons (exact McNemar, Holm-corrected at {collected['alpha']:g})", ""]
-            out += [f"- {note}" for note in table.get("notes", [])] + ([""] if table.get("notes") else [])
+            out += [f"- {inline(note)}" for note in table.get("notes", [])] + ([""] if table.get("notes") else [])
             out.append(_md_row(COMPARISON_HEADINGS))
             out.append(_md_row(["---"] * len(COMPARISON_HEADINGS)))
             out += [_md_row(comparison_cells(c)) for c in table["comparisons"]]
             out.append("")
-        out += [f"- {problem}" for problem in table["problems"]]
+        out += [f"- {inline(problem)}" for problem in table["problems"]]
     if not collected["tables"]:
         out.append("no run directory found")
     return "\n".join(out).rstrip() + "\n"

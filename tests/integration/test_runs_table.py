@@ -332,3 +332,22 @@ def test_a_first_folder_that_cannot_be_written_is_one_line(pytester, capsys) -> 
     assert code == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(f"runs: cannot write into {folder}") and "--out" in err[0], err
+
+
+def test_a_run_directory_named_like_html_is_text_in_every_output(pytester, capsys, monkeypatch) -> None:
+    """Issue 38 (Low 6): `--eval-prompts 'prompts/<img src=x onerror=alert(1)>'` names its runs' folder."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle", "always-true"))
+    hostile = "<img src=x onerror=alert(1)> *run* [x](javascript:alert) |"
+    (folder / "named").mkdir()
+    next(folder.glob("oracle_zeroshot_*")).rename(folder / "named" / hostile)
+    summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    capsys.readouterr()
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    for text in (out, (folder / "runs.md").read_text(), summary.read_text()):
+        assert "<img" not in text and "[x](" not in text, text  # no tag, no link
+        (row,) = [line for line in text.splitlines() if "onerror" in line and "oracle" in line]
+        assert row.count(" | ") == 15, row  # the name's own `|` did not add a cell
+    assert "<img" not in (folder / "runs.html").read_text()
