@@ -57,6 +57,8 @@ def report(args: argparse.Namespace) -> int:
         print(written.note, file=sys.stderr)
         return 2
     print(f"report: {written.path}")
+    if written.warning:
+        print(written.warning, file=sys.stderr)
     return 0
 
 

@@ -192,15 +192,20 @@ def load_completions(path: Path) -> CompletionsFile:
     return CompletionsFile(list(found.values()), len(bad), bad[0] if bad else None)
 
 
-def iter_completions(path: Path) -> Iterator[dict]:
+def iter_completions(path: Path, unreadable: list[int] | None = None) -> Iterator[dict]:
     """The usable records of a completions file, one at a time in file order (a finished run's
-    file is sorted by id, one line per item), for readers that must not hold them all."""
+    file is sorted by id, one line per item), for readers that must not hold them all; the number
+    of each line that cannot be used is appended to `unreadable`, when given."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         return
     with handle:
-        yield from (record for _, record in _parsed(handle) if record is not None)
+        for number, record in _parsed(handle):
+            if record is not None:
+                yield record
+            elif unreadable is not None:
+                unreadable.append(number)
 
 
 def read_completions(path: Path) -> list[dict]:
