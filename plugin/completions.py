@@ -176,12 +176,19 @@ def _parsed(lines: Iterable[bytes]) -> Iterator[tuple[int, dict | None]]:
         yield number, record if usable(record) else None
 
 
+class CompletionsUnreadable(OSError):
+    """A completions file that is there but cannot be read at all (a directory, no permission): one line naming it."""
+
+
 def load_completions(path: Path) -> CompletionsFile:
-    """The records of a completions file, and what could not be read (nothing: no file)."""
+    """The records of a completions file, and what could not be read (nothing: no file); a path
+    that cannot be read at all raises CompletionsUnreadable."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return CompletionsFile([], 0, None)
+    except OSError as exc:
+        raise CompletionsUnreadable(f"{path}: cannot be read ({exc.strerror or exc})") from None
     found: dict[str, dict] = {}
     bad: list[int] = []
     for number, record in _parsed(data.split(b"\n")):
