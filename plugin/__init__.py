@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_reasoning_evals.options import add_model_flag, add_options
-from pytest_reasoning_evals.protocol import declared_protocols, load
+from pytest_reasoning_evals.protocol import declared_protocols, left_out_flag, load, warn_left_out
 from pytest_reasoning_evals.session import EVAL_SESSION, EvalSession
 from pytest_reasoning_evals.speed import SPEED_PLUGIN, SpeedPlugin
 
@@ -22,6 +22,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
+    problem = left_out_flag(args)
+    if problem:  # else argparse's "unrecognized arguments" would not say why
+        raise pytest.UsageError(problem)
     yield
     add_model_flag(parser)
 
@@ -41,6 +44,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 @pytest.hookimpl(tryfirst=True)  # so the thaw below is the first cleanup on pytest's stack, run last
 def pytest_configure(config: pytest.Config) -> None:
     protocols = declared_protocols()
+    if not hasattr(config, "workerinput"):  # a worker's stderr would repeat it
+        warn_left_out()
     for info in protocols:
         config.addinivalue_line("markers", info.marker)
     session = EvalSession(config, protocols)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from pathlib import Path
@@ -56,6 +57,8 @@ def report(args: argparse.Namespace) -> int:
         print(written.note, file=sys.stderr)
         return 2
     print(f"report: {written.path}")
+    if written.warning:
+        print(written.warning, file=sys.stderr)
     return 0
 
 
@@ -67,12 +70,20 @@ def runs(args: argparse.Namespace) -> int:
     if missing:
         print(f"runs: no such folder: {', '.join(missing)}", file=sys.stderr)
         return 2
+    out = Path(args.out) if args.out else folders[0]
+    if out.exists() and not out.is_dir():
+        print(f"runs: --out {out}: not a folder", file=sys.stderr)
+        return 2
     collected = collect(folders, alpha=args.alpha)
     if not any(table["rows"] for table in collected["tables"]):
         print(f"runs: no run directory under {', '.join(args.dirs)}", file=sys.stderr)
         return 2
     print(markdown(collected), end="")
-    written, note = write_outputs(collected, Path(args.out) if args.out else folders[0])
+    try:
+        written, note = write_outputs(collected, out)
+    except OSError as exc:
+        print(f"runs: cannot write into {out} ({exc.strerror or exc}): name another folder with --out", file=sys.stderr)
+        return 2
     print(f"runs: wrote {', '.join(str(p) for p in written)}")
     if note:
         print(note)
@@ -80,6 +91,17 @@ def runs(args: argparse.Namespace) -> int:
     if summary:
         print(summary)
     return 0
+
+
+def level(text: str) -> float:
+    """--alpha: a test level strictly between 0 and 1 (nan, 0, 1 or more would make every test, or none, significant)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (exclusive), got {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("dirs", nargs="+", metavar="DIR", help="folders holding run directories (or run directories)")
     table.add_argument(
         "--alpha",
-        type=float,
+        type=level,
         default=0.05,
         help="level of the pairwise tests after Holm's correction (default 0.05)",
     )
@@ -141,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     table.set_defaults(run=runs)
 
-    from pytest_reasoning_evals.protocol import declared_protocols, load
+    from pytest_reasoning_evals.protocol import declared_protocols, load, warn_left_out
 
+    warn_left_out()
     for info in declared_protocols():
         if info.commands:
             load(info.commands)(commands)

@@ -176,12 +176,19 @@ def _parsed(lines: Iterable[bytes]) -> Iterator[tuple[int, dict | None]]:
         yield number, record if usable(record) else None
 
 
+class CompletionsUnreadable(OSError):
+    """A completions file that is there but cannot be read at all (a directory, no permission): one line naming it."""
+
+
 def load_completions(path: Path) -> CompletionsFile:
-    """The records of a completions file, and what could not be read (nothing: no file)."""
+    """The records of a completions file, and what could not be read (nothing: no file); a path
+    that cannot be read at all raises CompletionsUnreadable."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return CompletionsFile([], 0, None)
+    except OSError as exc:
+        raise CompletionsUnreadable(f"{path}: cannot be read ({exc.strerror or exc})") from None
     found: dict[str, dict] = {}
     bad: list[int] = []
     for number, record in _parsed(data.split(b"\n")):
@@ -192,15 +199,20 @@ def load_completions(path: Path) -> CompletionsFile:
     return CompletionsFile(list(found.values()), len(bad), bad[0] if bad else None)
 
 
-def iter_completions(path: Path) -> Iterator[dict]:
+def iter_completions(path: Path, unreadable: list[int] | None = None) -> Iterator[dict]:
     """The usable records of a completions file, one at a time in file order (a finished run's
-    file is sorted by id, one line per item), for readers that must not hold them all."""
+    file is sorted by id, one line per item), for readers that must not hold them all; the number
+    of each line that cannot be used is appended to `unreadable`, when given."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         return
     with handle:
-        yield from (record for _, record in _parsed(handle) if record is not None)
+        for number, record in _parsed(handle):
+            if record is not None:
+                yield record
+            elif unreadable is not None:
+                unreadable.append(number)
 
 
 def read_completions(path: Path) -> list[dict]:

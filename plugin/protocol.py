@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import sys
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypedDict
@@ -131,41 +132,126 @@ def load(target: str):
     return getattr(importlib.import_module(module), attribute)
 
 
+class LeftOut(NamedTuple):
+    """An installed protocol package the plugin leaves out, and why (one line)."""
+
+    name: str  # its entry point's name
+    why: str
+    info: ProtocolInfo | None  # its declaration when it loaded (an option clash), else None
+
+    def flags(self) -> tuple[str, ...]:
+        """The flags that are its own: its declared options, or by the naming rule --eval-<name>-..."""
+        return tuple(option.flag for option in self.info.options) if self.info else ()
+
+    def owns_flag(self, flag: str) -> bool:
+        return flag in self.flags() or flag.startswith(f"--eval-{self.name}-")
+
+    def owns_fixture(self, fixture: str) -> bool:
+        known = self.info.fixtures if self.info else ()
+        return fixture in known or fixture == self.name or fixture.startswith(f"{self.name}_")
+
+    def warning(self) -> str:
+        return f"pytest-reasoning-evals: WARNING: protocol {self.name} is left out: {self.why}"
+
+    def usage(self, used: str) -> str:
+        return f"{used}: protocol {self.name} is left out ({self.why}); fix or uninstall its package"
+
+
 @functools.cache
-def declared_protocols() -> tuple[ProtocolInfo, ...]:
-    """Every installed protocol's declaration, by name (a fixed order, whatever the install order)."""
+def _discovered() -> tuple[tuple[ProtocolInfo, ...], tuple[LeftOut, ...]]:
+    """(the usable protocols by name, the installed ones left out), read from the entry points once."""
     from importlib.metadata import entry_points
 
     found: dict[str, ProtocolInfo] = {}
+    left_out: dict[str, LeftOut] = {}
     for point in entry_points(group=ENTRY_POINTS):
-        try:
-            info = point.load()
-        except Exception as exc:  # noqa: BLE001 - one broken package must not hide the others' cause
-            raise RuntimeError(f"protocol entry point {point.name} = {point.value!r} cannot be loaded: {exc}") from exc
-        if not isinstance(info, ProtocolInfo) or info.name != point.name:
-            raise RuntimeError(
-                f"protocol entry point {point.name} = {point.value!r} must name a ProtocolInfo called {point.name!r}"
-            )
-        found.setdefault(info.name, info)  # a package installed twice (editable and not) declares it twice
-    declared = tuple(found[name] for name in sorted(found))
-    _check_option_names(declared)
-    return declared
+        info = _declaration(point)
+        if isinstance(info, str):
+            left_out.setdefault(point.name, LeftOut(point.name, info, None))
+        else:
+            found.setdefault(info.name, info)  # a package installed twice (editable and not) declares it twice
+    # the shipped protocols claim their options first: a user's package cannot push them out
+    ordered = sorted(found.values(), key=lambda info: (not info.protocol.startswith(f"{__package__}."), info.name))
+    for info, clash in zip(ordered, _option_clashes(ordered)):
+        if clash:
+            left_out[info.name] = LeftOut(info.name, clash, info)
+    usable = tuple(found[name] for name in sorted(found) if name not in left_out)
+    return usable, tuple(left_out[name] for name in sorted(left_out))
 
 
-def _check_option_names(declared: tuple[ProtocolInfo, ...]) -> None:
-    """Every --eval-<name> is one option of one owner: a protocol's option named like the plugin's or
-    another protocol's is an error naming both (argparse's own names neither)."""
+def _declaration(point) -> ProtocolInfo | str:
+    """The ProtocolInfo an entry point names, or why it cannot be used (one line)."""
+    try:
+        info = point.load()
+    except KeyboardInterrupt:
+        raise
+    # a package's crash or sys.exit at import must not end (or silence) every pytest run
+    except BaseException as exc:  # noqa: BLE001
+        said = str(exc).strip().splitlines()
+        return f"{point.value!r} cannot be loaded: {type(exc).__name__}" + (f": {said[0][:300]}" if said else "")
+    if not isinstance(info, ProtocolInfo) or info.name != point.name:
+        return f"{point.value!r} must name a ProtocolInfo called {point.name!r}"
+    return info
+
+
+def declared_protocols() -> tuple[ProtocolInfo, ...]:
+    """Every installed protocol's declaration that can be used, by name (a fixed order, whatever the install order)."""
+    return _discovered()[0]
+
+
+def left_out_protocols() -> tuple[LeftOut, ...]:
+    """The installed protocol packages that are broken or clash: each is one warning line, not a failure."""
+    return _discovered()[1]
+
+
+def warn_left_out() -> None:
+    """One line on stderr per protocol left out."""
+    for left in left_out_protocols():
+        print(left.warning(), file=sys.stderr)
+
+
+def left_out_flag(args: list[str]) -> str | None:
+    """The usage error of the first argument that is an option of a protocol left out, or None."""
+    for arg in args:
+        flag = arg.partition("=")[0]
+        for left in left_out_protocols() if flag.startswith("--eval-") else ():
+            if left.owns_flag(flag):
+                return left.usage(f"option {flag}")
+    return None
+
+
+def left_out_fixture(fixtures: list[str], known: Callable[[str], bool]) -> str | None:
+    """The usage error of the first fixture an item asks for, that nothing provides (`known` is
+    False) and that a protocol left out would have, or None."""
+    for fixture in fixtures:
+        for left in left_out_protocols() if not known(fixture) else ():
+            if left.owns_fixture(fixture):
+                return left.usage(f"fixture {fixture!r}")
+    return None
+
+
+def _option_clashes(ordered: list[ProtocolInfo]) -> list[str | None]:
+    """Per protocol in `ordered`: why one of its options is already another owner's, or None. Every
+    --eval-<name> is one option of one owner; argparse's own error would name neither."""
     from pytest_reasoning_evals.options import OPTIONS
 
     owners = {option.name: "the plugin" for option in OPTIONS}
-    for info in declared:
-        for option in info.options:
-            owner = owners.setdefault(option.name, f"protocol {info.name}")
-            if owner != f"protocol {info.name}":
-                raise RuntimeError(
-                    f"protocol {info.name}: option --eval-{option.name} is already {owner}'s; "
-                    f"start its options' names with its own ({info.name}-...)"
-                )
+    clashes: list[str | None] = []
+    for info in ordered:
+        taken = [option.name for option in info.options if owners.get(option.name, info.name) != info.name]
+        clashes.append(
+            f"option --eval-{taken[0]} is already {_owner(owners[taken[0]])}'s; "
+            f"start its options' names with its own ({info.name}-...)"
+            if taken
+            else None
+        )
+        if not taken:
+            owners.update((option.name, info.name) for option in info.options)
+    return clashes
+
+
+def _owner(owner: str) -> str:
+    return owner if owner == "the plugin" else f"protocol {owner}"
 
 
 def stop_reason(session: pytest.Session) -> str | None:

@@ -11,12 +11,40 @@ import io
 import os
 from pathlib import Path
 
+from pytest_reasoning_evals.markdown import inline
 from pytest_reasoning_evals.results import replacing, write_json
 from pytest_reasoning_evals.stats import holm
 
 FORMAT = "pytest-reasoning-evals/runs/1"
 ALPHA = 0.05  # the family-wise level of the pairwise comparisons (after Holm)
 FILES = ("runs.json", "runs.csv", "runs.md", "runs.html")
+# what reading a damaged or hand-edited run file raises (a file nested too deep: RecursionError)
+UNREADABLE = (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError)
+KINDS = {"text": "text", "date": "text", "bool": "true or false", "ci": "a pair of numbers"}  # else: a number
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def checked(row: dict, columns: list[tuple[str, str, str]]) -> dict:
+    """`row`, when each column's value is None or of the type its kind prints; else a ValueError
+    naming the first that is not (a run file of wrong types is a problem line, not a traceback)."""
+    for key, _, kind in columns:
+        value = row.get(key)
+        if value is not None and not _fits(value, kind):
+            raise ValueError(f"{key} is {repr(value)[:60]}, not {KINDS.get(kind, 'a number')}")
+    return row
+
+
+def _fits(value, kind: str) -> bool:
+    if kind in ("text", "date"):
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "ci":
+        return isinstance(value, (list, tuple)) and len(value) == 2 and all(map(is_number, value))
+    return is_number(value)
 
 
 def run_directories(folders: list[Path]) -> list[Path]:
@@ -73,7 +101,8 @@ def cell(value, kind: str) -> str:
 
 
 def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    # a run's name is a folder's (a prompt folder's too): text, not HTML or Markdown, in runs.md and the job summary
+    return "| " + " | ".join(map(inline, cells)) + " |"
 
 
 def comparison_cells(c: dict) -> list[str]:
@@ -109,7 +138,7 @@ def markdown(collected: dict) -> str:
     """The tables as markdown: a results page to commit, the CI step summary, the terminal."""
     out = ["# Runs", ""]
     for table in collected["tables"]:
-        out += [f"## {table['title']}", ""]
+        out += [f"## {inline(table['title'])}", ""]
         out.append(_md_row([heading for _, heading, _ in table["columns"]]))
         out.append(_md_row(["---"] * len(table["columns"])))
         for row in table["rows"]:
@@ -117,11 +146,12 @@ def markdown(collected: dict) -> str:
         out.append("")
         if table["comparisons"]:
             out += [f"### Paired comparisons (exact McNemar, Holm-corrected at {collected['alpha']:g})", ""]
+            out += [f"- {inline(note)}" for note in table.get("notes", [])] + ([""] if table.get("notes") else [])
             out.append(_md_row(COMPARISON_HEADINGS))
             out.append(_md_row(["---"] * len(COMPARISON_HEADINGS)))
             out += [_md_row(comparison_cells(c)) for c in table["comparisons"]]
             out.append("")
-        out += [f"- {problem}" for problem in table["problems"]]
+        out += [f"- {inline(problem)}" for problem in table["problems"]]
     if not collected["tables"]:
         out.append("no run directory found")
     return "\n".join(out).rstrip() + "\n"

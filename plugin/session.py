@@ -29,6 +29,7 @@ from pytest_reasoning_evals.protocol import (
     ProtocolInfo,
     attach,
     deserialized_payload,
+    left_out_fixture,
     load,
     payload_of,
     serialized_payload,
@@ -147,6 +148,10 @@ class EvalSession:
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         from pytest_reasoning_evals.models import UsageProblem
 
+        defined = getattr(metafunc, "_arg2fixturedefs", {})  # pytest's: the fixtures something provides
+        problem = left_out_fixture(metafunc.fixturenames, lambda name: name in defined or name == "request")
+        if problem:
+            self._collect_error(USAGE + problem)
         for info in self.infos.values():
             if not set(info.fixtures) & set(metafunc.fixturenames):
                 continue
@@ -155,13 +160,15 @@ class EvalSession:
             try:
                 protocol.parametrize(metafunc)
             except (CaseFileError, UsageProblem) as exc:
-                message = (USAGE if isinstance(exc, UsageProblem) else "") + str(exc)
-                if message in self._reported:  # shown once; the collection error stops the run
-                    protocol.parametrize_nothing(metafunc)
-                    continue
-                self._reported.add(message)
-                # CollectError prints just the message (file:line: what is wrong), no traceback
-                raise pytest.Collector.CollectError(message) from None
+                self._collect_error((USAGE if isinstance(exc, UsageProblem) else "") + str(exc))
+                protocol.parametrize_nothing(metafunc)
+
+    def _collect_error(self, message: str) -> None:
+        """A collection error of `message`, shown once (it stops the run): later, nothing."""
+        if message not in self._reported:
+            self._reported.add(message)
+            # CollectError prints just the message (file:line: what is wrong), no traceback
+            raise pytest.Collector.CollectError(message) from None
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A usage problem found while collecting ends the session as a usage error (exit 4),

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
-from pytest_reasoning_evals.completions import load_completions
+from pytest_reasoning_evals.completions import CompletionsUnreadable, load_completions
 from pytest_reasoning_evals.manifest import merged
 from pytest_reasoning_evals.results import LOCK_NAME, RunDirBusy, busy_holder, refuse_if_busy
 
@@ -114,7 +114,10 @@ class Shard:
         self.config_hash = execution["config_hash"]
         if not all(isinstance(i, str) for i in self.summary["not_asked"]["ids"]):
             raise MergeError(f"{directory}: summary.json has not_asked ids that are not strings")
-        read = load_completions(directory / "completions.jsonl")
+        try:
+            read = load_completions(directory / "completions.jsonl")
+        except CompletionsUnreadable as exc:
+            raise MergeError(str(exc)) from None
         if read.unreadable:
             raise MergeError(
                 read.problem(

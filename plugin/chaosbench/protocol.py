@@ -44,7 +44,7 @@ from pytest_reasoning_evals.chaosbench.scoring import failure_reason, score
 from pytest_reasoning_evals.chaosbench.shortcut import SHORTCUT
 from pytest_reasoning_evals.chaosbench.shortcut import answer as shortcut_answer
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
-from pytest_reasoning_evals.completions import CompletionsLog, answered, load_completions
+from pytest_reasoning_evals.completions import CompletionsLog, CompletionsUnreadable, answered, load_completions
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of
 from pytest_reasoning_evals.gates import GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
@@ -323,7 +323,10 @@ class Protocol(EvalProtocol):
                 self.checkpoints.check_config(self.run_config())
             except ResumeError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        read = load_completions(self.completions.path)
+        try:
+            read = load_completions(self.completions.path)
+        except CompletionsUnreadable as exc:
+            raise pytest.UsageError(f"--eval-resume: {exc}") from None
         if read.unreadable:
             self.resume_notes.append(read.problem(self.completions.path))
         records = [r for r in read.records if answered(r)]

@@ -95,18 +95,28 @@ ESSENTIAL = (
 )
 
 
-def read_records(path: Path, rows: typing.IO[str]) -> list[dict]:
+def read_records(path: Path, rows: typing.IO[str]) -> tuple[list[dict], str | None]:
     """One pass over completions.jsonl: each record reduced to what the charts and a comparison
     read, the last line of an id winning (as the run's own readers have it), and the page's item
     rows (every line, in file order: the file is sorted by id) spooled to `rows` (a temporary
-    file) as JSON lines. Small in memory for a 40,000-item run too."""
+    file) as JSON lines. Small in memory for a 40,000-item run too. -> (the records, why rows
+    are missing from the page, or None)."""
     from pytest_reasoning_evals.completions import iter_completions
 
     latest: dict[str, dict] = {}
-    for record in iter_completions(path):
+    unreadable: list[int] = []
+    for record in iter_completions(path, unreadable):
         latest[record["id"]] = {k: record.get(k) for k in ESSENTIAL}
         rows.write(row_json(_item_row(record)) + "\n")
-    return list(latest.values())
+    if not path.exists():
+        return list(latest.values()), f"{path} is missing: the page has no item rows"
+    if unreadable:
+        lines = "line" if len(unreadable) == 1 else "lines"
+        return list(latest.values()), (
+            f"{path}: {len(unreadable)} unreadable {lines} (first at line {unreadable[0]}): "
+            "the page has no item rows of them"
+        )
+    return list(latest.values()), None
 
 
 def _spooled(rows: typing.IO[str]) -> Iterator[str]:
@@ -127,7 +137,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
     meta = read_json(run_dir / "run_meta.json", required=False) or {}
     manifest = read_json(run_dir / "run_manifest.json", required=False) or {}
     rows = cleanup.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n"))
-    essentials = read_records(run_dir / "completions.jsonl", rows)
+    essentials, items_note = read_records(run_dir / "completions.jsonl", rows)
     records = sorted(essentials, key=lambda r: r["id"])
     if baseline is not None:
         try:
@@ -178,6 +188,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "comparison": comparison,
         "prompt_template": prompt.get("text"),
         "rows": lambda: _spooled(rows),  # JSON text per row
+        "items_note": items_note,  # the page and the command say when item rows are missing
     }
 
 

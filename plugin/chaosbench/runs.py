@@ -6,6 +6,7 @@ runs on the same dataset compared item by item with the code of --eval-baseline 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from itertools import combinations
 from pathlib import Path
 from typing import NamedTuple
@@ -13,6 +14,7 @@ from typing import NamedTuple
 from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
 from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
 from pytest_reasoning_evals.completions import read_completions
+from pytest_reasoning_evals.runs_table import UNREADABLE, checked, is_number
 
 COLUMNS = [
     ("run", "run", "text"),
@@ -32,6 +34,9 @@ COLUMNS = [
     ("complete", "complete", "bool"),
     ("note", "note", "text"),
 ]
+
+
+ALL_PAIRS_UP_TO = 12  # runs of one dataset compared pairwise (66 comparisons); more: each with the best
 
 
 class Run(NamedTuple):
@@ -58,7 +63,10 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
     subset = (manifest.get("selection") or {}).get("subset")
     if subset:
         note.append(f"subset ({subset})")
-    return {
+    families = summary.get("task_accuracy") or {}
+    if not all(is_number(v) for v in families.values() if v is not None):
+        raise ValueError(f"task_accuracy is {repr(families)[:60]}, not numbers by family")
+    row = {
         "run": directory.name,
         "path": str(directory),
         "report": str(directory / "report.html") if (directory / "report.html").is_file() else None,
@@ -79,8 +87,9 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         "complete": summary.get("complete", True),
         "note": "; ".join(note),
         # the families this run measured (a summary lists every ChaosBench family, empty ones as None)
-        "families": {k: v for k, v in (summary.get("task_accuracy") or {}).items() if v is not None},
+        "families": {k: v for k, v in families.items() if v is not None},
     }
+    return checked(row, COLUMNS)
 
 
 def _read(directory: Path) -> Run:
@@ -93,8 +102,8 @@ def _shard_of(directory: Path) -> tuple[Path, str, str] | None:
     """(where its merge goes, its run name, config hash) for a shard's directory, else None."""
     try:
         execution = _json(directory / "run_manifest.json").get("execution") or {}
-    except (OSError, ValueError):
-        return None
+    except UNREADABLE:
+        return None  # read as a whole run: its problem line says what is wrong
     # a merge's directory keeps `sharded`: it is a whole run
     if not execution.get("sharded") or execution.get("merged"):
         return None
@@ -113,25 +122,25 @@ def read_runs(directories: list[Path]) -> tuple[list[Run], list[str]]:
         if key is None:
             try:
                 runs.append(_read(directory))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            except UNREADABLE as exc:
                 problems.append(f"{directory}: not read ({type(exc).__name__}: {exc})")
         elif (key[0] / key[1]).resolve() not in present:
             shards.setdefault(key, []).append(directory)
     for (parent, name, _), group in shards.items():
         try:
             combined = combine(group, allow_partial=True)
-        except MergeError as exc:
+            row = _row(parent / name, combined.summary, combined.meta, combined.manifest, shards=len(group))
+        except (MergeError, *UNREADABLE) as exc:
             problems.append(f"{parent / name}: its shards are not merged ({exc})")
             continue
-        row = _row(parent / name, combined.summary, combined.meta, combined.manifest, shards=len(group))
         # no merged directory: the row points at its first shard's page
         page = group[0] / "report.html"
         row.update(path=str(group[0]), report=str(page) if page.is_file() else None)
         runs.append(Run(row, combined.records, combined.meta))
     # runs of one name in two folders (one per prompt, say) are named by their folder too
-    names = [r.row["run"] for r in runs]
+    names = Counter(r.row["run"] for r in runs)
     for run in runs:
-        if names.count(run.row["run"]) > 1:
+        if names[run.row["run"]] > 1:
             run.row["run"] = f"{Path(run.row['path']).parent.name}/{run.row['run']}"
     runs.sort(key=lambda r: (r.row["dataset"], str(r.row["model"]), str(r.row["mode"]), r.row["run"]))
     _mark_datasets([r.row for r in runs])
@@ -151,16 +160,42 @@ def _mark_datasets(rows: list[dict]) -> None:
             row["note"] = "; ".join(filter(None, [row["note"], "OTHER DATASET: not compared with the others"]))
 
 
-def pairwise(runs: list[Run]) -> list[dict]:
-    """Every two runs on one dataset, paired by item id as --eval-baseline pairs them (the first
-    run of the two as the baseline): `delta` is the second's accuracy minus the first's."""
-    out = []
-    for before, after in combinations(runs, 2):
-        if before.row["dataset_sha256"] != after.row["dataset_sha256"]:
+def pairs(runs: list[Run]) -> tuple[list[tuple[Run, Run, bool]], list[str]]:
+    """Which runs are compared: every two runs of a dataset with at most ALL_PAIRS_UP_TO runs; with
+    more, each with the dataset's most accurate run only (n - 1, not n(n - 1)/2 comparisons, so the
+    table and page grow with the runs); -> ((a, b, all pairs of its dataset compared), a note per
+    dataset compared with its best)."""
+    datasets: dict[str, list[Run]] = {}
+    for run in runs:
+        datasets.setdefault(run.row["dataset_sha256"], []).append(run)
+    out, notes = [], []
+    for group in datasets.values():
+        if len(group) <= ALL_PAIRS_UP_TO:
+            out += [(a, b, True) for a, b in combinations(group, 2)]
             continue
-        c = compare(
-            baseline_of(before.records, before.meta, before.row["run"]), after.records, alpha=1.0, max_drop=None
+        best = max(group, key=lambda run: _number(run.row["accuracy"]))  # the first of equals
+        out += [(best, run, False) for run in group if run is not best]
+        notes.append(
+            f"{len(group)} runs on one dataset: each is compared with the most accurate, {best.row['run']} "
+            f"(every pair only up to {ALL_PAIRS_UP_TO} runs; no delta matrix)"
         )
+    return out, notes
+
+
+def _number(value) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else -1.0
+
+
+def pairwise(runs: list[Run]) -> tuple[list[dict], list[str]]:
+    """The pairs() of runs compared item by item as --eval-baseline pairs them (the first run of
+    the two as the baseline): `delta` is the second's accuracy minus the first's; -> (comparisons, notes)."""
+    chosen, notes = pairs(runs)
+    baselines: dict[int, dict] = {}  # each run's items read once, however many pairs it is in
+    out = []
+    for before, after, all_pairs in chosen:
+        if id(before) not in baselines:
+            baselines[id(before)] = baseline_of(before.records, before.meta, before.row["run"])
+        c = compare(baselines[id(before)], after.records, alpha=1.0, max_drop=None)
         out.append(
             {
                 "a": before.row["run"],
@@ -173,9 +208,10 @@ def pairwise(runs: list[Run]) -> list[dict]:
                 "delta": c["accuracy_delta"],
                 "delta_ci95": c["accuracy_delta_ci95"],
                 "p_value": c["p_value"],
+                "all_pairs": all_pairs,  # runs.html draws its delta matrix of these only
             }
         )
-    return out
+    return out, notes
 
 
 def runs_table(directories: list[Path]) -> list[dict]:
@@ -183,6 +219,7 @@ def runs_table(directories: list[Path]) -> list[dict]:
     runs, problems = read_runs(directories)
     if not runs and not problems:
         return []
+    comparisons, notes = pairwise(runs)
     return [
         {
             "id": "chaosbench",
@@ -190,7 +227,8 @@ def runs_table(directories: list[Path]) -> list[dict]:
             "title": "ChaosBench-Logic runs",
             "columns": COLUMNS,
             "rows": [r.row for r in runs],
-            "comparisons": pairwise(runs),
+            "comparisons": comparisons,
+            "notes": notes,
             "problems": problems,
         }
     ]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pytest_reasoning_evals.runs_table import UNREADABLE, checked
+
 COLUMNS = [
     ("run", "run", "text"),
     ("variant", "variant", "text"),
@@ -105,11 +107,14 @@ def runs_table(directories: list[Path]) -> list[dict]:
     for directory in directories:
         if not (directory / "variant_summary.json").is_file():
             continue
-        try:
-            rows.extend(_rows(directory))
-            cross.extend(_cross_rows(directory))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        try:  # both read before either is kept: a directory is all rows or one problem line
+            own = [checked(row, COLUMNS) for row in _rows(directory)]
+            compared = [checked(row, CROSS_COLUMNS) for row in _cross_rows(directory)]
+        except UNREADABLE as exc:
             problems.append(f"{directory}: not read ({type(exc).__name__}: {exc})")
+            continue
+        rows += own
+        cross += compared
     tables = []
     if rows or problems:
         table = {"id": "dialectic", "protocol": "dialectic", "title": "Dialectic runs (variant x model)"}

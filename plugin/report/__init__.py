@@ -31,6 +31,7 @@ class ReportError(Exception):
 class Written:
     path: Path | None  # the page, or None when it was not written
     note: str  # the summary block's line about it
+    warning: str | None = None  # a page written without some of its item rows: why (one line)
 
 
 def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None = None) -> Written:
@@ -53,7 +54,8 @@ def write_report(run_dir: Path, baseline: Path | None = None, out: Path | None =
         return Written(None, MISSING_EXTRA)
     except (ReportError, OSError) as exc:
         return Written(None, f"report.html not written: {exc}")
-    return Written(target, f"report: {target}")
+    missing = view.get("items_note")
+    return Written(target, f"report: {target}", f"WARNING {missing}" if missing else None)
 
 
 class PageWriter:

@@ -112,14 +112,16 @@ def heatmap(rows: list[dict]) -> dict:
     }
 
 
-def matrix(rows: list[dict], comparisons: list[dict]) -> dict:
+def matrix(rows: list[dict], comparisons: list[dict]) -> dict | None:
     """Cell (row, column): the column's accuracy minus the row's, on their paired items; '*' when
-    significant after Holm."""
+    significant after Holm; None when no dataset had every pair compared."""
     by_pair = {}
     for c in comparisons:
-        by_pair[c["a"], c["b"]] = (c["delta"], c)
-        by_pair[c["b"], c["a"]] = (None if c["delta"] is None else -c["delta"], c)
-    runs = [r["run"] for r in rows if any(r["run"] in (c["a"], c["b"]) for c in comparisons)]
+        if c.get("all_pairs", True):  # a dataset of many runs, each compared with its best: no matrix
+            by_pair[c["a"], c["b"]] = (c["delta"], c)
+            by_pair[c["b"], c["a"]] = (None if c["delta"] is None else -c["delta"], c)
+    compared = {a for a, _ in by_pair}
+    runs = [r["run"] for r in rows if r["run"] in compared]
     out = []
     for a in runs:
         cells = []
@@ -140,7 +142,7 @@ def matrix(rows: list[dict], comparisons: list[dict]) -> dict:
                 }
             )
         out.append({"run": a, "cells": cells})
-    return {"runs": runs, "rows": out}
+    return {"runs": runs, "rows": out} if runs else None
 
 
 def view(collected: dict, folder: Path) -> dict:
@@ -167,8 +169,9 @@ def view(collected: dict, folder: Path) -> dict:
                 "rows": rows,
                 "heatmap": heatmap(charted) if charted else None,
                 "scatter": scatter(charted) if charted else None,
-                "matrix": matrix(table["rows"], table["comparisons"]) if table["comparisons"] else None,
+                "matrix": matrix(table["rows"], table["comparisons"]),
                 "comparisons": [comparison_cells(c) for c in table["comparisons"]],
+                "notes": table.get("notes", []),
                 "problems": table["problems"],
             }
         )

@@ -108,3 +108,13 @@ def test_merge_refuses_while_a_run_holds_a_shard_or_the_out_dir(shards) -> None:
         )
     assert not (out / "summary.json").exists()
     assert merge_cli(*shards, "--out", out).returncode == 0
+
+
+def test_merge_refuses_a_shard_whose_completions_is_a_directory(shards) -> None:
+    """Issue 38 (Low 15): a traceback."""
+    completions = shards[0] / "completions.jsonl"
+    completions.unlink()
+    completions.mkdir()
+    result = merge_cli(*shards, "--out", shards[0].parent / "merged")
+    assert_one_line_refusal(result, f"{completions}: cannot be read")
+    assert not (shards[0].parent / "merged").exists()

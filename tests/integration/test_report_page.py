@@ -214,3 +214,26 @@ def test_dialectic_run_directory_gets_its_page(pytester) -> None:
     assert len(rows) == len(responses) == 4 and all(row["raw"] for row in rows)  # the reply text is in the run's files
     assert 'id="variants"' in html and 'data-chart="turns-to-resolution"' in html
     assert f"report: {directory / REPORT_FILE}" in result.stdout.str()
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "some garbage"])
+def test_a_run_without_readable_records_says_so_on_the_page_and_in_one_line(replay: Path, damage) -> None:
+    """Issue 38 (Low 13): a missing or garbage completions.jsonl gave a page with no item rows and no note."""
+    completions = replay / "completions.jsonl"
+    lines = completions.read_text().splitlines()
+    if damage == "missing":
+        completions.unlink()
+    else:
+        garbage = ["{not json", "\x00\x01", '{"id": 3}']
+        completions.write_text("\n".join(garbage if damage == "garbage" else [*lines[:-3], *garbage]) + "\n")
+    done = cli(replay)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"report: {replay / REPORT_FILE}"
+    (warning,) = done.stderr.splitlines()
+    assert warning.startswith("WARNING") and str(completions) in warning, warning
+    expected = {"missing": "missing", "garbage": "3 unreadable lines", "some garbage": "3 unreadable lines"}[damage]
+    assert expected in warning, warning
+    page = (replay / REPORT_FILE).read_text()
+    (note,) = re.findall(r'<p class="note bad-text" id="items-note">(.*?)</p>', page)
+    assert expected in note and "completions.jsonl" in note, note
+    assert len(items_json(page)["items"]) == (len(lines) - 3 if damage == "some garbage" else 0)

@@ -116,3 +116,18 @@ def test_resume_with_an_unreadable_config_is_one_usage_error(pytester, planted, 
     )
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert (directory / "completions.jsonl").read_bytes() == before, "nothing asked, nothing rewritten"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resume_of_a_completions_file_that_is_a_directory_is_one_usage_error(pytester, workers) -> None:
+    """Issue 38 (Low 15): an INTERNALERROR."""
+    args, directory, full_summary, _ = full_run(pytester)
+    completions = directory / "completions.jsonl"
+    completions.unlink()
+    completions.mkdir()
+    result = pytester.runpytest_subprocess(*args, "--eval-resume", "-n", workers)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    (error,) = [line for line in result.errlines if line.startswith("ERROR")]
+    assert f"{completions}: cannot be read" in error and "--eval-resume" in error, error
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert (directory / "summary.json").read_text() == full_summary and completions.is_dir()

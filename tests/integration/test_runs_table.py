@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,158 @@ def test_models_compared_by_a_dialectic_run_are_rows_side_by_side(pytester, serv
     assert models["fake"]["cost_usd"] == pytest.approx((100 * 1000 + 50 * 2000) / 1e6)
     assert models["other"]["cost_usd"] == pytest.approx((100 * 4000 + 50 * 8000) / 1e6)
     assert models["fake"]["queries"] == 1 and models["fake"]["rank"] == 1
+
+
+def copies(pytester: pytest.Pytester, n: int) -> Path:
+    """n runs of one dataset: the oracle's and always-true's run directories copied in turn."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    made = fixed_runs(pytester, bank(pytester.path / "bank.jsonl", n=12), models=("oracle", "always-true"))
+    sources = sorted(made.iterdir())
+    folder = pytester.path / f"runs-{n}"
+    for i in range(n):
+        shutil.copytree(sources[i % 2], folder / f"run-{i:04d}")
+    return folder
+
+
+def test_runs_of_one_dataset_scale_linearly(pytester, capsys, monkeypatch) -> None:
+    """Issue 38 (Low 3): every pair of 300 runs was 45,000 comparisons and a 15.6 MB page. Counted
+    work, not time: the comparisons made and the page's bytes grow with the runs, not their square."""
+    import pytest_reasoning_evals.chaosbench.runs as chaosbench_runs
+
+    made = []
+    counted = chaosbench_runs.compare
+    monkeypatch.setattr(chaosbench_runs, "compare", lambda *a, **k: made.append(1) or counted(*a, **k))
+    work = {}
+    for n in (40, 80):
+        folder = copies(pytester, n) if n == 40 else _more(pytester, n)
+        made.clear()
+        code, out = runs(capsys, folder)
+        assert code == 0, out
+        work[n] = (len(made), (folder / "runs.html").stat().st_size)
+        (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+        assert len(table["comparisons"]) == n - 1 and len(table["rows"]) == n
+        best = {c["a"] for c in table["comparisons"]}
+        assert len(best) == 1 and next(r for r in table["rows"] if r["run"] in best)["accuracy"] == 1.0
+        assert f"{n} runs on one dataset: each is compared with the most accurate" in (folder / "runs.md").read_text()
+    assert work[80][0] / work[40][0] < 2.2, work
+    assert work[80][1] / work[40][1] < 2.2, work
+
+
+def _more(pytester: pytest.Pytester, n: int) -> Path:
+    folder = pytester.path / f"runs-{n}"
+    shutil.copytree(pytester.path / "runs-40", folder)
+    for i in range(40, n):
+        shutil.copytree(folder / f"run-{i % 2:04d}", folder / f"run-{i:04d}")
+    return folder
+
+
+def test_a_few_runs_of_one_dataset_are_all_compared_pairwise_with_a_matrix(pytester, capsys) -> None:
+    folder = copies(pytester, 12)
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+    assert len(table["comparisons"]) == 12 * 11 // 2
+    assert 'id="chaosbench-matrix"' in (folder / "runs.html").read_text()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "2", "-1", "0", "1", "x"])
+def test_alpha_outside_zero_to_one_is_a_usage_error(tmp_path, capsys, value) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["runs", str(tmp_path), "--alpha", value])
+    assert stopped.value.code == 2
+    (error,) = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert "--alpha" in error and "between 0 and 1" in error, error
+
+
+DAMAGED = {
+    "summary of wrong types": (
+        "summary.json",
+        json.dumps(
+            {
+                "model": ["oracle"],
+                "overall_accuracy": "high",
+                "overall_accuracy_ci95": "wide",
+                "total_questions": [24],
+                "tokens": {"input": "many"},
+                "complete": "yes",
+                "task_accuracy": {"atomic": "most"},
+            }
+        ),
+    ),
+    "summary nested 100,000 deep": ("summary.json", "[" * 100_000 + "]" * 100_000),
+    "manifest nested 100,000 deep": ("run_manifest.json", "{" + '"a":{' * 100_000 + "}" * 100_001),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGED))
+def test_a_damaged_run_directory_is_skipped_with_a_line_naming_it(pytester, capsys, damage) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle", "always-true"))
+    victim = next(folder.glob("always-true_zeroshot_*"))
+    name, text = DAMAGED[damage]
+    (victim / name).write_text(text)
+    capsys.readouterr()  # the runs' own output
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    skipped = [line for line in out.splitlines() if str(victim) in line]
+    assert len(skipped) == 1, out
+    assert "not read" in skipped[0] and len(skipped[0]) < 400, skipped
+    (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+    assert [row["model"] for row in table["rows"]] == ["oracle"]
+    assert str(victim) in (folder / "runs.html").read_text()
+
+
+def test_a_dialectic_run_of_wrong_types_is_skipped_with_a_line_naming_it(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle",))
+    victim = folder / "judged_dialectic"
+    victim.mkdir()
+    (victim / "run_meta.json").write_text(json.dumps({"timestamp": 7, "complete": True}))
+    variant = {"variant": "baseline", "model": "m", "test_cases": "two", "mean_score": "high", "hard_fails": None}
+    variant.update(pcc_compliance=None, mode_accuracy=None, judge_agreement=None, cost_usd=[1], tokens=None)
+    (victim / "variant_summary.json").write_text(json.dumps({"variants": [variant]}))
+    capsys.readouterr()  # the run's own output
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    (skipped,) = [line for line in out.splitlines() if str(victim) in line]
+    assert "not read" in skipped, skipped
+
+
+def test_out_naming_a_file_is_a_usage_error(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle",))
+    target = pytester.path / "a-file"
+    target.write_text("mine\n")
+    code = main(["runs", str(folder), "--out", str(target)])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [f"runs: --out {target}: not a folder"]
+    assert target.read_text() == "mine\n"
+
+
+def test_a_first_folder_that_cannot_be_written_is_one_line(pytester, capsys) -> None:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle",))
+    (folder / "runs.md").mkdir()  # cannot be replaced by a file: as a read-only folder, even for root
+    code = main(["runs", str(folder)])
+    assert code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"runs: cannot write into {folder}") and "--out" in err[0], err
+
+
+def test_a_run_directory_named_like_html_is_text_in_every_output(pytester, capsys, monkeypatch) -> None:
+    """Issue 38 (Low 6): `--eval-prompts 'prompts/<img src=x onerror=alert(1)>'` names its runs' folder."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle", "always-true"))
+    hostile = "<img src=x onerror=alert(1)> *run* [x](javascript:alert) |"
+    (folder / "named").mkdir()
+    next(folder.glob("oracle_zeroshot_*")).rename(folder / "named" / hostile)
+    summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    capsys.readouterr()
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    for text in (out, (folder / "runs.md").read_text(), summary.read_text()):
+        assert "<img" not in text and "[x](" not in text, text  # no tag, no link
+        (row,) = [line for line in text.splitlines() if "onerror" in line and "oracle" in line]
+        assert row.count(" | ") == 15, row  # the name's own `|` did not add a cell
+    assert "<img" not in (folder / "runs.html").read_text()
