@@ -12,6 +12,7 @@ from pytest_reasoning_evals.chaosbench.normalize import normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
+from pytest_reasoning_evals.models import complete_after
 from pytest_reasoning_evals.providers.base import Completion, Model
 
 SUITE = "chaosbench"
@@ -42,7 +43,7 @@ def ask(question: Question, prompt: PromptTemplate, model: Model, reprompt: int)
             last = first
             while len(retries) < reprompt and not last.error and _label(last) is None:
                 request = prompt.reprompt(request, last.text)
-                last = model.complete(request)
+                last = complete_after(model, request)  # a refused key keeps the paid first reply
                 retries.append(last)
     return score(question, first, prompt.sha256, retries)
 
