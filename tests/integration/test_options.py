@@ -160,6 +160,30 @@ def test_a_gzip_body_that_is_not_gzip_fails_the_item_in_one_line_and_shows_no_ke
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the failed-calls gate
 
 
+GOOGLE_KEY = "AIza" + "SyHardening0123456789abcdefghijklmno"  # a Google API key's shape (AIza + 35)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("parameter", ["key", "api_key"])
+def test_a_key_in_a_base_urls_query_reaches_no_file_and_no_message(pytester, server, monkeypatch, parameter) -> None:
+    """A Gemini-style `?key=AIza...` in a base URL (the models file's and --eval-base-url) is masked in
+    run_manifest.json and in every other file the run writes and in its output (issue 38, Low 12)."""
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    with_key = f"{server.gemini_base}?{parameter}={GOOGLE_KEY}"
+    models = models_yaml(with_key).replace("provider: openai", "provider: gemini")
+    result = pytester.runpytest_subprocess(*project(pytester, models), f"--eval-base-url={with_key}")
+    assert len(server.requests) == 2, output(result)
+    run = the_run(pytester.path / "results", "fake")
+    manifest = json.loads((run / "run_manifest.json").read_text())
+    assert manifest["model_config"]["base_url"] == f"{server.gemini_base}?{parameter}=***"
+    assert f"--eval-base-url={server.gemini_base}?{parameter}=***" in manifest["environment"]["args"]
+    written = [p for folder in ("results", "cassettes") for p in (pytester.path / folder).rglob("*") if p.is_file()]
+    assert {"run_meta.json", "completions.jsonl", "summary.json", "config.json"} <= {p.name for p in written}
+    for path in written:
+        assert GOOGLE_KEY not in path.read_text(errors="replace"), path
+    assert GOOGLE_KEY not in output(result)
+
+
 @pytest.mark.slow
 def test_credentials_in_a_base_url_reach_no_manifest_and_no_message(pytester, server, monkeypatch) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
