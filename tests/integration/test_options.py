@@ -142,6 +142,40 @@ def test_no_key_in_a_traceback_with_showlocals(pytester, server, monkeypatch, ve
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+CONFTEST_RAISE_IN_SEND = """
+import http.client
+
+
+class Planted(Exception):
+    pass
+
+
+def send(self, data):
+    raise {error}("planted inside HTTPConnection.send")
+
+
+http.client.HTTPConnection.send = send
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("error", ["ValueError", "Planted"])
+def test_no_key_in_a_traceback_raised_inside_the_connections_send(
+    pytester, server, monkeypatch, error, workers
+) -> None:
+    """An exception that is no OSError raised where the request's bytes (the key's header among them)
+    are sent: the traceback with every frame's locals shows no key (issue 38, Low 11)."""
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    args = project(pytester, models_yaml(server.openai_base))
+    pytester.makeconftest(CONFTEST_RAISE_IN_SEND.format(error=error))
+    result = pytester.runpytest_subprocess(*args, "--tb=long", "-l", "-vv", "-n", workers)
+    text = output(result)
+    assert "planted inside HTTPConnection.send" in text and "client.py" in text  # the traceback is shown ...
+    assert SECRET not in text
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.mark.slow
 def test_a_gzip_body_that_is_not_gzip_fails_the_item_in_one_line_and_shows_no_key(
     pytester, server, monkeypatch
