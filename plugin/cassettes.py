@@ -26,14 +26,13 @@ from vcr.serializers import compat
 from vcr.serializers import yamlserializer as YAML
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
-from pytest_reasoning_evals.providers.base import MISS, UNSAVED, Completion, Request
+from pytest_reasoning_evals.providers.base import MISS, SECRET_QUERY_PARAMETERS, UNSAVED, Completion, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
 from pytest_reasoning_evals.providers.wire import Call, Parsed
 from pytest_reasoning_evals.results import replacing
 
 MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
 SECRET_REQUEST_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
-SECRET_QUERY_PARAMETERS = ("key", "api_key")
 # Response headers that identify an account or a request, or change on every call.
 DROPPED_RESPONSE_HEADER_PREFIXES = (
     "set-cookie",

@@ -30,6 +30,21 @@ class UsageProblem(Exception):
     """The run cannot start (unknown alias, bad registry, missing key): one message, once."""
 
 
+class KeyRefused(pytest.fail.Exception):
+    """A call refused because the provider refused the key (now or earlier in this process): the
+    item fails with this one line (pytest's Failed, no traceback) and the session stops."""
+
+
+def complete_after(model: Model, request: Request) -> Completion:
+    """A call of an item that has already made one: a refused key is this call's failed
+    completion, so the item's record keeps what its earlier calls answered and paid (the
+    session stops all the same)."""
+    try:
+        return model.complete(request)
+    except KeyRefused as refused:
+        return Completion(provider=None, model="", text="", error=str(refused))
+
+
 OUTAGE_AFTER = 3  # items in a row whose calls failed after all retries: the provider is down
 OUTAGE = "provider outage"  # how the stop reason of an outage starts (the session exits 1 on it)
 
@@ -71,7 +86,7 @@ class StoppingModel:
             else:
                 self._watch(completion)
                 return completion
-        pytest.fail(self.refused, pytrace=False)
+        raise KeyRefused(self.refused, pytrace=False)
 
     def _watch(self, completion: Completion) -> None:
         """Count calls that failed after their retries; stop the session on an outage."""

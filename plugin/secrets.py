@@ -83,6 +83,44 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+def _shows(value: object, shown: list[str]) -> bool:
+    """Whether `value`, printed by its repr as pytest's -l prints a local, shows one of `shown`."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a repr that fails shows nothing
+        return False
+    return any(secret in text for secret in shown)
+
+
+def redact_traceback(error: BaseException, secrets: Iterable[str]) -> None:
+    """Leave no trace of `secrets` in `error` and the exceptions it chains: the locals of each
+    finished frame of their tracebacks that would show one (pytest's --tb=long -l prints them; the
+    bytes a connection sends hold the key's header) are cleared, and their arguments' text masked."""
+    shown = [form for secret in secrets if secret for form in {secret, repr(secret)[1:-1]}]
+    seen: set[int] = set()
+    while shown and error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.args = tuple(_masked(arg, shown) for arg in error.args)
+        tb = error.__traceback__
+        while tb is not None:
+            if any(_shows(value, shown) for value in tb.tb_frame.f_locals.values()):
+                try:
+                    tb.tb_frame.clear()
+                except RuntimeError:  # a frame still running (the one that caught it): its locals show no key
+                    pass
+            tb = tb.tb_next
+        error = error.__cause__ or error.__context__
+
+
+def _masked(arg: object, shown: list[str]) -> object:
+    if isinstance(arg, (str, bytes)) or _shows(arg, shown):
+        text = arg.decode("latin-1") if isinstance(arg, bytes) else str(arg)
+        for secret in shown:
+            text = text.replace(secret, "***")
+        return text
+    return arg
+
+
 @dataclass(frozen=True)
 class Finding:
     path: str

@@ -9,7 +9,8 @@ Routes (POST): /v1/chat/completions (OpenAI), /v1/messages (Anthropic),
 /v1beta/models/<model>:generateContent (Gemini). Anything else is a 404 (recorded, but it
 does not consume a scripted fault).
 
-Each scripted fault applies to one request, in order; once the script is used up every
+Each scripted fault applies to one request, in order; once the script is used up, `fault_for`
+(when set) may choose a fault from the request's parsed body, else every
 request gets a normal 200 reply carrying `reply_text` (or, when `responder` is set, what it
 returns for the request's parsed body) and `usage`.
 
@@ -146,6 +147,9 @@ class FakeProvider:
         self.keep_alive = keep_alive  # HTTP/1.1 keep-alive (a handler then lives as long as its connection)
         self.reply_text = "TRUE"
         self.responder = None  # callable(parsed body) -> reply text, instead of reply_text
+        self.fault_for = (
+            None  # callable(parsed body) -> Fault or None: a fault chosen by the request, once the script is used up
+        )
         self.reasoning = ""  # provider-side reasoning sent apart from the text (each format's own field)
         self.hold_after: int | None = None
         self.held = 0
@@ -268,6 +272,8 @@ class FakeProvider:
                 }
             )
             fault = self._faults.popleft() if route and self._faults else None
+        if fault is None and route and self.fault_for is not None:
+            fault = self.fault_for(body)
         if route is None:
             self._send(handler, 404, json.dumps({"error": f"no route for {handler.command} {split.path}"}))
             return

@@ -25,6 +25,7 @@ from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue
 from pytest_reasoning_evals.chaosbench.records import DialogueRecord, TurnRecord
 from pytest_reasoning_evals.chaosbench.scoring import SUITE, score
+from pytest_reasoning_evals.models import complete_after
 from pytest_reasoning_evals.providers.base import Completion, Model
 
 NOT_ASKED = "not asked: an earlier turn of this dialogue failed"
@@ -41,7 +42,8 @@ def run_dialogue(dialogue: Dialogue, prompt: PromptTemplate, model: Model) -> Di
                 completion = Completion(provider="", model="", text="", error=NOT_ASKED)
             else:
                 request = prompt.request(question, item_id=dialogue.id, history=history)
-                completion = model.complete(request)
+                # after a turn was asked, a refused key keeps the turns already answered and paid
+                completion = complete_after(model, request) if turns else model.complete(request)
                 if completion.error:
                     failed = completion.error
                 else:

@@ -69,7 +69,7 @@ class Protocol(EvalProtocol):
         super().__init__(session)
         register_answerer(SHORTCUT, shortcut_answer)
         self.spent = 0.0  # controller: the live cost of this run's items (the budget's own count is the session's)
-        self.unasked = 0.0  # ... of it, what items the budget stopped midway had paid (a dialogue's turns)
+        self.unasked = 0.0  # ... of it, what was paid for no reply in a record (an item stopped or raised midway)
         self.records: list[dict] = []
         self.not_asked: list[str] = []
         self.answered_ids: frozenset[str] = frozenset(getattr(session.config, "workerinput", {}).get(ANSWERED_KEY, ()))
@@ -361,7 +361,8 @@ class Protocol(EvalProtocol):
             self._charge_unasked(payload.get("calls", {}).get("spent", 0.0))
             return
         record = payload["record"]
-        self.count_harness_error(payload)  # its record is an error record
+        if self.count_harness_error(payload):  # its record is an error record: what its calls paid is in no reply
+            self._charge_unasked(payload.get("calls", {}).get("spent", 0.0))
         self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
         self.completions.append(record)
         self.spent += live_cost(record)
@@ -371,7 +372,8 @@ class Protocol(EvalProtocol):
             self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
 
     def _charge_unasked(self, paid: float) -> None:
-        """What was paid for no record: items the budget stopped midway, calls made ahead for items that never ran."""
+        """What was paid for no record: items the budget stopped midway or that raised midway, calls
+        made ahead for items that never ran."""
         self.unasked += paid
         self.spent += paid
 

@@ -12,7 +12,8 @@ from pytest_reasoning_evals.chaosbench.normalize import normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
-from pytest_reasoning_evals.providers.base import Completion, Model
+from pytest_reasoning_evals.models import complete_after
+from pytest_reasoning_evals.providers.base import MISS, Completion, Model
 
 SUITE = "chaosbench"
 EXCERPT_CHARS = 80
@@ -42,7 +43,7 @@ def ask(question: Question, prompt: PromptTemplate, model: Model, reprompt: int)
             last = first
             while len(retries) < reprompt and not last.error and _label(last) is None:
                 request = prompt.reprompt(request, last.text)
-                last = model.complete(request)
+                last = complete_after(model, request)  # a refused key keeps the paid first reply
                 retries.append(last)
     return score(question, first, prompt.sha256, retries)
 
@@ -125,7 +126,10 @@ def failure_reason(record: ItemRecord | TurnRecord) -> str | None:
         return f"expected {record['gold']}, got {record['label']}: {excerpt(labelled_reply(record))!r}"
     if record["status"] == "unknown":
         if record["error"]:
-            return f"UNKNOWN (expected {record['gold']}): model call failed: {excerpt(record['error'])}"
+            error = record["error"]
+            # a miss is our own one line, ending with the file to repair: never cut
+            shown = " ".join(error.split()) if error.startswith(MISS) else excerpt(error)
+            return f"UNKNOWN (expected {record['gold']}): model call failed: {shown}"
         asked = len(record.get("reprompt_replies", ()))
         again = f" (asked {asked + 1} times)" if asked else ""
         return f"UNKNOWN (expected {record['gold']}): no TRUE/FALSE in reply{again} {excerpt(labelled_reply(record))!r}"

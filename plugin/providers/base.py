@@ -45,11 +45,17 @@ def alias_problem(alias: object) -> str | None:
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
+SECRET_QUERY_PARAMETERS = (
+    "key",
+    "api_key",
+)  # query parameters that carry a key (Gemini's ?key=): never shown or recorded
+_KEY_PARAMETER = re.compile(rf"(?i)([?&](?:{'|'.join(SECRET_QUERY_PARAMETERS)})=)[^&#\s]*")
 
 
 def mask_url(text: str) -> str:
-    """`text` with the credentials of every URL in it masked: https://user:key@host -> https://***@host."""
-    return _USERINFO.sub(r"\1***@", text)
+    """`text` with the credentials of every URL in it masked: https://user:key@host -> https://***@host,
+    ?key=AIza... -> ?key=***."""
+    return _KEY_PARAMETER.sub(r"\1***", _USERINFO.sub(r"\1***@", text))
 
 
 def url_problem(url: object) -> str | None:

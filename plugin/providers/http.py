@@ -13,7 +13,8 @@
   like a key (secrets.py), are masked in it.
 - The key is read stripped of surrounding whitespace, refused (naming the variable only) when
   it holds inner whitespace or control characters, and travels as a Secret: no traceback shows
-  it. Base URLs appear in messages without their credentials.
+  it (an exception raised below requests, where the bytes sent hold it, is redacted:
+  secrets.redact_traceback). Base URLs appear in messages without their credentials.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from pytest_reasoning_evals.providers.base import (
 )
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call, Parsed
 from pytest_reasoning_evals.registry import ModelSpec
-from pytest_reasoning_evals.secrets import SECRET_PATTERNS
+from pytest_reasoning_evals.secrets import SECRET_PATTERNS, redact_traceback
 
 LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report recorded latency
 KEY_CHARACTERS = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace: what an API key is made of
@@ -281,6 +282,9 @@ class HttpModel:
                 # message may quote a header or a URL, so only its class is kept.
                 error = f"request failed: {exc.__class__.__name__}"
                 break
+            except Exception as exc:  # a harness error with its traceback: whose frames hold the bytes sent
+                redact_traceback(exc, keys_in(call))
+                raise
             else:
                 latency_ms = (time.perf_counter() - started) * 1000
                 if response.status_code in (401, 403):

@@ -19,6 +19,10 @@ from pathlib import Path
 REPORT_FILE = "report.html"
 # From this many records on, a run writes its page in a process of its own (write_run_report).
 APART_FROM = 2000
+# Seconds the run's end waits for a page's own process (a stopped or hung one would hold it for
+# good), then kills it; and for a writer never used to end once told to.
+WRITE_TIMEOUT = 300.0
+CLOSE_TIMEOUT = 10.0
 EXTRA_MODULES = {"jinja2", "markupsafe", "matplotlib"}  # the `report` extra
 MISSING_EXTRA = "report.html not written: it needs Jinja2 and matplotlib (pip install 'pytest-reasoning-evals[report]')"
 
@@ -85,18 +89,29 @@ class PageWriter:
 
     def write(self, run_dir: Path) -> subprocess.CompletedProcess | None:
         """The finished command, or None when this process cannot write the page (it ended, or
-        the path is not one line): the caller starts the command afresh."""
+        the path is not one line): the caller starts the command afresh. TimeoutExpired when it
+        did not end within WRITE_TIMEOUT: it was killed."""
         if self.process.poll() is not None or "\n" in str(run_dir) or os.getcwd() != self.cwd:
             self.close()
             return None
-        stdout, stderr = self.process.communicate(f"{run_dir}\n")
+        stdout, stderr = self._communicate(f"{run_dir}\n", WRITE_TIMEOUT)  # TimeoutExpired: it was killed
         return subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout, stderr)
 
     def close(self) -> None:
-        """Not used: with nothing sent, it ends."""
+        """Not used: with nothing sent, it ends (or is killed after CLOSE_TIMEOUT)."""
         if self.process.returncode is None:
-            with contextlib.suppress(OSError, ValueError):
-                self.process.communicate("")
+            with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+                self._communicate("", CLOSE_TIMEOUT)
+
+    def _communicate(self, text: str, timeout: float) -> tuple[str, str]:
+        """Send `text`, wait at most `timeout` seconds for the process to end, else kill it (a
+        stopped process dies of SIGKILL too) and raise TimeoutExpired."""
+        try:
+            return self.process.communicate(text, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()  # reaped, its pipes closed
+            raise
 
 
 def write_run_report(run_dir: Path, records: int, writer: PageWriter | None = None) -> Written:
@@ -109,10 +124,20 @@ def write_run_report(run_dir: Path, records: int, writer: PageWriter | None = No
         if writer is not None:
             writer.close()
         return write_report(run_dir)
-    done = writer.write(run_dir) if writer is not None else None
-    if done is None:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)], capture_output=True, text=True
+    try:
+        done = writer.write(run_dir) if writer is not None else None
+        if done is None:  # subprocess.run kills the command at its timeout
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest_reasoning_evals", "report", str(run_dir)],
+                capture_output=True,
+                text=True,
+                timeout=WRITE_TIMEOUT,
+            )
+    except subprocess.TimeoutExpired:
+        return Written(
+            None,
+            f"report.html not written: its process gave no answer within {WRITE_TIMEOUT:g} s and was killed; "
+            f"write it with `reasoning-evals report {run_dir}`",
         )
     if done.returncode == 0:
         return Written(run_dir / REPORT_FILE, f"report: {run_dir / REPORT_FILE}")

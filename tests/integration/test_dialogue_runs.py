@@ -232,6 +232,35 @@ def test_a_failed_turn_leaves_the_later_turns_unasked(pytester, server) -> None:
     )
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_turn_refused_after_a_paid_turn_keeps_that_turn_and_its_cost(pytester, server, workers) -> None:
+    """A refused key stops the run; the turns a stopped dialogue paid for stay in its record,
+    summary.json and run_meta.json's spent_usd (issue 38: they were reported as 0.0)."""
+    from fakeprovider import status
+    from helpers import fake_models
+
+    later = lambda body: status(401) if len(body["messages"]) > 1 else None  # noqa: E731 - turn 2 on: refused
+    server.fault_for = later
+    models = pytester.path / "models.yaml"
+    models.write_text(fake_models(server.openai_base, price_in=1250.0))  # 12 prompt tokens: $0.015 a call
+    add_eval_module(pytester)
+    result = pytester.runpytest_subprocess(
+        f"--eval-cases={DIALOGUE_FILE}", "-p", "no:randomly", "--eval-models-file", str(models), "--model", "fake",
+        "--eval-cassette-dir", str(pytester.path / "cassettes"), "--eval-record-mode", "once", "-n", workers,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    paid = 0.015 * sum(later(r["body"]) is None for r in server.requests)
+    assert paid > 0
+    folder = run_dir(pytester, "fake")
+    records = [json.loads(line) for line in (folder / "completions.jsonl").open()]
+    assert sum(r["cost_usd"] for r in records) == pytest.approx(paid)
+    assert read_summary(pytester, "fake")["cost_usd"] == pytest.approx(paid)
+    assert json.loads((folder / "run_meta.json").read_text())["spent_usd"] == pytest.approx(paid)
+    stopped = [r for r in records if r["turns"][0]["cost_usd"]]
+    assert stopped and all("refused the key" in r["error"] for r in stopped)
+    assert all(r["turns"][0]["raw_text"] == "TRUE" and r["turns"][2]["error"].startswith("not asked") for r in stopped)
+
+
 # --- upstream v1 dialogues ---
 
 

@@ -142,6 +142,40 @@ def test_no_key_in_a_traceback_with_showlocals(pytester, server, monkeypatch, ve
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+CONFTEST_RAISE_IN_SEND = """
+import http.client
+
+
+class Planted(Exception):
+    pass
+
+
+def send(self, data):
+    raise {error}("planted inside HTTPConnection.send")
+
+
+http.client.HTTPConnection.send = send
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("error", ["ValueError", "Planted"])
+def test_no_key_in_a_traceback_raised_inside_the_connections_send(
+    pytester, server, monkeypatch, error, workers
+) -> None:
+    """An exception that is no OSError raised where the request's bytes (the key's header among them)
+    are sent: the traceback with every frame's locals shows no key (issue 38, Low 11)."""
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    args = project(pytester, models_yaml(server.openai_base))
+    pytester.makeconftest(CONFTEST_RAISE_IN_SEND.format(error=error))
+    result = pytester.runpytest_subprocess(*args, "--tb=long", "-l", "-vv", "-n", workers)
+    text = output(result)
+    assert "planted inside HTTPConnection.send" in text and "client.py" in text  # the traceback is shown ...
+    assert SECRET not in text
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.mark.slow
 def test_a_gzip_body_that_is_not_gzip_fails_the_item_in_one_line_and_shows_no_key(
     pytester, server, monkeypatch
@@ -158,6 +192,30 @@ def test_a_gzip_body_that_is_not_gzip_fails_the_item_in_one_line_and_shows_no_ke
     assert len(errors) == 2 and all(e.startswith("malformed provider response") for e in errors), errors
     assert len(server.requests) == 2  # a malformed reply is not retried
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the failed-calls gate
+
+
+GOOGLE_KEY = "AIza" + "SyHardening0123456789abcdefghijklmno"  # a Google API key's shape (AIza + 35)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("parameter", ["key", "api_key"])
+def test_a_key_in_a_base_urls_query_reaches_no_file_and_no_message(pytester, server, monkeypatch, parameter) -> None:
+    """A Gemini-style `?key=AIza...` in a base URL (the models file's and --eval-base-url) is masked in
+    run_manifest.json and in every other file the run writes and in its output (issue 38, Low 12)."""
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    with_key = f"{server.gemini_base}?{parameter}={GOOGLE_KEY}"
+    models = models_yaml(with_key).replace("provider: openai", "provider: gemini")
+    result = pytester.runpytest_subprocess(*project(pytester, models), f"--eval-base-url={with_key}")
+    assert len(server.requests) == 2, output(result)
+    run = the_run(pytester.path / "results", "fake")
+    manifest = json.loads((run / "run_manifest.json").read_text())
+    assert manifest["model_config"]["base_url"] == f"{server.gemini_base}?{parameter}=***"
+    assert f"--eval-base-url={server.gemini_base}?{parameter}=***" in manifest["environment"]["args"]
+    written = [p for folder in ("results", "cassettes") for p in (pytester.path / folder).rglob("*") if p.is_file()]
+    assert {"run_meta.json", "completions.jsonl", "summary.json", "config.json"} <= {p.name for p in written}
+    for path in written:
+        assert GOOGLE_KEY not in path.read_text(errors="replace"), path
+    assert GOOGLE_KEY not in output(result)
 
 
 @pytest.mark.slow

@@ -90,3 +90,55 @@ def test_a_writer_writes_the_page_or_the_commands_note(tmp_path: Path, monkeypat
     assert write_run_report(missing, report.APART_FROM, writer) == Written(
         None, f"report.html not written: {missing}: no such run directory"
     )
+
+
+STOPPED_WRITER = """
+import os
+import signal
+
+import pytest_reasoning_evals.report as report
+
+report.APART_FROM = 3
+report.WRITE_TIMEOUT = 3
+started = report.PageWriter.start
+
+
+def stopped(cls):
+    writer = started()
+    os.kill(writer.process.pid, signal.SIGSTOP)  # a writer that never answers
+    with open("writer.pid", "w") as out:
+        out.write(str(writer.process.pid))
+    return writer
+
+
+report.PageWriter.start = classmethod(stopped)
+"""
+
+
+def test_a_stopped_page_writer_is_killed_and_the_run_ends_with_one_line(pytester: pytest.Pytester) -> None:
+    """A writer stopped with SIGSTOP (or hung) is waited for WRITE_TIMEOUT, then killed: the run ends
+    with one line saying report.html was not written and how to write it (issue 38, Low 10)."""
+    add_eval_module(pytester)
+    pytester.makeconftest(STOPPED_WRITER)
+    result = pytester.runpytest_subprocess("--eval-max-items", "8", "-p", "no:randomly", timeout=120)
+    assert result.ret == 0, result.stdout.str()
+    run = run_dir(pytester, DEFAULT_MODEL, subset=True)
+    result.stdout.fnmatch_lines(
+        [
+            f"report.html not written: its process gave no answer within 3 s and was killed; write it with `reasoning-evals report {run}`"
+        ]
+    )
+    assert not (run / REPORT_FILE).exists()
+    assert gone(int((pytester.path / "writer.pid").read_text()))
+
+
+def test_a_stopped_writer_that_is_not_used_is_killed_at_close(monkeypatch) -> None:
+    import signal
+    import time
+
+    monkeypatch.setattr(report, "CLOSE_TIMEOUT", 1)
+    writer = PageWriter.start()
+    os.kill(writer.process.pid, signal.SIGSTOP)
+    began = time.monotonic()
+    writer.close()
+    assert time.monotonic() - began < 10 and gone(writer.process.pid)

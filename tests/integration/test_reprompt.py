@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import yaml
-from fakeprovider import FakeProvider
+from fakeprovider import FakeProvider, status
 from helpers import EVAL_MODULE, FAKE_KEY_VAR, cassette_path, fake_run_args, four_questions, small_bank, the_run
 
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT
@@ -277,3 +277,67 @@ def test_a_budget_spent_before_the_reprompt_leaves_the_item_not_asked_and_resume
         assert len(bodies) == len(set(bodies)) == 8, "nothing paid twice"
     final = summary_of(evals)
     assert (final["not_asked"]["count"], final["rescued_by_reprompt"], final["coverage"]) == (0, 4, 1.0)
+
+
+def refuse_reprompts(body: dict):
+    """A provider that refuses the key on every reprompt (the first call of each question is paid)."""
+    return status(401) if body["messages"][-1]["content"] == REPROMPT else None
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_reprompt_refused_after_a_paid_reply_keeps_that_reply_and_its_cost(evals: pytest.Pytester, workers) -> None:
+    """A refused key stops the run; what the first call of the stopped item paid stays in its record,
+    summary.json and run_meta.json's spent_usd (issue 38: it was reported as 0.0)."""
+    bank = four_questions(evals)
+    with FakeProvider() as server:  # 12 prompt tokens at $1,250 per 1M: $0.015 a call
+        server.responder = babble_then("TRUE")
+        server.fault_for = refuse_reprompts
+        args = fake_run_args(evals, server.openai_base, bank, price_in=1250.0)
+        result = evals.runpytest_subprocess(*args, "-n", workers, "--eval-concurrency", "1")
+        assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+        paid = [r for r in server.requests if refuse_reprompts(r["body"]) is None]
+    assert paid, "at least one question's first call was answered"
+    folder = the_run(evals.path / "results", "fake")
+    records = completions(evals)
+    meta = json.loads((folder / "run_meta.json").read_text())
+    assert sum(r["cost_usd"] for r in records.values()) == pytest.approx(0.015 * len(paid))
+    assert summary_of(evals)["cost_usd"] == pytest.approx(0.015 * len(paid))
+    assert meta["spent_usd"] == pytest.approx(0.015 * len(paid))
+    refused = [r for r in records.values() if r["error"] and "refused the key" in r["error"]]
+    assert refused and all(r["raw_text"] == BABBLE and r["cost_usd"] == pytest.approx(0.015) for r in refused)
+
+
+BROKEN_REPROMPT = """
+import pytest
+
+
+class Broken:
+    def __init__(self, prompt):
+        self.prompt = prompt
+
+    def __getattr__(self, name):
+        return getattr(self.prompt, name)
+
+    def reprompt(self, request, reply):
+        raise RuntimeError("a bug while reprompting")
+
+
+@pytest.fixture(scope="session")
+def chaosbench_prompt(chaosbench_prompt):
+    return Broken(chaosbench_prompt)
+"""
+
+
+def test_an_item_that_raises_after_a_paid_call_reports_what_it_paid(evals: pytest.Pytester) -> None:
+    """A harness error after the first call (here a conftest's prompt that breaks on the reprompt):
+    the run's summary.json and run_meta.json's spent_usd hold what that call paid."""
+    evals.makeconftest(BROKEN_REPROMPT)
+    bank = four_questions(evals)
+    with FakeProvider() as server:  # $0.015 a call
+        server.responder = babble_then("TRUE")
+        args = fake_run_args(evals, server.openai_base, bank, price_in=1250.0)
+        result = evals.runpytest_subprocess(*args, "--eval-concurrency", "1")
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+        assert len(server.requests) == 4
+    meta = json.loads((the_run(evals.path / "results", "fake") / "run_meta.json").read_text())
+    assert summary_of(evals)["cost_usd"] == meta["spent_usd"] == pytest.approx(0.015 * 4)
