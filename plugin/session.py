@@ -203,6 +203,10 @@ class EvalSession:
             return (yield)
         finally:
             self.current_item = None
+            calls = item.stash.get(CALLS, None)
+            if calls is not None:  # paid, yet no report took it (Ctrl-C mid-item): the run still counts it
+                del item.stash[CALLS]
+                self._claim({self.settings.model: calls["spent"]})
 
     # --- reports: the payload rides on the call report ---
 
@@ -393,12 +397,9 @@ class EvalSession:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if "models" in self.__dict__:  # built: calls still running ahead end before the outputs are written
-            unclaimed = self.models.close()
-            if self.is_worker:
-                self.config.workeroutput[UNCLAIMED] = unclaimed  # xdist sends it after this hook
-            else:
-                self._claim(unclaimed)
+            self._claim(self.models.close())
         if self.is_worker:
+            self.config.workeroutput[UNCLAIMED] = self.unclaimed  # xdist sends it after this hook
             return
         if "budget" in self.__dict__:
             self.budget.close()

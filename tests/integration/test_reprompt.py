@@ -5,8 +5,11 @@ floor fails (issue 28, items 1 and 2). Real HTTP against the fake provider on 12
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -341,3 +344,34 @@ def test_an_item_that_raises_after_a_paid_call_reports_what_it_paid(evals: pytes
         assert len(server.requests) == 4
     meta = json.loads((the_run(evals.path / "results", "fake") / "run_meta.json").read_text())
     assert summary_of(evals)["cost_usd"] == meta["spent_usd"] == pytest.approx(0.015 * 4)
+
+
+PID_CONFTEST = (
+    "import os, pathlib\n\ndef pytest_configure(config):\n    pathlib.Path('pid').write_text(str(os.getpid()))\n"
+)
+
+
+def test_an_item_interrupted_after_a_paid_call_reports_what_it_paid(evals: pytest.Pytester) -> None:
+    """Ctrl-C while the second question's reprompt is on the wire: that item makes no report, yet what
+    its first call paid is in summary.json and run_meta.json's spent_usd (issue 38: every stop reason)."""
+    bank = four_questions(evals)
+    evals.makeconftest(PID_CONFTEST)
+    reprompts = []
+
+    def interrupt_on_reprompt(body: dict):
+        reprompts.append(body["messages"][-1]["content"] == REPROMPT)
+        if reprompts[-1] and sum(reprompts) == 2:
+            os.kill(int((evals.path / "pid").read_text()), signal.SIGINT)
+            time.sleep(2)  # the reply comes after the interrupt has stopped the item
+            return status(503)
+        return None
+
+    with FakeProvider() as server:  # 12 prompt tokens at $1,250 per 1M: $0.015 a call
+        server.responder = babble_then("TRUE")
+        server.fault_for = interrupt_on_reprompt
+        args = fake_run_args(evals, server.openai_base, bank, price_in=1250.0)
+        result = evals.runpytest_subprocess(*args, "--eval-concurrency", "1")
+        assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    # paid: the first question and its reprompt, the second question's first call
+    meta = json.loads((the_run(evals.path / "results", "fake") / "run_meta.json").read_text())
+    assert summary_of(evals)["cost_usd"] == meta["spent_usd"] == pytest.approx(3 * 0.015)
