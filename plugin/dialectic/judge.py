@@ -88,10 +88,10 @@ def _decoded(span: str) -> dict | None:
     """A span as an object: strict JSON, else JSON5 (trailing commas, single quotes, bare keys)."""
     try:
         value = json.loads(span)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser's stack: unreadable, like bad JSON
         try:
             value = json5.loads(span)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return value if isinstance(value, dict) else None
 

@@ -124,3 +124,24 @@ def test_thinking_in_the_answer_and_reasoning_from_the_provider_are_recorded_apa
     a = outputs(pytester)["per_response"][0]
     assert a["thinking"] == {"in_answer": "H1 or H2?", "from_provider": "provider-side: weigh demand first"}
     assert "provider-side" not in a["text"]  # the provider's reasoning is not the answer
+
+
+class OneDeepJudge(BySeed):
+    """Seat 2 answers with JSON nested 50,000 deep; the other seats score as BySeed does."""
+
+    def __call__(self, body: dict) -> str:
+        if body.get("seed") == 2 and "## Evaluate Dialectical" in body["messages"][-1]["content"]:
+            return '{"h_quality": ' * 50_000 + "1" + "}" * 50_000
+        return super().__call__(body)
+
+
+def test_a_judge_reply_nested_50000_deep_is_unreadable_and_the_other_judges_scores_stand(pytester, server) -> None:
+    server.responder = OneDeepJudge({"a": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "judge")
+    assert "RecursionError" not in result.stdout.str() + result.stderr.str()
+    a = outputs(pytester)["per_response"][0]
+    assert [(j["seat"], j["h_quality"]) for j in a["judge"]["judgements"]] == [(1, 9), (3, 5)]
+    (error,) = a["judge"]["errors"]
+    assert error.startswith("judge 2 (fake): no JSON object in the judge reply") and "\n" not in error
+    assert a["score"] == 70.0  # the medians of 9 and 5
