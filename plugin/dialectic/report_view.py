@@ -81,6 +81,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
     turns = Counter(
         "unresolved" if c["turns_to_resolution"] is None else str(c["turns_to_resolution"])
         for c in multiturn.get("conversations_detail", [])
+        if not c.get("not_judged")  # never judged: neither resolved nor unresolved
     )
     model = meta.get("model") or (variants[0]["model"] if variants else run_dir.name)
     return {

@@ -83,6 +83,7 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
                     "errors",
                     "judgements",
                     "self_judged",
+                    "not_judged",
                 )
             }
     return [merged[k] for k in sorted(merged)]
@@ -185,10 +186,11 @@ def terminal_lines(summaries: dict, directory: Path) -> list[str]:
         )
     lines += _judge_lines(summaries["judge_agreement"])
     m = summaries["multiturn"]
-    if m["conversations"]:
+    if m["conversations"] or m["not_judged"]:
         lines.append(
             f"multi-turn: {m['resolved']}/{m['conversations']} resolved, first-turn rate "
             f"{_fmt(m['first_turn_resolution_rate'], '.0%')}, mean turns {_fmt(m['mean_turns_to_resolution'], '.2f')}"
+            + (f" ({m['not_judged']} not judged: the response was not answered)" if m["not_judged"] else "")
         )
     c = summaries["cross_provider"]
     if c["queries"]:

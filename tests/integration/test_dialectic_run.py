@@ -121,7 +121,8 @@ class Scripted:
         return self.answers[case_id]
 
 
-def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):
+def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE, record_mode: str | None = "once"):
+    """A dialectic run against `server`; `record_mode` None: each model's default (replay when it has cassettes)."""
     pytester.makepyfile(test_dialectic=module)
     models = pytester.path / "models.yaml"
     models.write_text(MODELS.format(var=KEY_VAR, url=server.openai_base))
@@ -132,8 +133,7 @@ def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):
         str(cases),
         "--eval-cassette-dir",
         str(pytester.path / "cassettes"),
-        "--eval-record-mode",
-        "once",
+        *(["--eval-record-mode", record_mode] if record_mode else []),
         "-p",
         "no:randomly",
         *args,
