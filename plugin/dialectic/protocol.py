@@ -300,6 +300,7 @@ class Protocol(EvalProtocol):
                 required=o.require_variant_pass,
                 harness_note=harness_note,
                 regression=(str(o.baseline), self.comparison, s.regression_alpha) if asked and not failed else None,
+                max_failed_judge_share=o.max_failed_judge_share,
             )
             + failed
         )

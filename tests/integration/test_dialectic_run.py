@@ -434,6 +434,44 @@ def test_variant_pass_gate(pytester, server) -> None:
     )
 
 
+def test_a_run_whose_judges_gave_no_usable_judgement_fails_its_judge_gate(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED}, judges=["I think it is fine."])
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = ["--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1"]
+    result = run(pytester, server, cases, *args)
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "gate dialectic-judge-failed-calls: FAILED (2 of 4 judge and resolution items (50.0%) "
+            "got no usable judgement or had a failed call (2 unreadable judge replies), allowed 5%)"
+        ]
+    )
+    directory = next((pytester.path / "results").glob("fake_dialectic*"))
+    assert json.loads((directory / "gates.json").read_text())["passed"] is False
+    badges = (directory / "report.html").read_text().split("<dl", 1)[0]
+    assert "1 of 1 gates failed" in badges and "gates passed" not in badges
+    # the share is the project's to set (a small judge model's own demo, say)
+    lenient = run(pytester, server, cases, *args, "--eval-max-failed-judge-share", "0.5")
+    assert lenient.ret == 0, lenient.stdout.str()
+    lenient.stdout.fnmatch_lines(["gate dialectic-judge-failed-calls: passed (2 of 4 *, allowed 50%)"])
+
+
+@pytest.mark.parametrize(
+    ("value", "told"),
+    [
+        ("-0.1", "--eval-max-failed-judge-share must be between 0 and 1, got -0.1"),
+        ("1.5", "--eval-max-failed-judge-share must be between 0 and 1, got 1.5"),
+        ("nan", "argument --eval-max-failed-judge-share: expected a finite number, got 'nan'"),
+    ],
+)
+def test_a_failed_judge_share_outside_0_to_1_is_a_usage_error(pytester, server, value, told) -> None:
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", f"--eval-max-failed-judge-share={value}")
+    assert result.ret == 4
+    assert told in result.stderr.str()
+    assert server.requests == []
+
+
 # --- keys ---
 
 

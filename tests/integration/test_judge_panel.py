@@ -212,3 +212,11 @@ def test_an_empty_reply_is_sent_to_no_judge_and_ends_its_conversation(pytester, 
     )
     a = next(r for r in outputs(pytester)["per_response"] if r["query_id"] == "a")
     assert a["score"] is None and a["judge"]["not_judged"] == "the response was not answered (an empty reply)"
+    # nothing to judge is no pass either
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "gate dialectic-judge-failed-calls: FAILED (3 of 4 judge and resolution items (75.0%) got no usable "
+            "judgement or had a failed call (2 responses not answered, 1 with failed calls), allowed 5%)"
+        ]
+    )
