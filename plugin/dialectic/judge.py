@@ -148,6 +148,7 @@ class Verdict:
     errors: tuple[str, ...]  # one message per judge whose reply was unusable
     self_judged: bool = False  # a judge of the panel is the model that wrote the response
     not_judged: str | None = None  # why no judge was asked (the response was not answered)
+    cost_usd: float = 0.0  # what the panel's calls cost, usable replies or not
 
     @property
     def medians(self) -> dict[str, float] | None:
@@ -192,4 +193,5 @@ class Verdict:
             "judgements": list(self.judgements),
             "self_judged": self.self_judged,
             "not_judged": self.not_judged,
+            "cost_usd": self.cost_usd,
         }

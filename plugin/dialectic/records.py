@@ -156,6 +156,8 @@ class VerdictRecord(TypedDict):
     self_judged: bool
     # why no judge was asked ("the response was not answered (...)"); None when they were
     not_judged: str | None
+    # what the panel's calls cost (replayed calls at their recorded usage)
+    cost_usd: float
 
 
 class CheckRecord(TypedDict):
@@ -291,6 +293,7 @@ class JudgeSummary(TypedDict):
     self_judged: bool
     # why no judge was asked; None when they were
     not_judged: str | None
+    cost_usd: float
 
 
 class PerResponseRecord(TypedDict):

@@ -143,7 +143,7 @@ class DialecticRunner:
         return self._verdicts[key]
 
     def _judged(self, case: Case, variant: Variant, alias: str, text: str) -> judge.Verdict:
-        judgements, errors = [], []
+        judgements, errors, cost = [], [], 0.0
         for seat in self.judges:
             request = Request(
                 item_id=f"{case.id}__{variant.name}__{alias}__judge{seat.number}",
@@ -155,13 +155,14 @@ class DialecticRunner:
                 seed=seat.seed,
             )
             completion = self.models(seat.alias).complete(request)
+            cost += completion.cost_usd
             try:
                 if completion.error:
                     raise judge.JudgeError(f"judge call failed: {completion.error}")
                 judgements.append({"judge": seat.alias, "seat": seat.number, **judge.parse(completion.text)})
             except judge.JudgeError as exc:
                 errors.append(f"judge {seat.number} ({seat.alias}): {exc}")
-        return judge.Verdict(tuple(judgements), tuple(errors), self_judged(self.judges, alias))
+        return judge.Verdict(tuple(judgements), tuple(errors), self_judged(self.judges, alias), cost_usd=cost)
 
     # --- multi-turn resolution ---
 

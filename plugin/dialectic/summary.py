@@ -84,6 +84,7 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
                     "judgements",
                     "self_judged",
                     "not_judged",
+                    "cost_usd",
                 )
             }
     return [merged[k] for k in sorted(merged)]
@@ -115,6 +116,7 @@ def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> 
                 "judge_agreement": judge_agreement(rows)["agreement_share"],
                 "tokens": sum(r["tokens"]["total"] for r in rows),
                 "cost_usd": sum(r["cost"] for r in rows),
+                "judge_cost_usd": sum(r["judge"]["cost_usd"] for r in rows if r["judge"]),
                 "pass": hard_fails == 0
                 and mean_score is not None
                 and mean_score >= rule.min_score

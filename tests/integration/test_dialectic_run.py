@@ -472,6 +472,51 @@ def test_a_failed_judge_share_outside_0_to_1_is_a_usage_error(pytester, server, 
     assert server.requests == []
 
 
+# --- what a run spent is in its files ---
+
+PRICES = {"fake-model": (1000.0, 2000.0), "fake-judge": (0.0, 0.0), "other-model": (4000.0, 8000.0)}  # MODELS's
+
+
+def paid(requests: list[dict]) -> float:
+    """What the provider was paid for `requests` (each answered with the fake's usage: 12 in, 3 out)."""
+    return sum((12 * PRICES[r["body"]["model"]][0] + 3 * PRICES[r["body"]["model"]][1]) / 1e6 for r in requests)
+
+
+@pytest.mark.parametrize(
+    ("stop", "workers"),
+    [("complete", "0"), ("complete", "2"), ("budget", "0"), ("maxfail", "0"), ("refused key", "0")],
+)
+def test_every_cost_a_dialectic_run_paid_is_in_its_files(pytester, server, stop, workers) -> None:
+    from fakeprovider import slow, status
+
+    server.responder = Scripted({"a": PLANTED if stop == "maxfail" else STRUCTURED, "b": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = ["--model", "fake", "--eval-judge-model", "other", "--eval-n-judges", "1", "-n", workers]
+    args += {
+        "complete": [],
+        "budget": ["--eval-max-cost", "0.2"],
+        "maxfail": ["-x", "--eval-concurrency", "4"],  # calls made ahead for items -x never ran
+        "refused key": ["--eval-concurrency", "1"],
+    }[stop]
+    if stop == "refused key":
+        server.script(*[slow(0)] * 5, status(401))  # five paid replies, then the key is refused
+    result = run(pytester, server, cases, *args)
+    answered = server.requests[:5] if stop == "refused key" else server.requests
+    directory = max((pytester.path / "results").glob("fake_dialectic*"), key=lambda p: p.stat().st_mtime_ns)
+    meta = json.loads((directory / "run_meta.json").read_text())
+    assert meta["spent_usd"] == pytest.approx(paid(answered)), result.stdout.str()
+    assert meta["complete"] is (stop == "complete")
+    if stop == "complete":  # every call's price is in a record: responses, judges, resolution turns
+        out = outputs(pytester)
+        judged = [r["judge"]["cost_usd"] for r in out["per_response"]]
+        assert judged == [pytest.approx((12 * 4000 + 3 * 8000) / 1e6)] * 4  # one "other" judge call each
+        turns = [v["cost_usd"] for c in out["multiturn"]["conversations_detail"] for v in c["verdicts"]]
+        assert sum(r["cost"] for r in out["per_response"]) + sum(judged) + sum(turns) == pytest.approx(
+            meta["spent_usd"]
+        )
+        assert sum(v["judge_cost_usd"] for v in out["variants"]) == pytest.approx(sum(judged))
+
+
 # --- keys ---
 
 
