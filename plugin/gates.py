@@ -44,14 +44,12 @@ def at_most(name: str, value: float | None, bound: float, what: str, none: str) 
     return GateResult(name, value is not None and value <= bound, f"{what.format(shown)}, allowed <= {bound}")
 
 
-def failed_share(name: str, failed: int, total: int, noun: str, how: str) -> list[GateResult]:
-    """The gate on the share of `total` whose calls failed: above MAX_ERROR_RATE it fails."""
+def failed_share(
+    name: str, failed: int, total: int, noun: str, how: str, allowed: float = MAX_ERROR_RATE
+) -> list[GateResult]:
+    """The gate on the share of `total` whose calls failed: above `allowed` it fails."""
     rate = failed / total
-    return [
-        GateResult(
-            name, rate <= MAX_ERROR_RATE, f"{failed} of {total} {noun} ({rate:.1%}) {how}, allowed {MAX_ERROR_RATE:.0%}"
-        )
-    ]
+    return [GateResult(name, rate <= allowed, f"{failed} of {total} {noun} ({rate:.1%}) {how}, allowed {allowed:.0%}")]
 
 
 def compared(

@@ -29,9 +29,13 @@ def cassette_path(root: Path, model_alias: str, folder: str, item_id: str) -> Pa
 
 def use_repo_cassettes(pytester: pytest.Pytester, extra_ini: str = "") -> None:
     """An ini file that replays the committed cassettes (the default is <rootdir>/cassettes), with
-    no coverage floor: these runs check the harness on any selection of SmolLM2's replies, not
-    the model (the project's own floor is in pyproject.toml, tested by test_terminal_output)."""
-    pytester.makeini(f"[pytest]\neval_cassette_dir = {REPO_CASSETTES}\neval_min_coverage = 0\n{extra_ini}")
+    no coverage floor and any share of unusable judgements: these runs check the harness on any
+    selection of SmolLM2's replies and judgements, not the model (the project's own floor and share
+    are in pyproject.toml; test_terminal_output replays with them)."""
+    pytester.makeini(
+        f"[pytest]\neval_cassette_dir = {REPO_CASSETTES}\neval_min_coverage = 0\n"
+        f"eval_max_failed_judge_share = 1\n{extra_ini}"
+    )
 
 
 def add_eval_module(pytester: pytest.Pytester) -> None:

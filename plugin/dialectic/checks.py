@@ -111,7 +111,9 @@ def mode(case: Case, variant: Variant, response: ResponseRecord) -> ResponseChec
 
 def judged(case: Case, variant: Variant, response: ResponseRecord, verdict: Verdict) -> JudgeCheckRecord:
     score = verdict.score(response["hard_fail"])
-    if response["hard_fail"]:
+    if verdict.not_judged is not None:
+        reason = f"not judged: {verdict.not_judged}"
+    elif response["hard_fail"]:
         reason = f"score 0: hard fail ({pcc_reason(response['extraction'])})"
     elif score is None:
         reason = f"no usable judgement: {'; '.join(verdict.errors)}"
@@ -128,12 +130,14 @@ def resolution(conversation: ConversationRecord) -> ResolutionCheckRecord:
     turns = conversation["turns_to_resolution"]
     failed = [*conversation["judge_errors"], *conversation.get("reply_errors", ())]
     # not the model's doing
-    reason = (
-        None
-        if turns is not None
-        else f"not resolved after {conversation['turns']} turns"
-        + (f" ({len(failed)} call{'s' if len(failed) > 1 else ''} failed; first: {failed[0]})" if failed else "")
-    )
+    if conversation.get("not_judged"):
+        reason = f"not judged: {conversation['not_judged']}"
+    elif turns is None:
+        reason = f"not resolved after {conversation['turns']} turns" + (
+            f" ({len(failed)} call{'s' if len(failed) > 1 else ''} failed; first: {failed[0]})" if failed else ""
+        )
+    else:
+        reason = None
     return {
         "suite": SUITE,
         "check": "resolution",

@@ -3,7 +3,9 @@ opt-in: maximum PCC hard fails, variants that must pass, no regression against a
 
 from __future__ import annotations
 
-from pytest_reasoning_evals.gates import GateResult, failed_share, incomplete
+from collections import Counter
+
+from pytest_reasoning_evals.gates import MAX_ERROR_RATE, GateResult, failed_share, incomplete
 from pytest_reasoning_evals.providers.base import MISS
 
 
@@ -16,12 +18,13 @@ def dialectic_gates(
     required: tuple[str, ...],
     harness_note: str | None = None,
     regression: tuple[str, dict | None, float] | None = None,
+    max_failed_judge_share: float | None = None,
 ) -> list[GateResult]:
     """Every verdict of a dialectic run. `regression`: (the baseline's path, the comparison or
     None, alpha) when --eval-fail-on-regression asks."""
     gates = (
         check_failed_calls(responses)
-        + check_failed_judge_calls(records)
+        + check_failed_judge_calls(records, max_failed_judge_share)
         + check_dialectic_gates(variants, max_hard_fails=max_hard_fails, required=required)
         + incomplete("dialectic-complete", harness_note)
     )
@@ -80,18 +83,39 @@ def check_failed_calls(responses: list[dict]) -> list[GateResult]:
 
 
 JUDGED_CHECKS = ("judge", "resolution")  # the items whose own calls go to the judge (and, resolving, the model)
+# why a judge or resolution item judged nothing sure, in the order the gate's detail lists them
+UNJUDGED = ("responses not answered", "with cassette misses", "with failed calls", "unreadable judge replies")
 
 
-def check_failed_judge_calls(records: list[dict]) -> list[GateResult]:
-    """Always on: a judge or resolution item whose calls failed (a provider error, a cassette miss)
-    judged nothing; more than 5% of them is a stale recording or an outage, not a result."""
+def check_failed_judge_calls(records: list[dict], allowed: float | None = None) -> list[GateResult]:
+    """Always on: a judge or resolution item that got no usable judgement (its response was not
+    answered, its calls failed, its judges' replies could not be read) or had a failed call;
+    more than `allowed` of them (5% by default) is a stale recording, an outage or a judge that
+    cannot judge, not a result."""
     judged = [r for r in records if r.get("check") in JUDGED_CHECKS]
-    failed = [errors for errors in map(_call_errors, judged) if errors]
-    if not failed:
+    causes = Counter(cause for cause in map(_unjudged, judged) if cause)
+    if not causes:
         return []
-    misses = sum(any(MISS in e for e in errors) for errors in failed)
-    how = f"had failed calls ({misses} with cassette misses)"
-    return failed_share("dialectic-judge-failed-calls", len(failed), len(judged), "judge and resolution items", how)
+    listed = ", ".join(f"{causes[c]} {c}" for c in UNJUDGED if c in causes)
+    how = f"got no usable judgement or had a failed call ({listed})"
+    limit = MAX_ERROR_RATE if allowed is None else allowed
+    noun = "judge and resolution items"
+    return failed_share("dialectic-judge-failed-calls", causes.total(), len(judged), noun, how, limit)
+
+
+def _unjudged(record: dict) -> str | None:
+    """Why a judge or resolution item judged nothing sure (one of UNJUDGED), or None."""
+    verdict = (record.get("judge") if record["check"] == "judge" else record.get("conversation")) or {}
+    if verdict.get("not_judged"):
+        return UNJUDGED[0]
+    errors = _call_errors(record)
+    if errors:
+        return UNJUDGED[1] if any(MISS in e for e in errors) else UNJUDGED[2]
+    if record["check"] == "judge":
+        usable = verdict.get("n_valid", 0)
+    else:  # a turn whose verdict could not be read has an error of its own
+        usable = len(verdict.get("verdicts", ())) - len(verdict.get("judge_errors", ()))
+    return None if usable > 0 else UNJUDGED[3]
 
 
 def _call_errors(record: dict) -> list[str]:

@@ -88,10 +88,10 @@ def _decoded(span: str) -> dict | None:
     """A span as an object: strict JSON, else JSON5 (trailing commas, single quotes, bare keys)."""
     try:
         value = json.loads(span)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser's stack: unreadable, like bad JSON
         try:
             value = json5.loads(span)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return value if isinstance(value, dict) else None
 
@@ -147,6 +147,8 @@ class Verdict:
     judgements: tuple[Judgement, ...]  # the parsed replies of the judges that answered properly
     errors: tuple[str, ...]  # one message per judge whose reply was unusable
     self_judged: bool = False  # a judge of the panel is the model that wrote the response
+    not_judged: str | None = None  # why no judge was asked (the response was not answered)
+    cost_usd: float = 0.0  # what the panel's calls cost, usable replies or not
 
     @property
     def medians(self) -> dict[str, float] | None:
@@ -167,10 +169,13 @@ class Verdict:
 
     @property
     def needs_human_review(self) -> bool:
-        return bool(self.errors) or self.agreement is not True
+        # nothing was answered, so there is nothing for a human to review either
+        return self.not_judged is None and (bool(self.errors) or self.agreement is not True)
 
     def score(self, hard_fail: bool) -> float | None:
         """0 on a hard fail, else 10 x the mean of the five medians (0-100); None if no judge answered."""
+        if self.not_judged is not None:
+            return None
         if hard_fail:
             return 0.0
         medians = self.medians
@@ -187,4 +192,6 @@ class Verdict:
             "errors": list(self.errors),
             "judgements": list(self.judgements),
             "self_judged": self.self_judged,
+            "not_judged": self.not_judged,
+            "cost_usd": self.cost_usd,
         }

@@ -46,12 +46,15 @@ def parse(data: dict) -> dict:
 
 
 def summarize(conversations: list[ConversationRecord]) -> dict:
-    """multiturn_summary.json over the conversation records."""
-    total = len(conversations)
+    """multiturn_summary.json over the conversation records; the rates are over the judged ones
+    (a response that was not answered starts no conversation)."""
+    not_judged = sum(bool(c.get("not_judged")) for c in conversations)
+    total = len(conversations) - not_judged
     resolved = [c for c in conversations if c["turns_to_resolution"] is not None]
     cost = sum(c["cost_usd"] for c in conversations)
     return {
         "conversations": total,
+        "not_judged": not_judged,
         "resolved": len(resolved),
         "resolution_rate": len(resolved) / total if total else None,
         "first_turn_resolution_rate": sum(c["turns_to_resolution"] == 1 for c in resolved) / total if total else None,

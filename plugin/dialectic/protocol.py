@@ -58,6 +58,7 @@ class Protocol(EvalProtocol):
         super().__init__(session)
         self.records: list[ItemRecord] = []
         self.not_asked = 0  # controller: items the spent budget skipped
+        self.spent = 0.0  # controller: what this run's live calls paid, by every item's call counts
         self.responses: dict[tuple, PublicResponse] = {}  # controller: each response as sent, by (case, variant, model)
         self._sent: set[tuple] = set()  # worker: responses already sent to the controller
         self.summaries: dict | None = None
@@ -248,6 +249,8 @@ class Protocol(EvalProtocol):
             raise pytest.UsageError(str(exc)) from None
 
     def add(self, payload: RecordPayload) -> None:
+        # every item's live calls, whatever became of it (skipped by the budget, a harness error, a stop)
+        self.spent += payload.get("calls", {}).get("spent", 0.0)
         if "not_asked" in payload:  # skipped: the --eval-max-cost budget was spent
             self.not_asked += 1
             return
@@ -300,6 +303,7 @@ class Protocol(EvalProtocol):
                 required=o.require_variant_pass,
                 harness_note=harness_note,
                 regression=(str(o.baseline), self.comparison, s.regression_alpha) if asked and not failed else None,
+                max_failed_judge_share=o.max_failed_judge_share,
             )
             + failed
         )
@@ -333,7 +337,15 @@ class Protocol(EvalProtocol):
             "num_workers": self.session.num_workers(),
             "complete": stopped is None,
             "incomplete_reason": stopped,
+            "max_cost_usd": s.max_cost,
+            "spent_usd": self.spent + self._unclaimed(),
         }
+
+    def _unclaimed(self) -> float:
+        """What calls made ahead paid for items that never ran (a stop came first). They are counted
+        per model, not per protocol: when another protocol ran too, it reports them."""
+        others = [p for name, p in self.session.protocols.items() if name != self.name and p.active]
+        return 0.0 if others else self.session.unclaimed.get(self.settings.model, 0.0)
 
     def panel(self) -> list[dict]:
         """The judge panel as run_meta.json records it: per seat its alias, model id, temperature and seed."""

@@ -154,6 +154,10 @@ class VerdictRecord(TypedDict):
     judgements: list[Judgement]
     # a judge of the panel is the model that wrote the response
     self_judged: bool
+    # why no judge was asked ("the response was not answered (...)"); None when they were
+    not_judged: str | None
+    # what the panel's calls cost (replayed calls at their recorded usage)
+    cost_usd: float
 
 
 class CheckRecord(TypedDict):
@@ -206,8 +210,10 @@ class ConversationRecord(TypedDict):
     verdicts: list[ResolutionVerdict]
     # resolution judge calls that failed or were unusable
     judge_errors: list[str]
-    # follow-up calls of the model that failed
+    # follow-up calls of the model that failed or came back empty (the conversation ends there)
     reply_errors: list[str]
+    # why no resolution judge was asked (the first response was not answered); None when it was
+    not_judged: str | None
     # the follow-up replies' texts (the first response is not repeated)
     replies: list[str]
     total_tokens: int
@@ -285,6 +291,9 @@ class JudgeSummary(TypedDict):
     judgements: list[Judgement]
     # a judge of the panel is the model that wrote the response
     self_judged: bool
+    # why no judge was asked; None when they were
+    not_judged: str | None
+    cost_usd: float
 
 
 class PerResponseRecord(TypedDict):

@@ -81,6 +81,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
     turns = Counter(
         "unresolved" if c["turns_to_resolution"] is None else str(c["turns_to_resolution"])
         for c in multiturn.get("conversations_detail", [])
+        if not c.get("not_judged")  # never judged: neither resolved nor unresolved
     )
     model = meta.get("model") or (variants[0]["model"] if variants else run_dir.name)
     return {
@@ -101,7 +102,8 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
             "seconds": meta.get("execution_time_seconds"),
             "complete": meta.get("complete", True),
             "incomplete_reason": meta.get("incomplete_reason"),
-            "cost_usd": sum(v["cost_usd"] for v in variants) + (multiturn.get("total_cost_usd") or 0.0),
+            "cost_usd": sum(v["cost_usd"] + v.get("judge_cost_usd", 0.0) for v in variants)
+            + (multiturn.get("total_cost_usd") or 0.0),
         },
         "gates": read_gates(run_dir),
         "pass_rule": variant_file.get("pass_rule"),

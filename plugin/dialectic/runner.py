@@ -48,6 +48,14 @@ def _completion(c: Completion) -> CompletionRecord:
     }
 
 
+def not_answered(completion: CompletionRecord) -> str | None:
+    """Why a reply is not there to judge: its call's error (a cassette miss too), or an empty
+    reply; None when it was answered."""
+    if completion["error"]:
+        return completion["error"]
+    return None if completion["text"].strip() else "an empty reply"
+
+
 class DialecticRunner:
     def __init__(
         self,
@@ -119,92 +127,65 @@ class DialecticRunner:
     # --- judging, once per response ---
 
     def verdict(self, case: Case, variant: Variant, alias: str | None = None) -> judge.Verdict:
+        """The panel's verdict on (case, variant, model)'s response; a response that was not
+        answered is sent to no judge (nothing to grade, nothing to pay for)."""
         alias = alias or self.model_alias
         key = (case.id, variant.name, alias)
         if key not in self._verdicts:
-            text = self.response(case, variant, alias)["text"]
-            judgements, errors = [], []
-            for seat in self.judges:
-                request = Request(
-                    item_id=f"{case.id}__{variant.name}__{alias}__judge{seat.number}",
-                    cassette_folder=JUDGE_SUITE,
-                    messages=judge.prompt(case.query, text),
-                    max_tokens=judge.MAX_TOKENS,
-                    json_schema=judge.SCHEMA,
-                    temperature=seat.temperature,
-                    seed=seat.seed,
+            response = self.response(case, variant, alias)
+            cause = not_answered(response["completion"])
+            if cause is None:
+                self._verdicts[key] = self._judged(case, variant, alias, response["text"])
+            else:
+                self._verdicts[key] = judge.Verdict(
+                    (), (), self_judged(self.judges, alias), not_judged=f"the response was not answered ({cause})"
                 )
-                completion = self.models(seat.alias).complete(request)
-                try:
-                    if completion.error:
-                        raise judge.JudgeError(f"judge call failed: {completion.error}")
-                    judgements.append({"judge": seat.alias, "seat": seat.number, **judge.parse(completion.text)})
-                except judge.JudgeError as exc:
-                    errors.append(f"judge {seat.number} ({seat.alias}): {exc}")
-            self._verdicts[key] = judge.Verdict(tuple(judgements), tuple(errors), self_judged(self.judges, alias))
         return self._verdicts[key]
+
+    def _judged(self, case: Case, variant: Variant, alias: str, text: str) -> judge.Verdict:
+        judgements, errors, cost = [], [], 0.0
+        for seat in self.judges:
+            request = Request(
+                item_id=f"{case.id}__{variant.name}__{alias}__judge{seat.number}",
+                cassette_folder=JUDGE_SUITE,
+                messages=judge.prompt(case.query, text),
+                max_tokens=judge.MAX_TOKENS,
+                json_schema=judge.SCHEMA,
+                temperature=seat.temperature,
+                seed=seat.seed,
+            )
+            completion = self.models(seat.alias).complete(request)
+            cost += completion.cost_usd
+            try:
+                if completion.error:
+                    raise judge.JudgeError(f"judge call failed: {completion.error}")
+                judgements.append({"judge": seat.alias, "seat": seat.number, **judge.parse(completion.text)})
+            except judge.JudgeError as exc:
+                errors.append(f"judge {seat.number} ({seat.alias}): {exc}")
+        return judge.Verdict(tuple(judgements), tuple(errors), self_judged(self.judges, alias), cost_usd=cost)
 
     # --- multi-turn resolution ---
 
     def resolution(self, case: Case, variant: Variant) -> ConversationRecord:
         """Turn 1 is the cached response; later turns follow the methodology's follow-up with
-        the real history. The first seat's judge model is the resolution judge (at temperature 0)."""
+        the real history. The first seat's judge model is the resolution judge (at temperature 0).
+        A reply that was not answered goes to no judge: the conversation ends there."""
         first = self.response(case, variant)
-        model, resolver = self.models(self.model_alias), self.models(self.judges[0].alias)
+        cause = not_answered(first["completion"])
         messages = [*variant.messages(case.query), {"role": "assistant", "content": first["text"]}]
         replies, verdicts, errors, reply_errors = [first["completion"]], [], [], []
         turns_to_resolution = None
-        for turn in range(1, multiturn.MAX_TURNS + 1):
-            prompt = multiturn.TEMPLATE.format(
-                query=case.query,
-                conversation_history=multiturn.history_text(messages[:-1]),
-                response=messages[-1]["content"],
-            )
-            request = Request(
-                item_id=f"{case.id}__{variant.name}__{self.model_alias}__turn{turn}",
-                cassette_folder=RESOLUTION_SUITE,
-                messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
-                max_tokens=judge.MAX_TOKENS,
-                json_schema=multiturn.SCHEMA,
-            )
-            completion = resolver.complete(request)
-            try:
-                if completion.error:
-                    raise ValueError(f"judge call failed: {completion.error}")
-                verdict = multiturn.parse(judge.json_object(completion.text))
-            except ValueError as exc:  # JudgeError is a ValueError
-                errors.append(f"turn {turn}: {exc}")
-                verdict = {"resolved": False, "confidence": None, "reasoning": ""}
-            verdicts.append(
-                {
-                    "turn": turn,
-                    **verdict,
-                    "input_tokens": completion.input_tokens,
-                    "output_tokens": completion.output_tokens,
-                    "cost_usd": completion.cost_usd,
-                }
-            )
-            if verdict["resolved"]:
+        for turn in range(1, multiturn.MAX_TURNS + 1) if cause is None else ():
+            verdicts.append(self._resolution_turn(case, variant, turn, messages, errors))
+            if verdicts[-1]["resolved"]:
                 turns_to_resolution = turn
                 break
             if turn == multiturn.MAX_TURNS:
                 break
-            messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
-            reply = _completion(
-                model.complete(
-                    Request(
-                        item_id=f"{case.id}__{variant.name}__followup{turn + 1}",
-                        cassette_folder=SUITE,
-                        messages=tuple(messages),
-                        max_tokens=self.max_tokens,
-                        temperature=self.temperature,
-                    )
-                )
-            )
-            replies.append(reply)
-            if reply["error"]:
-                reply_errors.append(f"follow-up {turn + 1}: {reply['error']}")
-            messages.append({"role": "assistant", "content": reply["text"]})
+            replies.append(self._follow_up(case, variant, turn + 1, messages))
+            if (why := not_answered(replies[-1])) is not None:
+                reply_errors.append(f"follow-up {turn + 1}: the reply was not answered ({why})")
+                break
         calls = replies + verdicts
         return {
             "query_id": case.id,
@@ -215,10 +196,58 @@ class DialecticRunner:
             "verdicts": verdicts,
             "judge_errors": errors,
             "reply_errors": reply_errors,
+            "not_judged": None if cause is None else f"the response was not answered ({cause})",
             "replies": [r["text"] for r in replies[1:]],
             "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
             "cost_usd": sum(c["cost_usd"] for c in calls),
         }
+
+    def _resolution_turn(
+        self, case: Case, variant: Variant, turn: int, messages: list[dict], errors: list[str]
+    ) -> dict:
+        """The resolution judge on the latest reply of `messages`; an unusable verdict is added to
+        `errors` and counts as not resolved."""
+        prompt = multiturn.TEMPLATE.format(
+            query=case.query,
+            conversation_history=multiturn.history_text(messages[:-1]),
+            response=messages[-1]["content"],
+        )
+        request = Request(
+            item_id=f"{case.id}__{variant.name}__{self.model_alias}__turn{turn}",
+            cassette_folder=RESOLUTION_SUITE,
+            messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
+            max_tokens=judge.MAX_TOKENS,
+            json_schema=multiturn.SCHEMA,
+        )
+        completion = self.models(self.judges[0].alias).complete(request)
+        try:
+            if completion.error:
+                raise ValueError(f"judge call failed: {completion.error}")
+            verdict = multiturn.parse(judge.json_object(completion.text))
+        except ValueError as exc:  # JudgeError is a ValueError
+            errors.append(f"turn {turn}: {exc}")
+            verdict = {"resolved": False, "confidence": None, "reasoning": ""}
+        return {
+            "turn": turn,
+            **verdict,
+            "input_tokens": completion.input_tokens,
+            "output_tokens": completion.output_tokens,
+            "cost_usd": completion.cost_usd,
+        }
+
+    def _follow_up(self, case: Case, variant: Variant, number: int, messages: list[dict]) -> CompletionRecord:
+        """The methodology's follow-up and the model's reply, both added to `messages`."""
+        messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
+        request = Request(
+            item_id=f"{case.id}__{variant.name}__followup{number}",
+            cassette_folder=SUITE,
+            messages=tuple(messages),
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
+        reply = _completion(self.models(self.model_alias).complete(request))
+        messages.append({"role": "assistant", "content": reply["text"]})
+        return reply
 
     # --- what it would ask (--eval-estimate), worst case: every reply as long as max_tokens allows ---
 

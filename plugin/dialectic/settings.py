@@ -60,6 +60,12 @@ OPTIONS = (
         metavar="N",
     ),
     Option(
+        "max-failed-judge-share",
+        "gate: the share of judge and resolution items allowed no usable judgement or a failed call (default 0.05)",
+        "float",
+        metavar="X",
+    ),
+    Option(
         "require-variant-pass",
         "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)",
         "list",
@@ -79,6 +85,7 @@ class DialecticSettings(NamedTuple):
     baseline: Path | None
     max_hard_fails: int | None
     require_variant_pass: tuple[str, ...]
+    max_failed_judge_share: float | None  # None: gates.MAX_ERROR_RATE
 
 
 def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
@@ -88,6 +95,9 @@ def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
     temperature = get("judge-temperature")
     if temperature is not None and not 0 < temperature <= 2:
         raise pytest.UsageError(f"--eval-judge-temperature must be above 0 and at most 2, got {temperature}")
+    share = get("max-failed-judge-share")
+    if share is not None and not 0 <= share <= 1:
+        raise pytest.UsageError(f"--eval-max-failed-judge-share must be between 0 and 1, got {share}")
     return DialecticSettings(
         cases=get.path("dialectic-cases", shipped("dialectic")),
         variant_prompts=get.path("variant-prompts", shipped("prompts")),
@@ -99,4 +109,5 @@ def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
         baseline=get.path("dialectic-baseline", None),
         max_hard_fails=get("max-hard-fails"),
         require_variant_pass=tuple(get("require-variant-pass") or ()),
+        max_failed_judge_share=share,
     )

@@ -83,6 +83,8 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
                     "errors",
                     "judgements",
                     "self_judged",
+                    "not_judged",
+                    "cost_usd",
                 )
             }
     return [merged[k] for k in sorted(merged)]
@@ -114,6 +116,7 @@ def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> 
                 "judge_agreement": judge_agreement(rows)["agreement_share"],
                 "tokens": sum(r["tokens"]["total"] for r in rows),
                 "cost_usd": sum(r["cost"] for r in rows),
+                "judge_cost_usd": sum(r["judge"]["cost_usd"] for r in rows if r["judge"]),
                 "pass": hard_fails == 0
                 and mean_score is not None
                 and mean_score >= rule.min_score
@@ -185,10 +188,11 @@ def terminal_lines(summaries: dict, directory: Path) -> list[str]:
         )
     lines += _judge_lines(summaries["judge_agreement"])
     m = summaries["multiturn"]
-    if m["conversations"]:
+    if m["conversations"] or m["not_judged"]:
         lines.append(
             f"multi-turn: {m['resolved']}/{m['conversations']} resolved, first-turn rate "
             f"{_fmt(m['first_turn_resolution_rate'], '.0%')}, mean turns {_fmt(m['mean_turns_to_resolution'], '.2f')}"
+            + (f" ({m['not_judged']} not judged: the response was not answered)" if m["not_judged"] else "")
         )
     c = summaries["cross_provider"]
     if c["queries"]:

@@ -121,7 +121,8 @@ class Scripted:
         return self.answers[case_id]
 
 
-def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):
+def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE, record_mode: str | None = "once"):
+    """A dialectic run against `server`; `record_mode` None: each model's default (replay when it has cassettes)."""
     pytester.makepyfile(test_dialectic=module)
     models = pytester.path / "models.yaml"
     models.write_text(MODELS.format(var=KEY_VAR, url=server.openai_base))
@@ -132,8 +133,7 @@ def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE):
         str(cases),
         "--eval-cassette-dir",
         str(pytester.path / "cassettes"),
-        "--eval-record-mode",
-        "once",
+        *(["--eval-record-mode", record_mode] if record_mode else []),
         "-p",
         "no:randomly",
         *args,
@@ -432,6 +432,89 @@ def test_variant_pass_gate(pytester, server) -> None:
     failing.stdout.fnmatch_lines(
         ["gate variant-pass?baseline?: FAILED (fake: hard fails 0, *mode accuracy 0.50 (>= 0.9))"]
     )
+
+
+def test_a_run_whose_judges_gave_no_usable_judgement_fails_its_judge_gate(pytester, server) -> None:
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED}, judges=["I think it is fine."])
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = ["--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "1"]
+    result = run(pytester, server, cases, *args)
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "gate dialectic-judge-failed-calls: FAILED (2 of 4 judge and resolution items (50.0%) "
+            "got no usable judgement or had a failed call (2 unreadable judge replies), allowed 5%)"
+        ]
+    )
+    directory = next((pytester.path / "results").glob("fake_dialectic*"))
+    assert json.loads((directory / "gates.json").read_text())["passed"] is False
+    badges = (directory / "report.html").read_text().split("<dl", 1)[0]
+    assert "1 of 1 gates failed" in badges and "gates passed" not in badges
+    # the share is the project's to set (a small judge model's own demo, say)
+    lenient = run(pytester, server, cases, *args, "--eval-max-failed-judge-share", "0.5")
+    assert lenient.ret == 0, lenient.stdout.str()
+    lenient.stdout.fnmatch_lines(["gate dialectic-judge-failed-calls: passed (2 of 4 *, allowed 50%)"])
+
+
+@pytest.mark.parametrize(
+    ("value", "told"),
+    [
+        ("-0.1", "--eval-max-failed-judge-share must be between 0 and 1, got -0.1"),
+        ("1.5", "--eval-max-failed-judge-share must be between 0 and 1, got 1.5"),
+        ("nan", "argument --eval-max-failed-judge-share: expected a finite number, got 'nan'"),
+    ],
+)
+def test_a_failed_judge_share_outside_0_to_1_is_a_usage_error(pytester, server, value, told) -> None:
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", f"--eval-max-failed-judge-share={value}")
+    assert result.ret == 4
+    assert told in result.stderr.str()
+    assert server.requests == []
+
+
+# --- what a run spent is in its files ---
+
+PRICES = {"fake-model": (1000.0, 2000.0), "fake-judge": (0.0, 0.0), "other-model": (4000.0, 8000.0)}  # MODELS's
+
+
+def paid(requests: list[dict]) -> float:
+    """What the provider was paid for `requests` (each answered with the fake's usage: 12 in, 3 out)."""
+    return sum((12 * PRICES[r["body"]["model"]][0] + 3 * PRICES[r["body"]["model"]][1]) / 1e6 for r in requests)
+
+
+@pytest.mark.parametrize(
+    ("stop", "workers"),
+    [("complete", "0"), ("complete", "2"), ("budget", "0"), ("maxfail", "0"), ("refused key", "0")],
+)
+def test_every_cost_a_dialectic_run_paid_is_in_its_files(pytester, server, stop, workers) -> None:
+    from fakeprovider import slow, status
+
+    server.responder = Scripted({"a": PLANTED if stop == "maxfail" else STRUCTURED, "b": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = ["--model", "fake", "--eval-judge-model", "other", "--eval-n-judges", "1", "-n", workers]
+    args += {
+        "complete": [],
+        "budget": ["--eval-max-cost", "0.2"],
+        "maxfail": ["-x", "--eval-concurrency", "4"],  # calls made ahead for items -x never ran
+        "refused key": ["--eval-concurrency", "1"],
+    }[stop]
+    if stop == "refused key":
+        server.script(*[slow(0)] * 5, status(401))  # five paid replies, then the key is refused
+    result = run(pytester, server, cases, *args)
+    answered = server.requests[:5] if stop == "refused key" else server.requests
+    directory = max((pytester.path / "results").glob("fake_dialectic*"), key=lambda p: p.stat().st_mtime_ns)
+    meta = json.loads((directory / "run_meta.json").read_text())
+    assert meta["spent_usd"] == pytest.approx(paid(answered)), result.stdout.str()
+    assert meta["complete"] is (stop == "complete")
+    if stop == "complete":  # every call's price is in a record: responses, judges, resolution turns
+        out = outputs(pytester)
+        judged = [r["judge"]["cost_usd"] for r in out["per_response"]]
+        assert judged == [pytest.approx((12 * 4000 + 3 * 8000) / 1e6)] * 4  # one "other" judge call each
+        turns = [v["cost_usd"] for c in out["multiturn"]["conversations_detail"] for v in c["verdicts"]]
+        assert sum(r["cost"] for r in out["per_response"]) + sum(judged) + sum(turns) == pytest.approx(
+            meta["spent_usd"]
+        )
+        assert sum(v["judge_cost_usd"] for v in out["variants"]) == pytest.approx(sum(judged))
 
 
 # --- keys ---

@@ -474,8 +474,9 @@ def _ask_other_words(path: Path) -> None:
     [
         ("dialectic-judge", _delete, "once", "1 judge call has"),
         ("dialectic-judge", _ask_other_words, "refresh", "1 judge call has"),
-        # turn 1's judge misses: the conversation goes on, and its follow-ups and later turns were never recorded
-        ("dialectic-resolution", _ask_other_words, "refresh", "7 resolution calls have"),
+        # turn 1's judge misses: the conversation goes on to a follow-up that was never recorded, and a
+        # reply that was not answered ends it (no judge is asked about it)
+        ("dialectic-resolution", _ask_other_words, "refresh", "2 resolution calls have"),
     ],
     ids=["judge-missing", "judge-changed", "resolution-changed"],
 )

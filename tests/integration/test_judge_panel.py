@@ -124,3 +124,99 @@ def test_thinking_in_the_answer_and_reasoning_from_the_provider_are_recorded_apa
     a = outputs(pytester)["per_response"][0]
     assert a["thinking"] == {"in_answer": "H1 or H2?", "from_provider": "provider-side: weigh demand first"}
     assert "provider-side" not in a["text"]  # the provider's reasoning is not the answer
+
+
+class OneDeepJudge(BySeed):
+    """Seat 2 answers with JSON nested 50,000 deep; the other seats score as BySeed does."""
+
+    def __call__(self, body: dict) -> str:
+        if body.get("seed") == 2 and "## Evaluate Dialectical" in body["messages"][-1]["content"]:
+            return '{"h_quality": ' * 50_000 + "1" + "}" * 50_000
+        return super().__call__(body)
+
+
+def test_a_judge_reply_nested_50000_deep_is_unreadable_and_the_other_judges_scores_stand(pytester, server) -> None:
+    server.responder = OneDeepJudge({"a": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    result = run(pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "-k", "judge")
+    assert "RecursionError" not in result.stdout.str() + result.stderr.str()
+    a = outputs(pytester)["per_response"][0]
+    assert [(j["seat"], j["h_quality"]) for j in a["judge"]["judgements"]] == [(1, 9), (3, 5)]
+    (error,) = a["judge"]["errors"]
+    assert error.startswith("judge 2 (fake): no JSON object in the judge reply") and "\n" not in error
+    assert a["score"] == 70.0  # the medians of 9 and 5
+
+
+# --- a response that was not answered is judged by no one ---
+
+
+def _judge_requests(server) -> list[dict]:
+    """What the judge model was asked: rubric judgements and resolution turns."""
+    return [r["body"] for r in server.requests if r["body"]["model"] == "fake-judge"]
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_responses_that_missed_their_cassettes_are_sent_to_no_judge(pytester, server, workers) -> None:
+    server.responder = BySeed({"a": STRUCTURED, "b": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "bypass"))
+    # the model under test has cassettes (so it replays: record mode none), its judge has none (once)
+    placeholder = pytester.path / "cassettes" / "fake" / "dialectic" / "another-case.yaml"
+    placeholder.parent.mkdir(parents=True)
+    placeholder.write_text("interactions: []\nversion: 1\n")
+    args = ["--model", "fake", "--eval-judge-model", "fake-judge", "--eval-variant", "dialectic", "-n", workers]
+    result = run(pytester, server, cases, *args, record_mode=None)
+    assert server.requests == [], "no response was answered: nothing is judged, resolved or followed up"
+    assert not (pytester.path / "cassettes" / "fake-judge").exists()
+    result.stdout.fnmatch_lines_random(
+        [
+            "*test_judge[[]a@dialectic] - not judged: the response was not answered (cassette miss for item 'a__dialectic'*",
+            "*test_resolution[[]b@dialectic] - not judged: the response was not answered (cassette miss*",
+        ]
+    )
+    out = outputs(pytester)
+    for r in out["per_response"]:
+        assert r["score"] is None and r["judge"]["n_judges"] == 0 and "cassette miss" in r["judge"]["not_judged"]
+    assert [v["mean_score"] for v in out["variants"]] == [None]
+    assert (out["multiturn"]["resolved"], out["multiturn"]["not_judged"]) == (0, 2)
+    assert all(c["verdicts"] == [] for c in out["multiturn"]["conversations_detail"])
+    assert "0/0 resolved" in result.stdout.str() and "2/2 resolved" not in result.stdout.str()
+
+
+class EmptyFollowUp(BySeed):
+    """Case `a` answers with nothing; case `b` answers, is not resolved, and its follow-up is empty."""
+
+    def __call__(self, body: dict) -> str:
+        if body["messages"][-1]["content"].startswith("Can you synthesize"):
+            return ""
+        if "## Resolution Assessment" in body["messages"][-1]["content"]:
+            return json.dumps({"resolved": False, "confidence": 0.5, "reasoning": "not yet"})
+        return super().__call__(body)
+
+
+def test_an_empty_reply_is_sent_to_no_judge_and_ends_its_conversation(pytester, server) -> None:
+    server.responder = EmptyFollowUp({"a": "   ", "b": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = ["--model", "fake", "--eval-judge-model", "fake-judge", "--eval-variant", "dialectic"]
+    result = run(pytester, server, cases, *args, "--eval-n-judges", "1")
+    judged = [m[-1]["content"] for m in (b["messages"] for b in _judge_requests(server))]
+    assert not any("about a?" in text for text in judged), "the empty response of a is judged by no one"
+    resolution = [t for t in judged if t.startswith("## Resolution Assessment")]
+    assert len(resolution) == 1, "b's empty follow-up is not sent to the resolution judge"
+    result.stdout.fnmatch_lines_random(
+        [
+            "*test_judge[[]a@dialectic] - not judged: the response was not answered (an empty reply)",
+            "*test_resolution[[]a@dialectic] - not judged: the response was not answered (an empty reply)",
+            "*test_resolution[[]b@dialectic] - not resolved after 2 turns (1 call failed; first: follow-up 2: "
+            "the reply was not answered (an empty reply))",
+        ]
+    )
+    a = next(r for r in outputs(pytester)["per_response"] if r["query_id"] == "a")
+    assert a["score"] is None and a["judge"]["not_judged"] == "the response was not answered (an empty reply)"
+    # nothing to judge is no pass either
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "gate dialectic-judge-failed-calls: FAILED (3 of 4 judge and resolution items (75.0%) got no usable "
+            "judgement or had a failed call (2 responses not answered, 1 with failed calls), allowed 5%)"
+        ]
+    )

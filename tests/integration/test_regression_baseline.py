@@ -162,7 +162,8 @@ def test_an_edited_variant_prompt_is_told_once_with_the_record_command(pytester)
     assert out.count("CASSETTE MISSES") == 1 and "Traceback" not in out
     result.stdout.fnmatch_lines(
         [
-            f"CASSETTE MISSES: 16 dialectic responses, 48 judge calls and 112 resolution calls have no matching cassette *; "
+            # a response that missed is sent to no judge: its judge and resolution calls are not asked at all
+            f"CASSETTE MISSES: 16 dialectic responses have no matching cassette *; "
             f"record them with: "
             f"pytest --basetemp=* --eval-variant-prompts={variants} --eval-variant dialectic --eval-record-mode=refresh"
         ]

@@ -108,3 +108,17 @@ def test_a_missing_dimension_is_a_judge_error_naming_it():
 def test_a_reply_without_a_json_object_is_a_judge_error(reply):
     with pytest.raises(judge.JudgeError, match="no JSON object"):
         judge.parse(reply)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param('{"a": ' * 50_000 + "1" + "}" * 50_000, id="objects"),
+        pytest.param('{"h_quality": ' + "[" * 50_000 + "]" * 50_000 + "}", id="arrays-inside"),
+        pytest.param("{a: " * 50_000 + "1" + "}" * 50_000, id="json5-objects"),
+    ],
+)
+def test_a_reply_nested_50000_deep_is_an_unreadable_reply_on_one_line(reply):
+    with pytest.raises(judge.JudgeError, match="no JSON object") as raised:
+        judge.parse(reply)
+    assert "\n" not in str(raised.value) and len(str(raised.value)) < 300
