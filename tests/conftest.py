@@ -12,6 +12,7 @@ except ImportError:
     pass
 
 import pytest
+from installed import installed  # noqa: F401 - the wheel in a fresh venv (session fixture), for every folder
 
 pytest_plugins = ["pytester"]
 

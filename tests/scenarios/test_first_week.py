@@ -1,0 +1,127 @@
+"""A team's first week with the plugin, journey by journey, with the installed wheel: the tests that
+catch one feature breaking another's workflow (a run-directory rule refusing the edit-a-prompt loop,
+one protocol's ini gate failing the other's run, an exit trick skipping the user's finalisers,
+judges paid to grade answers that never came)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from fakeprovider import FakeProvider
+from installed import Installed
+
+from scenarios.team import KEY, KEY_VAR, TeamModel, read_json, remove, run_dirs, team_project
+
+
+@pytest.fixture
+def team_key(monkeypatch) -> None:
+    monkeypatch.setenv(KEY_VAR, KEY)
+
+
+def models_asked(server) -> list[str]:
+    return [r["body"]["model"] for r in server.requests]
+
+
+# --- d. a judge panel added to a project whose model under test is recorded ---
+
+
+def test_d_a_new_judge_grades_only_what_the_model_answered(installed: Installed, tmp_path: Path, team_key) -> None:
+    with FakeProvider() as server:
+        server.responder = TeamModel()
+        project = team_project(tmp_path / "team", server.openai_base, chaosbench=False, dialectic=True)
+        first = installed.pytest(project, "--eval-judge-model", "judge-a", "--eval-record-mode", "once")
+        assert first.returncode == 0, first.stdout
+        assert set(models_asked(server)) == {"team-model", "judge-a"}
+        responses = sorted((project / "cassettes" / "team-model" / "dialectic").glob("*.yaml"))
+        assert len(responses) == 4  # two cases under the two shipped variants
+        # a stale recording: one response's cassette is gone; judge-b joins the panel, never recorded
+        remove(responses[0])
+        server.clear()
+        second = installed.pytest(project, "--eval-judge-model", "panel", "-n", "2")
+        asked = [r["body"] for r in server.requests]
+        server.clear()
+        third = installed.pytest(project, "--eval-judge-model", "panel")  # what the second recorded replays
+        assert server.requests == [], "nothing asked twice"
+    assert asked and {b["model"] for b in asked} == {"judge-b"}, "only the new judge is asked live"
+    judged = [b["messages"][-1]["content"] for b in asked]
+    assert all("### Response: \n" not in text for text in judged), "no empty response is graded"
+    missed = responses[0].stem.replace("__", "@")  # <case>__<variant> -> the items' [<case>@<variant>]
+    for run in (second, third):
+        assert f"test_judge[{missed}] - not judged: the response was not answered (cassette miss" in run.stdout
+        assert run.returncode == 1, run.stdout  # a run that missed a recording is not a pass
+
+
+# --- e. an interrupted live run, resumed ---
+
+
+def test_e_an_interrupted_recording_resumes_without_paying_twice(
+    installed: Installed, tmp_path: Path, team_key
+) -> None:
+    with FakeProvider() as server:
+        server.responder = TeamModel()
+        server.delay = 0.3  # a slow provider: the team presses Ctrl-C after eight answers
+        project = team_project(tmp_path / "team", server.openai_base)
+        run = subprocess.Popen(
+            [str(installed.python), "-m", "pytest", "--eval-record-mode", "once", "-p", "no:randomly"],
+            cwd=project,
+            env=installed.env(),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 120
+        while len(server.requests) < 8 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        output = run.communicate(timeout=120)[0]
+        assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+        assert 8 <= len(server.requests) < 20, output
+        resumed = installed.pytest(project, "--eval-record-mode", "once", "--eval-resume")
+        assert resumed.returncode == 0, resumed.stdout
+        bodies = [repr(sorted(r["body"].items())) for r in server.requests]
+    assert len(bodies) == len(set(bodies)) == 20, "every question asked once, none paid twice"
+    (run_dir,) = run_dirs(project, "team-model_zeroshot*")
+    summary = read_json(run_dir / "summary.json")
+    assert summary["total_questions"] == 20 and summary["overall_accuracy"] == 1.0
+
+
+# --- f. installed beside a project that has no evals ---
+
+UNRELATED_CONFTEST = (
+    "class Holder:\n"
+    "    def __del__(self):\n"
+    "        self.f.write('finalised\\n')\n\n"
+    "holder = Holder()\n"
+    "holder.me = holder\n"
+    "holder.f = open('out.txt', 'w')\n"
+    "holder.f.write('data\\n')\n"
+)
+
+
+def test_f_a_project_without_evals_runs_as_if_the_plugin_were_not_there(installed: Installed, tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    (project / "tests").mkdir(parents=True)
+    (project / "conftest.py").write_text(UNRELATED_CONFTEST)
+    (project / "tests" / "test_app.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('n', range(5))\ndef test_n(n):\n    assert n < 4\n"
+    )
+    seen = {}
+    for plugin in ("on", "off"):
+        for args in (["-q"], ["-q", "-n", "2"], ["--collect-only", "-q"]):
+            off = ["-p", "no:pytest_reasoning_evals"] if plugin == "off" else []
+            result = installed.pytest(project, *args, *off, "-p", "no:randomly")
+            files = sorted(p.name for p in project.iterdir())
+            seen[plugin, tuple(args)] = (result.returncode, result.stdout.splitlines()[-1], files)
+            assert (project / "out.txt").read_text() == "data\nfinalised\n", (plugin, args)
+            (project / "out.txt").unlink()
+    for args in (["-q"], ["-q", "-n", "2"], ["--collect-only", "-q"]):
+        on, off = seen["on", tuple(args)], seen["off", tuple(args)]
+        assert (on[0], on[2]) == (off[0], off[2]), args
+        assert on[1].split(" in ")[0] == off[1].split(" in ")[0], args  # the same closing counts
+    assert seen["on", ("-q",)][0] == pytest.ExitCode.TESTS_FAILED
+    assert not {"results", "cassettes"} & set(os.listdir(project))
