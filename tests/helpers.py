@@ -197,3 +197,16 @@ def four_questions(pytester: pytest.Pytester) -> str:
         question("q-false-2", "FALSE", family="adversarial", split="hard", bias="chaos_is_randomness"),
     ]
     return str(write_jsonl(pytester.path / "bank.jsonl", records))
+
+
+# A conftest object kept alive by a reference cycle, holding a buffered file it never closed: only
+# the interpreter's last collection at exit flushes it (issue 38: a frozen heap at exit left it empty).
+CYCLE_CONFTEST = (
+    "class Holder:\n"
+    "    def __del__(self):\n"
+    "        self.f.write('finalised\\n')\n\n"
+    "holder = Holder()\n"
+    "holder.me = holder\n"
+    "holder.f = open('out.txt', 'w')\n"
+    "holder.f.write('data\\n')\n"
+)

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import FAKE_KEY_VAR, add_eval_module, answer_by_text, fake_models, question, read_summary, write_jsonl
+from helpers import (
+    CYCLE_CONFTEST,
+    FAKE_KEY_VAR,
+    add_eval_module,
+    answer_by_text,
+    fake_models,
+    question,
+    read_summary,
+    write_jsonl,
+)
 
 from pytest_reasoning_evals import index_warmer
 from pytest_reasoning_evals.speed import SPEED_PLUGIN, SpeedPlugin
@@ -61,19 +70,6 @@ def test_a_replay_without_the_speed_plugin_writes_the_same_and_freezes_and_warms
     )
     assert off[2:] == (False, [])
     assert isinstance(plugins[0], SpeedPlugin) and plugins[1] is None
-
-
-# A conftest object kept alive by a reference cycle, holding a buffered file it never closed: only
-# the interpreter's last collection at exit flushes it (issue 38: a frozen heap at exit left it empty).
-CYCLE_CONFTEST = (
-    "class Holder:\n"
-    "    def __del__(self):\n"
-    "        self.f.write('finalised\\n')\n\n"
-    "holder = Holder()\n"
-    "holder.me = holder\n"
-    "holder.f = open('out.txt', 'w')\n"
-    "holder.f.write('data\\n')\n"
-)
 
 
 @pytest.mark.parametrize("extra", [[], ["-n", "2"], ["--collect-only"]], ids=["n0", "n2", "collect-only"])

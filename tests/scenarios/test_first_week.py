@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider
+from helpers import CYCLE_CONFTEST
 from installed import Installed
 
 from scenarios.team import KEY, KEY_VAR, TeamModel, read_json, remove, run_dirs, team_project
@@ -92,21 +93,11 @@ def test_e_an_interrupted_recording_resumes_without_paying_twice(
 
 # --- f. installed beside a project that has no evals ---
 
-UNRELATED_CONFTEST = (
-    "class Holder:\n"
-    "    def __del__(self):\n"
-    "        self.f.write('finalised\\n')\n\n"
-    "holder = Holder()\n"
-    "holder.me = holder\n"
-    "holder.f = open('out.txt', 'w')\n"
-    "holder.f.write('data\\n')\n"
-)
-
 
 def test_f_a_project_without_evals_runs_as_if_the_plugin_were_not_there(installed: Installed, tmp_path: Path) -> None:
     project = tmp_path / "app"
     (project / "tests").mkdir(parents=True)
-    (project / "conftest.py").write_text(UNRELATED_CONFTEST)
+    (project / "conftest.py").write_text(CYCLE_CONFTEST)
     (project / "tests" / "test_app.py").write_text(
         "import pytest\n\n@pytest.mark.parametrize('n', range(5))\ndef test_n(n):\n    assert n < 4\n"
     )
