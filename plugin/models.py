@@ -239,11 +239,12 @@ class Models:
                 request = self._ahead_requests[item] = self.ahead(item)
             yield request
 
-    def close(self) -> dict[str, float]:
-        """The session is over: calls still waiting to run ahead are dropped, a child still
-        warming the index stops, and the cassette index writes what it has not written yet.
-        Returns, per alias, what its calls made ahead paid for items that never took them."""
-        unclaimed = {alias: prefetcher.close() for alias, prefetcher in self._prefetchers.items()}
+    def close(self, interrupted: bool = False) -> dict[str, float]:
+        """The session is over: calls still waiting to run ahead are dropped (`interrupted`: the
+        ones on the wire are cut), a child still warming the index stops, and the cassette index
+        writes what it has not written yet. Returns, per alias, what its calls made ahead paid for
+        items that never took them."""
+        unclaimed = {alias: prefetcher.close(cut=interrupted) for alias, prefetcher in self._prefetchers.items()}
         if self.__dict__.get("cassette_index") is not None:
             self.cassette_index.close()
         return {alias: cost for alias, cost in unclaimed.items() if cost}

@@ -163,11 +163,14 @@ class Prefetcher:
             future.add_done_callback(self._live.discard)
             running += 1
 
-    def close(self) -> float:
+    def close(self, cut: bool = False) -> float:
         """The session is over: calls not started are dropped, running ones end at their next
-        attempt (what they already got is saved in their cassettes). Returns what the live calls
-        that finished and reached no item cost (the run stopped first): paid, and in no record."""
+        attempt (what they already got is saved in their cassettes), or at once when `cut` (an
+        interrupted run). Returns what the live calls that finished and reached no item cost (the
+        run stopped first): paid, and in no record."""
         self._limiter.stop()
+        if cut:
+            self.model.model.cut()
         self._pool.shutdown(wait=True, cancel_futures=True)
         futures = [*self._unused, *(future for _, future in self._ahead.values()), *filter(None, [self._asking])]
         self._ahead.clear()

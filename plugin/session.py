@@ -395,9 +395,9 @@ class EvalSession:
         for alias, cost in unclaimed.items():
             self.unclaimed[alias] = self.unclaimed.get(alias, 0.0) + cost
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if "models" in self.__dict__:  # built: calls still running ahead end before the outputs are written
-            self._claim(self.models.close())
+            self._claim(self.models.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED))
         if self.is_worker:
             self.config.workeroutput[UNCLAIMED] = self.unclaimed  # xdist sends it after this hook
             return

@@ -19,14 +19,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import os
 import random
 import re
+import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -102,6 +105,38 @@ class RetryPolicy:
 
 class CallsStopped(Exception):
     """The session is over: an attempt not yet started is not made."""
+
+
+class CuttableAdapter(requests.adapters.HTTPAdapter):
+    """requests' adapter whose open connections another thread can shut: an interrupted run ends
+    at once instead of waiting out, for up to the request timeout, a call the provider holds."""
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.opened: weakref.WeakSet = weakref.WeakSet()
+        manager = self.poolmanager
+        manager.pool_classes_by_scheme = {  # a copy: urllib3's own dict is every pool manager's
+            scheme: _registering(pool, self.opened) for scheme, pool in manager.pool_classes_by_scheme.items()
+        }
+
+    def cut(self) -> None:
+        for connection in list(self.opened):
+            sock = getattr(connection, "sock", None)
+            if sock is not None:
+                with contextlib.suppress(OSError):  # closed meanwhile
+                    sock.shutdown(socket.SHUT_RDWR)  # a read blocked on it returns at once
+
+
+def _registering(pool_class: type, opened: weakref.WeakSet) -> type:
+    """`pool_class`, its every new connection added to `opened`."""
+
+    class Registering(pool_class):
+        def _new_conn(self):
+            connection = super()._new_conn()
+            opened.add(connection)
+            return connection
+
+    return Registering
 
 
 class Limiter:
@@ -209,7 +244,19 @@ class HttpModel:
         self.policy = policy or RetryPolicy()
         self._build, self._parse, self._usage = WIRE_FORMATS[spec.provider]
         self.http = requests.Session()
+        self._mount(requests.adapters.DEFAULT_POOLSIZE)
         self.limiter = Limiter()
+
+    def _mount(self, pool_size: int) -> None:
+        for prefix in ("http://", "https://"):
+            self.http.mount(prefix, CuttableAdapter(pool_maxsize=pool_size))
+
+    def cut(self) -> None:
+        """The run was interrupted: no attempt starts, and the calls on the wire end now (their
+        answers are not waited for, nor saved)."""
+        self.limiter.stop()
+        for adapter in set(self.http.adapters.values()):
+            adapter.cut()
 
     def allow_concurrency(self, ceiling: int) -> None:
         """Let up to `ceiling` attempts run at once (from threads): the limiter, and a connection
@@ -225,8 +272,7 @@ class HttpModel:
         self.http.verify, self.http.cert = found["verify"], found["cert"]
         self.http.auth = self.http.auth or netrc
         if ceiling > requests.adapters.DEFAULT_POOLSIZE:
-            for prefix in ("http://", "https://"):
-                self.http.mount(prefix, requests.adapters.HTTPAdapter(pool_maxsize=ceiling))
+            self._mount(ceiling)
 
     def api_key(self) -> Secret | None:
         var = self.spec.api_key_env

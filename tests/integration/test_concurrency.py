@@ -186,6 +186,43 @@ def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(py
     assert json.loads((the_run(pytester.path / "results-killed", "fake") / "summary.json").read_text()) == expected
 
 
+def test_ctrl_c_while_calls_hang_ends_the_run_at_once_and_keeps_what_was_answered(pytester) -> None:
+    """Ctrl-C while the provider holds calls unanswered: the calls on the wire are cut (not waited
+    out for the 120 s request timeout), the answered items are in the run's files, and a resume
+    asks no answered request again."""
+    add_eval_module(pytester)
+    cases = bank(pytester, 30, dialogues=0)
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        server.hold_after = 10  # ten calls answered, the rest hang
+        args = run_args(pytester, server, "stopped", cases)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *args, "--eval-concurrency", "4"],
+            cwd=pytester.path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while server.held < 4 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the answered calls reach their items
+        process.send_signal(signal.SIGINT)
+        try:
+            output = process.communicate(timeout=60)[0]  # the request timeout is 120 s
+        except subprocess.TimeoutExpired:
+            process.kill()
+            pytest.fail("Ctrl-C waited for the calls the provider held")
+        assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+        kept = json.loads((the_run(pytester.path / "results-stopped", "fake") / "summary.json").read_text())
+        assert kept["total_questions"] >= 1, output
+        server.hold_after = None
+        resumed = pytester.runpytest_subprocess(*args, "--eval-resume", "--eval-concurrency", "4")
+        assert resumed.ret == 0, resumed.stdout.str()
+        answered = [json.dumps(r["body"], sort_keys=True) for r in server.requests]
+    assert len(answered) == len(set(answered)) == 30, "each question answered once over both runs"
+
+
 def test_questions_run_ahead_when_the_dialectic_asked_the_same_model_first(pytester) -> None:
     # The dialectic module is collected first, so its runner builds the model before any
     # question: the questions still get a model of their own that runs calls ahead.
