@@ -65,7 +65,9 @@ def test_two_prompt_folders_give_two_runs_and_their_paired_comparison(pytester, 
     for name in ("careful", "hasty"):
         assert len(list((pytester.path / "cassettes" / name).rglob("*.yaml"))) == len(TRUTH)
     (table,) = json.loads((results / "runs.json").read_text())["tables"]
-    assert sorted(r["run"] for r in table["rows"]) == sorted(f"{n}/{d.name}" for n, d in runs.items())
+    # each run's folder is named by its prompt (issue 39): the table needs no parent folder to tell them apart
+    assert sorted(r["run"] for r in table["rows"]) == sorted(d.name for d in runs.values())
+    assert all(f"_{name}-" in d.name for name, d in runs.items())
     (pair,) = table["comparisons"]
     assert (pair["n_paired"], abs(pair["delta"]), pair["fixed"] + pair["broken"]) == (12, 1.0, 12)
     assert pair["p_value"] == pytest.approx(2 / 2**12) and pair["significant"]
