@@ -71,8 +71,8 @@ OPTIONS = (
     Option(
         "record-mode",
         "cassettes: none = replay only; once = record the items that have no cassette; "
-        "refresh = also re-record the items whose cassette does not match (a prompt changed) or cannot be read, "
-        "replaying the rest; new_episodes = add what does not match; rewrite = record everything anew "
+        "refresh (or new_episodes) = also record what an item's cassette does not match (a prompt changed) beside "
+        "what it holds, and an unreadable one anew, replaying the rest; rewrite = record everything anew "
         "(default: none when the model has cassettes, else once)",
         choices=RECORD_MODES,
     ),
