@@ -93,6 +93,13 @@ def runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cassettes_prune(args: argparse.Namespace) -> int:
+    from pytest_reasoning_evals.cassette_prune import prune
+
+    pytest_args = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    return prune(pytest_args, args.dry_run, Path.cwd())
+
+
 def level(text: str) -> float:
     """--alpha: a test level strictly between 0 and 1 (nan, 0, 1 or more would make every test, or none, significant)."""
     try:
@@ -162,6 +169,20 @@ def main(argv: list[str] | None = None) -> int:
         help="where runs.json, runs.csv, runs.md and runs.html go (default: the first DIR)",
     )
     table.set_defaults(run=runs)
+
+    tapes = commands.add_parser("cassettes", help="manage the cassettes").add_subparsers(dest="action", required=True)
+    prune = tapes.add_parser(
+        "prune",
+        help="replay a pytest command with no call and drop the interactions it did not play from the cassettes it read",
+    )
+    prune.add_argument("--dry-run", action="store_true", help="say what would be dropped; change nothing")
+    prune.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        metavar="-- PYTEST_ARGS",
+        help="the command whose configurations are kept (every --eval-prompts folder of it), after --",
+    )
+    prune.set_defaults(run=cassettes_prune)
 
     from pytest_reasoning_evals.protocol import declared_protocols, load, warn_left_out
 

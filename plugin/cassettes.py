@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import io
 import json
 import os
@@ -52,10 +53,17 @@ DROPPED_RESPONSE_HEADER_PREFIXES = (
 )
 
 
-REFRESH = "refresh"  # the record mode that re-records only the items whose cassette does not answer them
+REFRESH = "refresh"  # the record mode that adds what an item's cassette does not answer (vcrpy's new_episodes)
 NO_FILE = "no cassette file"  # the miss `once` records; every other miss needs REFRESH
 RERECORD = f"--eval-record-mode={REFRESH} records it anew"  # ends the miss of an unreadable cassette
+USAGE_ENV = "REASONING_EVALS_CASSETTE_USAGE"  # a file each played interaction is noted in (cassettes prune)
 STALE_TEMP = re.compile(r".+\.yaml\.(\d+)\.[0-9a-f]+\.tmp")  # results.temp_path of a cassette: <name>.<pid>.<hex>.tmp
+
+
+def request_key(method: str, uri: str, body: bytes | str | None) -> str:
+    """A recorded request as `cassettes prune` recognises it: its method, URL and body bytes."""
+    data = body.encode("utf-8") if isinstance(body, str) else body or b""
+    return hashlib.sha256(b"%s %s\n%s" % (method.encode(), uri.encode(), data)).hexdigest()
 
 
 def rerecord_mode(errors: Iterable[str]) -> str:
@@ -357,7 +365,6 @@ class _Opened:
     interactions: list  # (Recorded request, response) pairs: the file's, then the ones recorded now
     protected: bool  # replay only ("none", or "once" over a file that was read): a miss is not asked live
     fresh: bool = False  # "rewrite": the file's old content is not read, and the save replaces it
-    refresh: bool = False  # "refresh": a save keeps only the interactions used (played) in this run
     recorded: bool = False  # an answer was recorded in this opening
     unsaved: bool = False  # a save of this opening failed
     keeps_old: bool = False  # "rewrite" over an existing file: save only a complete recording
@@ -387,11 +394,11 @@ class CassetteClient:
         self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
         self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
-        self._replaced: set[str] = set()  # rewrite and refresh replace a cassette once per run, not per call
-        self._used: dict[str, set[int]] = {}  # refresh: the file's interactions played by earlier openings
+        self._replaced: set[str] = set()  # rewrite replaces a cassette once per run, not per call
         self._swept: set[str] = set()  # folders whose stale temp files are removed (once per run)
         self.unsaved: str | None = None  # why a save failed: no more live calls in this run
         self._open: _Opened | None = None  # the conversation's cassette (the main thread's)
+        self._usage = os.environ.get(USAGE_ENV)  # cassettes prune: where to note what is played
 
     def _file(self, folder: str, item_id: str) -> str:
         """The item's cassette file under the root, as a string."""
@@ -456,6 +463,8 @@ class CassetteClient:
         if replay is None or call.url != replay[0] or json.dumps(call.body).encode() != replay[1]:
             return None
         self.unreadable.pop(path, None)
+        if self._usage:
+            self._note(path, "POST", replay[0], replay[1])
         completion = self.model.completion_of(Parsed(*replay[3]), replay[2])
         completion.extra["cassette_hit"] = True
         completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
@@ -506,29 +515,18 @@ class CassetteClient:
             opened = _Opened(path, [], protected=False, fresh=True, keeps_old=os.path.isfile(path))
         else:
             interactions, read = self._load(path, recording=mode != "none", indexed=indexed)
-            opened = _Opened(
-                path,
-                interactions,
-                protected=mode == "none" or mode == "once" and read,
-                refresh=mode == REFRESH and path not in self._replaced,
-            )
+            opened = _Opened(path, interactions, protected=mode == "none" or mode == "once" and read)
         yield opened
-        if opened.refresh:
-            self._used.setdefault(path, set()).update(opened.played)  # a later opening's save keeps these too
         if opened.dirty and not (opened.incomplete and opened.keeps_old):
             self._save(opened)
-        if (opened.fresh or opened.refresh) and opened.recorded and not opened.dirty:
+        if opened.fresh and opened.recorded and not opened.dirty:
             self._replaced.add(path)  # saved: later calls of this run add to the new file
-            self._used.pop(path, None)
 
     def _save(self, opened: _Opened) -> None:
-        """Write the opened cassette (refresh: only the interactions used). A failure is not
+        """Write the opened cassette: every interaction it holds, so each prompt's or option's
+        recording stays (`cassettes prune` drops those no configuration uses). A failure is not
         raised: the answer stays the run's, and `unsaved` stops the live calls (see complete)."""
-        kept = opened.interactions
-        if opened.refresh:
-            used = opened.played | self._used.get(opened.path, set())
-            kept = [pair for index, pair in enumerate(opened.interactions) if index in used]
-        requests_, responses = zip(*kept)
+        requests_, responses = zip(*opened.interactions)
         folder = os.path.dirname(opened.path)
         if folder not in self._swept:
             self._swept.add(folder)
@@ -565,8 +563,8 @@ class CassetteClient:
                 if not requests_match(wanted, _vcr(recorded), self._matchers):
                     continue
             opened.played.add(index)
-            if opened.refresh and opened.recorded:
-                self._changed(opened)  # the refreshed file must hold this replayed answer too
+            if self._usage:
+                self._note(opened.path, recorded["method"], recorded["uri"], recorded["body"])
             return self._replayed(response)
         if opened.protected:
             raise ReplayMiss(self._differences(opened, wanted or self._wanted(call)))
@@ -585,6 +583,16 @@ class CassetteClient:
                 self._changed(opened)
         completion.extra["cassette_hit"] = False
         return completion
+
+    def _note(self, path: str, method: str, uri: str, body) -> None:
+        """One played interaction, a line appended to the usage file (atomic for a short line, so
+        xdist workers may share it)."""
+        line = f"{os.path.abspath(path)}\t{request_key(method, uri, body)}\n".encode()
+        fd = os.open(self._usage, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
 
     def _changed(self, opened: _Opened) -> None:
         """The opened cassette has something to save. Within a conversation, every paid turn is

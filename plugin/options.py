@@ -71,8 +71,8 @@ OPTIONS = (
     Option(
         "record-mode",
         "cassettes: none = replay only; once = record the items that have no cassette; "
-        "refresh = also re-record the items whose cassette does not match (a prompt changed) or cannot be read, "
-        "replaying the rest; new_episodes = add what does not match; rewrite = record everything anew "
+        "refresh (or new_episodes) = also record what an item's cassette does not match (a prompt changed) beside "
+        "what it holds, and an unreadable one anew, replaying the rest; rewrite = record everything anew "
         "(default: none when the model has cassettes, else once)",
         choices=RECORD_MODES,
     ),
@@ -203,8 +203,13 @@ def dataset_name(path: Path, sha256: str | None) -> str:
     """How a run directory names case files that are not the shipped ones: the file's or folder's
     stem, as a folder name can hold it, and the first 8 hex digits of their content's sha256 (no
     hash when they cannot be read: such a run stops at collection and writes nothing)."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name if path.is_dir() else path.stem).strip("-.")[:40] or "cases"
+    stem = folder_label(path.name if path.is_dir() else path.stem, "cases")
     return f"{stem}-{sha256[:8]}" if sha256 else stem
+
+
+def folder_label(name: str, default: str) -> str:
+    """`name` as one folder name can hold it: a person's words kept, anything else a dash."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:40] or default
 
 
 class Settings(NamedTuple):
@@ -241,11 +246,12 @@ class Settings(NamedTuple):
         disjoint, cover every item, and depend neither on file order nor on the other items."""
         return self.shard is None or shard_of(item_id, self.num_shards) == self.shard_index
 
-    def run_dir(self, protocol_part: str, dataset: str | None = None) -> Path:
-        """<out>/<model>_<part>[_<dataset>][_shard<i>of<K>][-subset]: a filtered run never replaces a
-        full one, nor a run of other case files one of the default ones (`dataset`: dataset_name, None
-        for the shipped cases)."""
-        name = f"{self.model}_{protocol_part}" + (f"_{dataset}" if dataset else "")
+    def run_dir(self, protocol_part: str, dataset: str | None = None, variant: str | None = None) -> Path:
+        """<out>/<model>_<part>[_<dataset>][_<variant>][_shard<i>of<K>][-subset]: a filtered run never
+        replaces a full one, nor a run of other case files one of the default ones (`dataset`:
+        dataset_name, None for the shipped cases), nor a run of another prompt or option one of the
+        default ones (`variant`: <prompt folder>-<hash8>, None for the defaults)."""
+        name = f"{self.model}_{protocol_part}" + (f"_{dataset}" if dataset else "") + (f"_{variant}" if variant else "")
         if self.shard is not None:
             name += f"_shard{self.shard_index}of{self.num_shards}"
         if self.subset:

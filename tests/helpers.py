@@ -52,7 +52,8 @@ def the_run(folder: Path, model: str, mode: str = "zeroshot", subset: bool = Fal
 
 def named_run(folder: Path, name: str) -> Path:
     """`folder`/<model>_<mode>[-subset] for the shipped bank, else the one
-    <model>_<mode>_<cases>-<hash8>[-subset] there (a run directory is keyed by its dataset)."""
+    <model>_<mode>_<cases>-<hash8>[_<prompt>-<hash8>][-subset] there written last (a run directory
+    is keyed by its dataset, and by a prompt or option other than the defaults)."""
     subset = name.endswith("-subset")
     exact = folder / name
     named = [
@@ -60,7 +61,15 @@ def named_run(folder: Path, name: str) -> Path:
         for path in folder.glob(f"{name.removesuffix('-subset')}_*")
         if "_shard" not in path.name and path.name.endswith("-subset") == subset
     ]
-    return named[0] if not exact.exists() and len(named) == 1 else exact
+    return max(named, key=_written) if not exact.exists() and named else exact
+
+
+def _written(run: Path) -> int:
+    """When a run directory's summary was last written (0: never)."""
+    try:
+        return (run / "summary.json").stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def cases_run(folder: Path, model: str, cases: Path, mode: str = "zeroshot", subset: bool = False) -> Path:

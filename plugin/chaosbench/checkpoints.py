@@ -2,7 +2,8 @@
 progress.
 
 `checkpoints/config.json` names what the answers depend on (model, prompt, data, selection,
-shard); a run of another model, mode, prompt or data does not overwrite them (check_identity), and
+shard); a run of another model under the same alias does not overwrite them (check_identity: a
+run of another mode, prompt, option or data has a run directory of its own), and
 `--eval-resume` under another configuration is refused, and so is a resume whose
 config.json is missing or unreadable (cut short, not JSON): the answers cannot be matched to a
 configuration, so the run stops with a one-line usage error before asking anything.
@@ -30,22 +31,12 @@ class ResumeError(Exception):
     pass
 
 
-def _short(value) -> str:
-    """A sha256 as its first 12 hex digits (the manifest's dataset version), anything else as it is."""
-    text = str(value)
-    return text[:12] if len(text) == 64 else text
-
-
 def identity(config: dict) -> dict:
-    """What a run directory's answers are of (a config.json's): the model (alias, provider, model id,
-    not its URL: a local server may move), the mode, and the sha256 of the prompt and of the data."""
+    """What a run directory's answers are of (a config.json's) beyond what its name says: the model
+    behind the alias (provider, model id, not its URL: a local server may move). The mode, the
+    prompt and options that shape a request, and the data are in the name (Settings.run_dir)."""
     model = config.get("model") if isinstance(config.get("model"), dict) else {}
-    return {
-        "model": "/".join(str(model.get(key)) for key in ("alias", "provider", "model_id")),
-        "mode": config.get("mode"),
-        "prompt_sha256": config.get("prompt_sha256"),
-        "dataset_sha256": config.get("dataset_sha256"),
-    }
+    return {"model": "/".join(str(model.get(key)) for key in ("alias", "provider", "model_id"))}
 
 
 class Checkpoints:
@@ -83,8 +74,8 @@ class Checkpoints:
             )
 
     def check_identity(self, config: dict) -> None:
-        """Raise ResumeError when the run directory holds answers of another model, mode, prompt or
-        data than `config`'s (a rerun of the same ones overwrites them, as a run of another
+        """Raise ResumeError when the run directory holds answers of another model than `config`'s
+        under the same alias (a rerun of the same one overwrites them, as a run of another
         selection or seed does: a subset run has a folder of its own). Nothing to compare (no
         config.json, or one that cannot be read) is no objection: a resume checks it strictly."""
         try:
@@ -96,7 +87,7 @@ class Checkpoints:
         theirs, ours = identity(stored), identity(config)
         differ = [key for key in ours if theirs.get(key) != ours[key]]
         if differ:
-            shown = "; ".join(f"{key}: {_short(theirs.get(key))} there, {_short(ours[key])} now" for key in differ)
+            shown = "; ".join(f"{key}: {theirs.get(key)} there, {ours[key]} now" for key in differ)
             raise ResumeError(
                 f"--eval-out-dir (ini eval_out_dir): {self.folder.parent} holds the run of another configuration "
                 f"({shown}); this run would overwrite it. Move or delete that folder, or give another --eval-out-dir"

@@ -1,7 +1,7 @@
 """Several prompts side by side in one command: `--eval-prompts a,b` (folders, each named by its
 folder's name) runs the same pytest command once per prompt, in a process of its own, each into
-<out>/<name>/ with its cassettes under <cassettes>/<name>/ (a prompt's answers never meet another
-prompt's recordings), then prints the runs table of the new run directories with their paired
+<out>/<name>/, replaying from the command's own cassettes (an item's cassette keeps every prompt's
+interactions, so what a run of one prompt recorded is replayed here too), then prints the runs table of the new run directories with their paired
 comparison (runs_table.py) and writes it into <out>. With `--eval-baseline-prompt NAME` that prompt
 runs first and every other prompt's run is compared with it through --eval-baseline (its
 comparison.json, its regression gate with --eval-fail-on-regression), so the exit status says
@@ -19,7 +19,7 @@ from pytest_reasoning_evals.options import OPTIONS as GENERIC_OPTIONS
 from pytest_reasoning_evals.options import Reader
 
 # options each prompt's process gets its own value of; the rest of the command is passed on as given
-OWN_VALUE = ("--eval-prompts", "--eval-out-dir", "--eval-cassette-dir", "--eval-baseline-prompt")
+OWN_VALUE = ("--eval-prompts", "--eval-out-dir", "--eval-baseline-prompt")
 OWN_FLAG = ("--eval-fail-on-regression",)
 
 
@@ -68,9 +68,8 @@ def run_prompts(config: pytest.Config) -> int | None:
     problem = _problem(get, folders, names)
     if problem:
         raise pytest.UsageError(problem)
-    # options.settings_from's defaults
+    # options.settings_from's default
     out = get.path("out-dir", config.rootpath / "results")
-    cassettes = get.path("cassette-dir", config.rootpath / "cassettes")
     # the named prompt first: the others are compared with its run
     order = sorted(zip(names, folders), key=lambda named: named[0] != baseline)
     args = passed_on(list(config.invocation_params.args))
@@ -88,7 +87,6 @@ def run_prompts(config: pytest.Config) -> int | None:
                 *args,
                 f"--eval-prompts={folder}",
                 f"--eval-out-dir={out / name}",
-                f"--eval-cassette-dir={cassettes / name}",
                 *extra,
             ],
             cwd=here,
@@ -112,7 +110,7 @@ def _problem(get: Reader, folders: list[Path], names: list[str]) -> str | None:
     baseline = get("baseline-prompt")
     return (
         next((f"--eval-prompts: {f} is not a folder" for f in folders if not f.is_dir()), None)
-        # its name is its run's folder under results/ and cassettes/: one path component of its own
+        # its name is its run's folder under results/: one path component of its own
         or next(
             (
                 f"--eval-prompts: {f} has no name of its own to name its run's folders by; give it by its own name"

@@ -25,7 +25,7 @@ from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.names import FAMILIES
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
-from pytest_reasoning_evals.chaosbench.prompts import REPROMPT, PromptTemplate
+from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, REPROMPT, PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (
     Dialogue,
     Question,
@@ -41,6 +41,7 @@ from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, comparison_lines, load_baseline
 from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.chaosbench.scoring import failure_reason, score
+from pytest_reasoning_evals.chaosbench.settings import DEFAULT_REPROMPT
 from pytest_reasoning_evals.chaosbench.shortcut import SHORTCUT
 from pytest_reasoning_evals.chaosbench.shortcut import answer as shortcut_answer
 from pytest_reasoning_evals.chaosbench.terminal import markdown, summary_lines
@@ -49,7 +50,7 @@ from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, Call
 from pytest_reasoning_evals.gates import GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
-from pytest_reasoning_evals.options import dataset_name
+from pytest_reasoning_evals.options import dataset_name, folder_label
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 from pytest_reasoning_evals.providers.fixed import register_answerer
@@ -96,13 +97,44 @@ class Protocol(EvalProtocol):
         return dataset_name(self.own.cases, digest)
 
     @functools.cached_property
-    def run_dir(self) -> Path:
-        """<out>/<model>_<mode>[_<cases>-<hash8>][_shard<i>of<K>][-subset] (options.Settings.run_dir)."""
-        return self.settings.run_dir(self.own.mode, self.dataset)
+    def variant(self) -> str | None:
+        """How the run directory names a prompt or option that is not the default one: <the prompt's
+        folder, or "shipped">-<hash8> of what shapes the requests, so an edit runs beside the last
+        run instead of over it; None for the shipped prompt with the mode's defaults."""
+        shape = self.request_shape
+        default = {
+            "prompt_sha256": hashlib.sha256(self.shipped_prompt_text.encode("utf-8")).hexdigest(),
+            "max_tokens": MAX_TOKENS[self.own.mode],
+            "temperature": 0.0,
+            "reprompt": DEFAULT_REPROMPT,
+        }
+        if shape == default:
+            return None
+        label = "shipped" if self.prompt_is_shipped else folder_label(self.own.prompts_dir.name, "prompt")
+        return f"{label}-{hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:8]}"
 
-    def sibling(self, **changes) -> Path:
-        """The run directory of this run with other settings (the whole run of a shard or subset)."""
-        return self.settings._replace(**changes).run_dir(self.own.mode, self.dataset)
+    @functools.cached_property
+    def request_shape(self) -> dict:
+        """What the requests are made of beside the model and the questions."""
+        prompt = self.prompt
+        return {
+            "prompt_sha256": prompt.sha256,
+            "max_tokens": prompt.answer_tokens,
+            "temperature": prompt.temperature,
+            "reprompt": self.own.reprompt,
+        }
+
+    @functools.cached_property
+    def run_dir(self) -> Path:
+        """<out>/<model>_<mode>[_<cases>-<hash8>][_<prompt>-<hash8>][_shard<i>of<K>][-subset] (options.Settings.run_dir)."""
+        return self.settings.run_dir(self.own.mode, self.dataset, self.variant)
+
+    def sibling(self, variant: str | None = "", **changes) -> Path:
+        """The run directory of this run with other settings (the whole run of a shard or subset);
+        `variant` another prompt's part (None: the defaults')."""
+        return self.settings._replace(**changes).run_dir(
+            self.own.mode, self.dataset, self.variant if variant == "" else variant
+        )
 
     @functools.cached_property
     def lock(self) -> RunDirLock:
@@ -118,9 +150,10 @@ class Protocol(EvalProtocol):
         return CompletionsLog(self.run_dir / "completions.jsonl")
 
     def hold_run_dir(self) -> None:
-        """The lock, then: a run directory whose answers are of another configuration is not
-        overwritten (checkpoints.check_identity), a usage error naming both; a resume checks the
-        whole configuration itself (start)."""
+        """The lock, then: a run directory whose answers are of another model under this alias is
+        not overwritten (checkpoints.check_identity), a usage error naming both (another prompt,
+        option or dataset has a directory of its own); a resume checks the whole configuration
+        itself (start)."""
         super().hold_run_dir()
         if self.own.resume:
             return
@@ -140,14 +173,17 @@ class Protocol(EvalProtocol):
             raise UsageProblem(str(exc)) from None
 
     @functools.cached_property
+    def shipped_prompt_text(self) -> str:
+        """The shipped prompt of this mode ("" when it cannot be read)."""
+        try:
+            return (shipped("chaosbench", "prompts") / f"{self.own.mode}.txt").read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
+    @functools.cached_property
     def prompt_is_shipped(self) -> bool:
         """The prompt's text is the shipped one (written for ChaosBench's dynamical systems), wherever it was read from."""
-        try:
-            return self.prompt.text == (shipped("chaosbench", "prompts") / f"{self.own.mode}.txt").read_text(
-                encoding="utf-8"
-            )
-        except OSError:
-            return False
+        return self.prompt.text == self.shipped_prompt_text
 
     def _shipped_prompt_note(self) -> str | None:
         """One line when a team's own questions (families outside ChaosBench's) are asked with the
@@ -499,12 +535,13 @@ class Protocol(EvalProtocol):
         selection in the same out dir, when it has been run (and this run is not it)."""
         if self.settings.model == SHORTCUT:
             return None
-        path = self.sibling(model=SHORTCUT) / "summary.json"
-        try:
-            accuracy = json.loads(path.read_text(encoding="utf-8"))["overall_accuracy"]
-        except (OSError, ValueError, TypeError, KeyError):
-            return None
-        return accuracy if type(accuracy) in (int, float) else None
+        for folder in (self.sibling(model=SHORTCUT), self.sibling(None, model=SHORTCUT)):  # it reads no prompt
+            try:
+                accuracy = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["overall_accuracy"]
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+            return accuracy if type(accuracy) in (int, float) else None
+        return None
 
     def markdown(self) -> str:
         return markdown(self.terminal()[0], self.summary, self.gates, self.comparison)

@@ -196,13 +196,12 @@ def test_refresh_records_only_the_items_that_changed_and_keeps_the_other_cassett
     assert refresh.complete(ask("question q-1, reworded")).text == "FALSE"
     assert refresh.complete(ask("question q-2", "q-2")).text == "TRUE"
     assert sent_texts(server)[2:] == ["question q-1, reworded"], "only the changed item was asked"
-    assert answers_in(path_of(tmp_path)) == ["FALSE"], "the cassette holds what was used, not the stale answer"
+    # issue 39: the earlier request's answer stays beside the new one (going back replays it)
+    assert answers_in(path_of(tmp_path)) == ["TRUE", "FALSE"], "the cassette keeps every request's answer"
     assert path_of(tmp_path, "q-2").read_bytes() == kept
     replay = client(tmp_path, "none", CLOSED_PORT_URL)
-    assert [replay.complete(r).text for r in (ask("question q-1, reworded"), ask("question q-2", "q-2"))] == [
-        "FALSE",
-        "TRUE",
-    ]
+    asked = (ask("question q-1, reworded"), ask("question q-2", "q-2"), ask("question q-1"))
+    assert [replay.complete(r).text for r in asked] == ["FALSE", "TRUE", "TRUE"]
 
 
 def _only_a_500(path: Path) -> None:
@@ -245,8 +244,10 @@ def test_refresh_of_a_dialogue_keeps_the_turns_that_match_and_records_the_rest(s
     server.reply_text = "FALSE"
     assert dialogue(client(tmp_path, "refresh", server.openai_base), "turn 2, reworded") == ["TRUE", "FALSE", "FALSE"]
     assert sent_texts(server)[3:] == ["turn 2, reworded", "turn 3"]
-    assert answers_in(path_of(tmp_path, "dlg-1")) == ["TRUE", "FALSE", "FALSE"]
+    # issue 39: the earlier wording's turns stay beside the new ones, and still replay
+    assert answers_in(path_of(tmp_path, "dlg-1")) == ["TRUE", "TRUE", "TRUE", "FALSE", "FALSE"]
     assert dialogue(client(tmp_path, "none", CLOSED_PORT_URL), "turn 2, reworded") == ["TRUE", "FALSE", "FALSE"]
+    assert dialogue(client(tmp_path, "none", CLOSED_PORT_URL), "turn 2") == ["TRUE"] * 3
 
 
 def test_the_advice_names_once_for_missing_files_and_refresh_for_everything_else() -> None:
@@ -286,7 +287,8 @@ def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the
     assert sorted(re.search(r"system (q-\d)", text)[1] for text in sent_texts(server)) == ["q-1", "q-4"]
     after = {path.name: path.read_bytes() for path in folder.glob("*.yaml")}
     assert {name for name in after if after[name] != before[name]} == {"q-1.yaml", "q-4.yaml"}
-    assert all(len(yaml.safe_load(after[name])["interactions"]) == 1 for name in ("q-1.yaml", "q-4.yaml"))
+    # the earlier prompt's interaction stays beside the new one (issue 39)
+    assert all(len(yaml.safe_load(after[name])["interactions"]) == 2 for name in ("q-1.yaml", "q-4.yaml"))
 
     server.close()
     again = pytester.runpytest_subprocess(*eval_args(pytester, CLOSED_PORT_URL))

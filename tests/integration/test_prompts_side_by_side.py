@@ -1,5 +1,5 @@
 """`--eval-prompts a,b`: two prompt folders in one command give two run directories (each into
-<out>/<name>/, its cassettes apart), the runs table of the two and their paired comparison; with
+<out>/<name>/, every prompt's interactions in the item's one cassette), the runs table of the two and their paired comparison; with
 `--eval-baseline-prompt NAME --eval-fail-on-regression` the exit status says whether a prompt is
 worse than the named one. The model is the fake provider on 127.0.0.1, which answers right when
 its prompt says CAREFUL and wrong otherwise."""
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,7 +52,9 @@ def command(pytester: pytest.Pytester, server) -> list[str]:
     cases = write_jsonl(pytester.path / "bank.jsonl", [question(i, truth) for i, truth in TRUTH.items()])
     prompts(pytester, "careful", "Be CAREFUL. " + SHIPPED)
     prompts(pytester, "hasty", SHIPPED)
-    return [*fake_run_args(pytester, server.openai_base, cases), "--eval-prompts", "careful,hasty"]
+    # refresh: the second prompt's requests are recorded beside the first's in each item's cassette
+    recording = [*fake_run_args(pytester, server.openai_base, cases)[:-4], "-p", "no:cacheprovider"]
+    return [*recording, "--eval-record-mode", "refresh", "--eval-prompts", "careful,hasty"]
 
 
 def test_two_prompt_folders_give_two_runs_and_their_paired_comparison(pytester, command) -> None:
@@ -61,11 +65,12 @@ def test_two_prompt_folders_give_two_runs_and_their_paired_comparison(pytester, 
     runs = {name: next((results / name).glob("fake_zeroshot_*")) for name in ("careful", "hasty")}
     accuracy = {name: json.loads((d / "summary.json").read_text())["overall_accuracy"] for name, d in runs.items()}
     assert accuracy == {"careful": 1.0, "hasty": 0.0}
-    # cassettes apart: one folder per prompt
-    for name in ("careful", "hasty"):
-        assert len(list((pytester.path / "cassettes" / name).rglob("*.yaml"))) == len(TRUTH)
+    # one cassette per item holds both prompts' interactions (issue 39: no cassette folder per prompt)
+    assert set(cassette_interactions(pytester).values()) == {2} and len(cassette_interactions(pytester)) == len(TRUTH)
     (table,) = json.loads((results / "runs.json").read_text())["tables"]
-    assert sorted(r["run"] for r in table["rows"]) == sorted(f"{n}/{d.name}" for n, d in runs.items())
+    # each run's folder is named by its prompt (issue 39): the table needs no parent folder to tell them apart
+    assert sorted(r["run"] for r in table["rows"]) == sorted(d.name for d in runs.values())
+    assert all(f"_{name}-" in d.name for name, d in runs.items())
     (pair,) = table["comparisons"]
     assert (pair["n_paired"], abs(pair["delta"]), pair["fixed"] + pair["broken"]) == (12, 1.0, 12)
     assert pair["p_value"] == pytest.approx(2 / 2**12) and pair["significant"]
@@ -153,3 +158,45 @@ def test_every_folder_is_checked_before_any_prompt_runs(pytester, command, serve
     )
     assert len(result.stderr.str().strip().splitlines()) == 1
     assert server.requests == [] and not (pytester.path / "results").exists()
+
+
+def cassette_interactions(pytester: pytest.Pytester) -> dict[str, int]:
+    """How many interactions each cassette under cassettes/ holds."""
+    return {
+        str(path.relative_to(pytester.path)): path.read_text().count("- request:")
+        for path in sorted((pytester.path / "cassettes").rglob("*.yaml"))
+    }
+
+
+def test_every_prompt_keeps_its_recording_and_prune_drops_what_no_prompt_uses(pytester, command, server) -> None:
+    """Issue 39 item 2, the journey: record prompt A; edit to prompt B (recorded, no refusal); back to
+    A replays with no call; refreshing an edited B keeps A's interactions; `--eval-prompts A,B`
+    asks nothing; `reasoning-evals cassettes prune` drops only the interactions neither uses."""
+    base = [*command[:-4], "--eval-min-coverage", "0"]
+
+    def run(prompts: str, mode: str) -> int:
+        asked = len(server.requests)
+        result = pytester.runpytest_subprocess(*base, "--eval-prompts", prompts, "--eval-record-mode", mode)
+        assert result.ret == 0, result.stdout.str() + result.stderr.str()
+        return len(server.requests) - asked
+
+    assert run("careful", "once") == len(TRUTH)
+    assert run("hasty", "refresh") == len(TRUTH)  # the edit: recorded beside A, not refused
+    assert run("careful", "none") == 0  # back to A: replayed
+    (pytester.path / "hasty" / "zeroshot.txt").write_text("Quick. " + SHIPPED)
+    assert run("hasty", "refresh") == len(TRUTH)  # B edited again and refreshed ...
+    assert run("careful", "none") == 0  # ... A's interactions are still there
+    assert set(cassette_interactions(pytester).values()) == {3}
+    assert run("careful,hasty", "none") == 0  # side by side: what is recorded, wherever it was recorded
+    prune = [sys.executable, "-m", "pytest_reasoning_evals", "cassettes", "prune"]
+    current = [*base, "--eval-prompts", "careful,hasty"]
+    before = cassette_interactions(pytester)
+    dry = subprocess.run([*prune, "--dry-run", "--", *current], cwd=pytester.path, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "cassettes prune: would drop 12 of 36 interactions in 12 of 12 cassettes" in dry.stdout
+    assert cassette_interactions(pytester) == before and len(server.requests) == 3 * len(TRUTH)
+    done = subprocess.run([*prune, "--", *current], cwd=pytester.path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cassettes prune: dropped 12 of 36 interactions in 12 of 12 cassettes" in done.stdout
+    assert set(cassette_interactions(pytester).values()) == {2}
+    assert run("careful,hasty", "none") == 0 and run("careful", "none") == 0

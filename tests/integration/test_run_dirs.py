@@ -1,11 +1,10 @@
-"""Runs never replace each other (issue 28 item 4): a run directory is keyed by model, mode and
-dataset (<model>_<mode>_<cases>-<hash8> for case files other than the shipped bank), a subset keeps
-its own, and a directory holding the answers of another model, mode, prompt or data is refused,
-not overwritten; shards and merge follow the names."""
+"""Runs never replace each other (issue 28 item 4, issue 39 item 1): a run directory is keyed by
+model, mode, dataset (<model>_<mode>_<cases>-<hash8> for case files other than the shipped bank) and
+prompt (_<folder>-<hash8> for a prompt or option other than the defaults), a subset keeps its own;
+shards and merge follow the names."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from helpers import (
     write_jsonl,
 )
 
+from pytest_reasoning_evals.__main__ import main
 from pytest_reasoning_evals.chaosbench.questions import files_digest
 
 DIALECTIC_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
@@ -81,37 +81,44 @@ def test_the_shipped_bank_keeps_its_folder_and_a_subset_its_own(pytester) -> Non
     assert sorted(p.name for p in (pytester.path / "results").iterdir()) == ["oracle_zeroshot-subset"]
 
 
-def test_another_prompt_into_a_run_directory_is_refused_and_the_same_one_overwrites(pytester, server) -> None:
+def test_an_edited_prompt_or_option_runs_in_a_directory_of_its_own_and_the_same_one_overwrites(
+    pytester, server, capsys
+) -> None:
+    """Issue 39 item 1: editing a prompt (or --eval-max-tokens) never refuses the run; each
+    configuration keeps its directory, named by its prompt folder and a short hash, a rerun of
+    one compares with its own previous run, and `reasoning-evals runs` lists them all."""
     add_eval_module(pytester)
     cases = bank(pytester.path / "bank.jsonl", "q")
-    args = fake_run_args(pytester, server.openai_base, cases)
-    assert pytester.runpytest(*args).ret == 0
-    directory = pytester.path / "results" / f"fake_zeroshot_{tag(cases)}"
-    before = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file() and p.name != ".lock"}
-    prompts = pytester.path / "prompts"
+    args = [*fake_run_args(pytester, server.openai_base, cases)[:-4], "-p", "no:cacheprovider"]
+    assert pytester.runpytest(*args, "--eval-record-mode", "once").ret == 0
+    first = pytester.path / "results" / f"fake_zeroshot_{tag(cases)}"
+    before = {p.name: p.read_bytes() for p in first.iterdir() if p.is_file() and p.name != ".lock"}
+    prompts = pytester.path / "mine"
     prompts.mkdir()
     (prompts / "zeroshot.txt").write_text("Answer TRUE or FALSE.\n\n{question}\n")
-    result = pytester.runpytest(*args, "--eval-prompts", str(prompts))
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
-    theirs = json.loads((directory / "checkpoints" / "config.json").read_text())["prompt_sha256"][:12]
-    ours = hashlib.sha256((prompts / "zeroshot.txt").read_bytes()).hexdigest()[:12]
-    result.stderr.fnmatch_lines(
-        [
-            f"*{directory} holds the run of another configuration (prompt_sha256: {theirs} there, {ours} now)*"
-            "Move or delete that folder, or give another --eval-out-dir*"
-        ]
-    )
-    after = {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file() and p.name != ".lock"}
-    assert after == before, "the refused run changed nothing"
+    mine = [*args, "--eval-prompts", str(prompts), "--eval-record-mode", "refresh"]
+    result = pytester.runpytest(*mine)
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    (second,) = [p for p in (pytester.path / "results").iterdir() if p.name.startswith(f"{first.name}_mine-")]
+    result.stdout.fnmatch_lines([f"results: {second}"])
+    assert "another configuration" not in result.stdout.str() + result.stderr.str()
+    after = {p.name: p.read_bytes() for p in first.iterdir() if p.is_file() and p.name != ".lock"}
+    assert after == before, "the first prompt's run is left as it was"
+    # the prompt edited again, and another max_tokens: a directory each
+    (prompts / "zeroshot.txt").write_text("Reply TRUE or FALSE only.\n\n{question}\n")
+    assert pytester.runpytest(*mine).ret == 0
+    assert pytester.runpytest(*mine, "--eval-max-tokens", "32").ret == 0
+    names = sorted(p.name for p in (pytester.path / "results").iterdir())
+    assert len(names) == 4 and len({n.rsplit("-", 1)[-1] for n in names[1:]}) == 3, names
+    # the same configuration again: a replay over its own last run, compared with it
+    third = max((pytester.path / "results").iterdir(), key=lambda p: (p / "run_meta.json").stat().st_mtime_ns)
     requests = len(server.requests)
-    # the same configuration again: replayed over the last run, as before
-    assert pytester.runpytest(*args).ret == 0
+    again = pytester.runpytest(*mine, "--eval-max-tokens", "32", "--eval-baseline", str(third))
+    assert again.ret == 0, again.stdout.str()
     assert len(server.requests) == requests
-    # another folder takes the other prompt
-    other = pytester.runpytest(
-        *args, "--eval-prompts", str(prompts), "--eval-out-dir", "tries", "--eval-record-mode", "refresh"
-    )
-    assert other.ret == 0, other.stdout.str()
+    assert json.loads((third / "comparison.json").read_text())["n_paired"] == 3
+    code, out = main(["runs", str(pytester.path / "results")]), capsys.readouterr().out
+    assert code == 0 and all(name in out for name in names), out
 
 
 def test_shards_of_a_named_dataset_merge_into_its_folder(pytester) -> None:

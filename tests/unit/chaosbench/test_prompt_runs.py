@@ -22,7 +22,8 @@ def test_each_prompt_process_gets_the_command_without_the_options_it_gets_its_ow
         "--eval-max-items",
         "10",
     ]
-    assert passed_on(args) == ["evals", "-n", "2", "--eval-max-items", "10"]
+    # every prompt replays from the command's own cassettes (issue 39: no cassette folder per prompt)
+    assert passed_on(args) == ["evals", "-n", "2", "--eval-cassette-dir", "tapes", "--eval-max-items", "10"]
 
 
 def test_prompt_folders_are_comma_separated_and_relative_to_where_pytest_started(tmp_path: Path) -> None:
