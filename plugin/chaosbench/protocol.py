@@ -212,19 +212,14 @@ class Protocol(EvalProtocol):
         value = self.parameter(item)
         return (self.prompt.cassette_folder, value.id) if isinstance(value, (Question, Dialogue)) else None
 
+    def placeholder(self, item: pytest.Item) -> bool:
+        value = self.parameter(item)
+        return value is not None and not isinstance(value, (Question, Dialogue))  # pytest's NOTSET
+
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
-        """Drop what a resumed run has answered, and the placeholder pytest makes for an empty
-        parameter set (a bank with no dialogues, say)."""
-        drop = []
-        for item in items:
-            value = self.parameter(item)
-            if value is None:
-                continue
-            if not isinstance(value, (Question, Dialogue)):  # pytest's NOTSET for an empty parameter set
-                drop.append(item)
-            elif value.id in self.answered_ids:
-                drop.append(item)
-        return drop
+        """Drop what a resumed run has answered."""
+        answered = self.answered_ids
+        return [item for item in items if getattr(self.parameter(item), "id", None) in answered] if answered else []
 
     def model_for_items(self) -> Model:
         """The model under test on the session's call path (models.py): refused key stops all, a
