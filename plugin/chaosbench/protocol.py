@@ -23,7 +23,7 @@ from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeErr
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
-from pytest_reasoning_evals.chaosbench.names import FAMILIES
+from pytest_reasoning_evals.chaosbench.names import FAMILIES, run_title
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT, PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (
@@ -457,7 +457,8 @@ class Protocol(EvalProtocol):
 
     def terminal(self) -> tuple[str, list[str]]:
         s = self.settings
-        title = f"eval summary: {s.model} ({self.own.mode})" + (
+        families = [name for name, d in self.summary["task_details"].items() if d["total"]]
+        title = f"eval summary: {run_title(s.model, self.own.mode, families, self.own.cases.name)}" + (
             f", shard {s.shard_index} of {s.num_shards}" if s.shard else ""
         )
         lines = summary_lines(
