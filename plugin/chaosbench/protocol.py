@@ -139,6 +139,12 @@ class Protocol(EvalProtocol):
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
 
+    @property
+    def prompt_name(self) -> str:
+        """Its folder's name (--eval-prompts); "shipped" for the shipped folder."""
+        folder = self.own.prompts_dir
+        return "shipped" if folder.resolve() == shipped("chaosbench", "prompts").resolve() else folder.name
+
     @functools.cached_property
     def prompt_is_shipped(self) -> bool:
         """The prompt's text is the shipped one (written for ChaosBench's dynamical systems), wherever it was read from."""
@@ -584,6 +590,7 @@ class Protocol(EvalProtocol):
             },
             dataset=dataset,
             prompt={
+                "name": self.prompt_name,  # what runs.html calls it
                 "mode": self.own.mode,
                 "path": str(self.prompt.path),
                 "sha256": self.prompt.sha256,
