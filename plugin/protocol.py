@@ -310,6 +310,11 @@ class EvalProtocol:
         """(cassette folder, item id) of the cassette this item reads, or None."""
         return None
 
+    def placeholder(self, item: pytest.Item) -> bool:
+        """The item is pytest's placeholder for an empty parameter set of its own (a bank with no
+        dialogue, say): it is not collected."""
+        return False
+
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
         """This protocol's collected items -> the ones to drop (already answered, say)."""
         return []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections import Counter
 from pathlib import Path
 
 from pytest_reasoning_evals.markdown import inline
@@ -75,8 +76,33 @@ def collect_directories(directories: list[Path], folders: list[str], alpha: floa
             for comparison, adjusted in zip(comparisons, holm([c["p_value"] for c in comparisons])):
                 comparison["p_holm"] = adjusted
                 comparison["significant"] = adjusted < alpha
+            name_runs(table)
             tables.append(table)
     return {"format": FORMAT, "folders": folders, "alpha": alpha, "tables": tables}
+
+
+def name_runs(table: dict) -> None:
+    """A table with `identity` fields (key, heading, kind, bare): each row's `label` is its values of
+    the fields that differ between the rows (all alike: the first two), `common` says once the
+    values every row shares, and each comparison gets its runs' labels. Rows still alike add
+    their directory's name."""
+    identity, rows = table.get("identity"), table["rows"]
+    if not identity or not rows:
+        return
+    shown = [spec for spec in identity if len({str(row.get(spec[0])) for row in rows}) > 1] or identity[:2]
+    labelled = {spec[0] for spec in shown}
+    table["common"] = [f"{heading} {rows[0].get(key)}" for key, heading, _, _ in identity if key not in labelled]
+    for row in rows:
+        row["label"] = ", ".join(
+            str(row.get(key)) if bare else f"{heading} {row.get(key)}" for key, heading, _, bare in shown
+        )
+    counts = Counter(row["label"] for row in rows)
+    labels = {}
+    for row in rows:
+        row["label"] += f" ({row['run']})" if counts[row["label"]] > 1 else ""
+        labels[row["run"]] = row["label"]
+    for comparison in table["comparisons"]:
+        comparison.update(a_label=labels.get(comparison["a"]), b_label=labels.get(comparison["b"]))
 
 
 def cell(value, kind: str) -> str:
@@ -107,8 +133,8 @@ def _md_row(cells: list[str]) -> str:
 
 def comparison_cells(c: dict) -> list[str]:
     return [
-        c["a"],
-        c["b"],
+        c.get("a_label") or c["a"],
+        c.get("b_label") or c["b"],
         str(c["n_paired"]),
         str(c["fixed"]),
         str(c["broken"]),
@@ -139,6 +165,8 @@ def markdown(collected: dict) -> str:
     out = ["# Runs", ""]
     for table in collected["tables"]:
         out += [f"## {inline(table['title'])}", ""]
+        if table.get("common"):
+            out += [f"All runs: {inline(', '.join(table['common']))}.", ""]
         out.append(_md_row([heading for _, heading, _ in table["columns"]]))
         out.append(_md_row(["---"] * len(table["columns"])))
         for row in table["rows"]:

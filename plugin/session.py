@@ -176,6 +176,18 @@ class EvalSession:
         if not self.is_worker and report.failed and str(report.longrepr).startswith(USAGE):
             raise pytest.UsageError(str(report.longrepr))
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector):
+        """A protocol's placeholder for an empty parameter set is left out of what a module
+        collects, so pytest neither counts nor deselects it."""
+        report = yield
+        if self.protocols and report.result:
+            report.result = [node for node in report.result if not self._placeholder(node)]
+        return report
+
+    def _placeholder(self, node) -> bool:
+        return isinstance(node, pytest.Item) and any(p.placeholder(node) for p in self.protocols.values())
+
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         """Before -k / -m select: a protocol's items get their extra keywords."""
         params = getattr(item, "callspec", None)

@@ -9,6 +9,7 @@ summary does not depend on the order in which workers finished, on sharding or o
 from __future__ import annotations
 
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
+from pytest_reasoning_evals.chaosbench.names import is_bank
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
 from pytest_reasoning_evals.protocol import HARNESS
 from pytest_reasoning_evals.providers.base import MISS
@@ -161,7 +162,7 @@ def summarize(
     evaluated_pairs = [(r["gold"], r["label"]) for r in questions if r["correct"] is not None]
     counts = confusion(evaluated_pairs)
     # a run of a team's own families only lists just those (and their splits), not ten empty ones
-    chaosbench = not records or any(r["family"] in FAMILIES for r in records)
+    chaosbench = is_bank({r["family"] for r in records})
     task_details = _by(questions, "family", _names(questions, "family", FAMILIES, chaosbench))
     split_details = _by(questions, "split", _names(questions, "split", SPLITS, chaosbench))
     biased = [r for r in questions if r.get("bias") and r["correct"] is not None]

@@ -23,7 +23,7 @@ from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeErr
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
-from pytest_reasoning_evals.chaosbench.names import FAMILIES
+from pytest_reasoning_evals.chaosbench.names import FAMILIES, run_title
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
 from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, REPROMPT, PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import (
@@ -172,6 +172,12 @@ class Protocol(EvalProtocol):
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
 
+    @property
+    def prompt_name(self) -> str:
+        """Its folder's name (--eval-prompts); "shipped" for the shipped folder."""
+        folder = self.own.prompts_dir
+        return "shipped" if folder.resolve() == shipped("chaosbench", "prompts").resolve() else folder.name
+
     @functools.cached_property
     def shipped_prompt_text(self) -> str:
         """The shipped prompt of this mode ("" when it cannot be read)."""
@@ -248,19 +254,14 @@ class Protocol(EvalProtocol):
         value = self.parameter(item)
         return (self.prompt.cassette_folder, value.id) if isinstance(value, (Question, Dialogue)) else None
 
+    def placeholder(self, item: pytest.Item) -> bool:
+        value = self.parameter(item)
+        return value is not None and not isinstance(value, (Question, Dialogue))  # pytest's NOTSET
+
     def modify_items(self, items: list[pytest.Item]) -> list[pytest.Item]:
-        """Drop what a resumed run has answered, and the placeholder pytest makes for an empty
-        parameter set (a bank with no dialogues, say)."""
-        drop = []
-        for item in items:
-            value = self.parameter(item)
-            if value is None:
-                continue
-            if not isinstance(value, (Question, Dialogue)):  # pytest's NOTSET for an empty parameter set
-                drop.append(item)
-            elif value.id in self.answered_ids:
-                drop.append(item)
-        return drop
+        """Drop what a resumed run has answered."""
+        answered = self.answered_ids
+        return [item for item in items if getattr(self.parameter(item), "id", None) in answered] if answered else []
 
     def model_for_items(self) -> Model:
         """The model under test on the session's call path (models.py): refused key stops all, a
@@ -498,7 +499,8 @@ class Protocol(EvalProtocol):
 
     def terminal(self) -> tuple[str, list[str]]:
         s = self.settings
-        title = f"eval summary: {s.model} ({self.own.mode})" + (
+        families = [name for name, d in self.summary["task_details"].items() if d["total"]]
+        title = f"eval summary: {run_title(s.model, self.own.mode, families, self.own.cases.name)}" + (
             f", shard {s.shard_index} of {s.num_shards}" if s.shard else ""
         )
         lines = summary_lines(
@@ -625,6 +627,7 @@ class Protocol(EvalProtocol):
             },
             dataset=dataset,
             prompt={
+                "name": self.prompt_name,  # what runs.html calls it
                 "mode": self.own.mode,
                 "path": str(self.prompt.path),
                 "sha256": self.prompt.sha256,

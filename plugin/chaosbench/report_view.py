@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.names import run_title
 from pytest_reasoning_evals.chaosbench.outputs import run_files_problem
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, load_baseline
 from pytest_reasoning_evals.gates import read_gates
@@ -155,7 +156,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "template": TEMPLATE,
         "charts": draw_charts,
         "table_script": TABLE_SCRIPT,
-        "title": f"{summary['model']} ({summary['mode']})",
+        "title": run_title(summary["model"], summary["mode"], families, Path(dataset.get("path") or "").name),
         "run_dir": str(run_dir),
         "header": {
             "model": summary["model"],
@@ -165,6 +166,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
             "prompt_path": prompt.get("path"),
             "dataset_version": meta.get("dataset_version") or dataset.get("version"),
             "dataset_path": dataset.get("path"),
+            "dataset_name": Path(dataset.get("path") or "").name,
             "questions": summary["total_questions"],
             "dialogues": summary["dialogue_details"]["total_dialogues"],
             "started": meta.get("timestamp"),
@@ -185,6 +187,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "splits": [(name, d) for name, d in summary["split_details"].items() if d["total"]],
         "outcomes": _outcomes(records, families),
         "bias_rows": _bias_rows(records),
+        "has_bias": any(r.get("bias") for r in records),  # a team's quiz without misconceptions has no bias card
         "comparison": comparison,
         "prompt_template": prompt.get("text"),
         "rows": lambda: _spooled(rows),  # JSON text per row

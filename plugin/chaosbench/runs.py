@@ -12,16 +12,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
+from pytest_reasoning_evals.chaosbench.names import BANK, is_bank
 from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
 from pytest_reasoning_evals.completions import read_completions
 from pytest_reasoning_evals.runs_table import UNREADABLE, checked, is_number
 
 COLUMNS = [
-    ("run", "run", "text"),
-    ("model", "model", "text"),
-    ("mode", "mode", "text"),
-    ("dataset", "dataset", "text"),
-    ("prompt", "prompt", "text"),
+    ("label", "run", "text"),  # what differs between the runs shown (runs_table.name_runs)
+    ("run", "directory", "text"),
     ("n", "n", "int"),
     ("accuracy", "accuracy", "pct"),
     ("accuracy_ci95", "95% CI", "ci"),
@@ -33,6 +31,14 @@ COLUMNS = [
     ("date", "date", "date"),
     ("complete", "complete", "bool"),
     ("note", "note", "text"),
+]
+# what tells a run from another: (key, what it is called, kind, whether a label shows the value alone)
+IDENTITY = [
+    ("model", "model", "text", True),
+    ("mode", "mode", "text", True),
+    ("dataset", "dataset", "text", False),
+    ("prompt", "prompt", "text", False),
+    ("max_tokens", "max tokens", "int", False),
 ]
 
 
@@ -54,7 +60,7 @@ def is_run(directory: Path) -> bool:
 
 
 def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int | None = None) -> dict:
-    dataset = manifest.get("dataset_config") or {}
+    dataset, prompt = manifest.get("dataset_config") or {}, manifest.get("prompt") or {}
     digest = dataset.get("manifest_hash") or ""
     tokens = summary.get("tokens") or {}
     note = [] if summary.get("complete", True) else [f"INCOMPLETE: {summary.get('incomplete_reason') or 'not asked'}"]
@@ -72,9 +78,11 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         "report": str(directory / "report.html") if (directory / "report.html").is_file() else None,
         "model": summary.get("model"),
         "mode": summary.get("mode"),
-        "dataset": f"{Path(dataset.get('path') or '?').name}@{digest[:8]}",
+        "dataset": Path(dataset.get("path") or "?").name,
         "dataset_sha256": digest,
-        "prompt": ((manifest.get("prompt") or {}).get("sha256") or "")[:12],
+        "prompt": _prompt_name(prompt),
+        "prompt_sha256": prompt.get("sha256") or "",
+        "max_tokens": (manifest.get("model_config") or {}).get("max_tokens"),
         "n": summary.get("total_questions"),
         "accuracy": summary.get("overall_accuracy"),
         "accuracy_ci95": summary.get("overall_accuracy_ci95"),
@@ -89,7 +97,30 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         # the families this run measured (a summary lists every ChaosBench family, empty ones as None)
         "families": {k: v for k, v in families.items() if v is not None},
     }
-    return checked(row, COLUMNS)
+    return checked(row, COLUMNS + [spec[:3] for spec in IDENTITY])
+
+
+def _prompt_name(prompt: dict) -> str:
+    """The prompt's folder name; a run written before runs carried it: its file's folder."""
+    return str(prompt.get("name") or Path(prompt.get("path") or "?").parent.name)
+
+
+def _tell_apart(rows: list[dict], key: str, digest: str) -> None:
+    """A name given to different contents (an edited prompt or question file) adds their hash."""
+    digests: dict[str, set] = {}
+    for row in rows:
+        digests.setdefault(row[key], set()).add(row[digest])
+    for row in rows:
+        if len(digests[row[key]]) > 1:
+            row[key] = f"{row[key]}@{row[digest][:8]}"
+
+
+def _title(rows: list[dict]) -> str:
+    """The bank's runs are ChaosBench-Logic's; a team's quiz is named by its files."""
+    if is_bank({family for row in rows for family in row["families"]}):
+        return f"{BANK} runs"
+    names = sorted({row["dataset"] for row in rows})
+    return f"TRUE/FALSE runs on {', '.join(names[:3])}" + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _read(directory: Path) -> Run:
@@ -142,6 +173,8 @@ def read_runs(directories: list[Path]) -> tuple[list[Run], list[str]]:
     for run in runs:
         if names[run.row["run"]] > 1:
             run.row["run"] = f"{Path(run.row['path']).parent.name}/{run.row['run']}"
+    _tell_apart([r.row for r in runs], "dataset", "dataset_sha256")
+    _tell_apart([r.row for r in runs], "prompt", "prompt_sha256")
     runs.sort(key=lambda r: (r.row["dataset"], str(r.row["model"]), str(r.row["mode"]), r.row["run"]))
     _mark_datasets([r.row for r in runs])
     return runs, problems
@@ -224,8 +257,9 @@ def runs_table(directories: list[Path]) -> list[dict]:
         {
             "id": "chaosbench",
             "protocol": "chaosbench",
-            "title": "ChaosBench-Logic runs",
+            "title": _title([r.row for r in runs]),
             "columns": COLUMNS,
+            "identity": IDENTITY,
             "rows": [r.row for r in runs],
             "comparisons": comparisons,
             "notes": notes,

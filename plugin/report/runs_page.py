@@ -62,7 +62,7 @@ def scatter(rows: list[dict]) -> dict:
     points = [
         {
             "run": r["run"],
-            "label": f"{r['model']} ({r['mode']})",
+            "label": r.get("label") or r["run"],
             "x": round(LEFT + plot_w * cost / top, 1),
             "y": round(TOP + plot_h * (1 - r["accuracy"]), 1),
             "cost": cost,
@@ -97,7 +97,7 @@ def heatmap(rows: list[dict]) -> dict:
         "rows": [
             {
                 "run": r["run"],
-                "label": f"{r['model']} ({r['mode']})",
+                "label": r.get("label") or r["run"],
                 "cells": [
                     {
                         "family": f,
@@ -122,6 +122,7 @@ def matrix(rows: list[dict], comparisons: list[dict]) -> dict | None:
             by_pair[c["b"], c["a"]] = (None if c["delta"] is None else -c["delta"], c)
     compared = {a for a, _ in by_pair}
     runs = [r["run"] for r in rows if r["run"] in compared]
+    labels = {r["run"]: r.get("label") or r["run"] for r in rows}
     out = []
     for a in runs:
         cells = []
@@ -141,8 +142,8 @@ def matrix(rows: list[dict], comparisons: list[dict]) -> dict | None:
                     "colour": heat_colour(None if delta is None else 0.5 + delta / 2),
                 }
             )
-        out.append({"run": a, "cells": cells})
-    return {"runs": runs, "rows": out} if runs else None
+        out.append({"run": a, "label": labels[a], "cells": cells})
+    return {"runs": [{"run": run, "label": labels[run]} for run in runs], "rows": out} if runs else None
 
 
 def view(collected: dict, folder: Path) -> dict:
@@ -153,7 +154,7 @@ def view(collected: dict, folder: Path) -> dict:
                 "run": row["run"],
                 "report": _link(row.get("report"), folder),
                 "cells": [
-                    {"text": cell(row.get(key), kind), "sort": _sort_value(row.get(key)), "key": key}
+                    {"text": cell(row.get(key), kind), "sort": _sort_value(row.get(key)), "kind": kind}
                     for key, _, kind in table["columns"]
                 ],
                 "marked": not row.get("complete", True) or "OTHER DATASET" in (row.get("note") or ""),
@@ -165,6 +166,7 @@ def view(collected: dict, folder: Path) -> dict:
             {
                 "id": table["id"],
                 "title": table["title"],
+                "common": table.get("common"),
                 "headings": [heading for _, heading, _ in table["columns"]],
                 "rows": rows,
                 "heatmap": heatmap(charted) if charted else None,
@@ -175,7 +177,9 @@ def view(collected: dict, folder: Path) -> dict:
                 "problems": table["problems"],
             }
         )
+    titles = "; ".join(t["title"] for t in tables)
     return {
+        "title": f"Runs side by side: {titles}" if titles else "Runs side by side",  # what the runs are on
         "tables": tables,
         "alpha": collected["alpha"],
         "folders": collected["folders"],

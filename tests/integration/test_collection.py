@@ -78,6 +78,16 @@ def test_default_bank_collects_one_item_per_question_and_per_dialogue(evals: pyt
     assert result.ret == 0
 
 
+@pytest.mark.parametrize("n_workers", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_a_bank_without_dialogues_collects_no_dialogue_placeholder(evals: pytest.Pytester, n_workers) -> None:
+    """pytest's placeholder for test_dialogue's empty parameter set is not an item: "collected 4
+    items", not "5 items / 1 deselected" (a team's questions-only quiz)."""
+    result = evals.runpytest("--model", "oracle", f"--eval-cases={four_questions(evals)}", *n_workers)
+    assert result.ret == 0, result.stdout.str()
+    assert "deselected" not in result.stdout.str() and "test_dialogue" not in result.stdout.str()
+    result.stdout.re_match_lines([r"(collected 4 items|.*\[4 items\])$", r"=+ 4 passed in "])
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

@@ -11,7 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DIALECTIC_MODULE, PROJECT_ROOT, add_eval_module, run_dir, use_repo_cassettes
+from helpers import (
+    DIALECTIC_MODULE,
+    PROJECT_ROOT,
+    add_eval_module,
+    question,
+    run_dir,
+    use_repo_cassettes,
+    write_jsonl,
+)
 
 from pytest_reasoning_evals.options import DEFAULT_MODEL
 from pytest_reasoning_evals.report import (
@@ -82,6 +90,29 @@ def test_every_run_directory_gets_a_self_contained_page(replay: Path) -> None:
     gates = json.loads((replay / "gates.json").read_text())
     assert gates["passed"] is True and [g["name"] for g in gates["gates"]] == ["min-accuracy"]
     assert re.search(r"<td>min-accuracy</td><td><span class=\"badge good\">passed</span>", html)
+
+
+def quiz(pytester) -> Path:
+    """A team's own quiz: Python and SQL questions, no misconception (`bias`) field."""
+    families = ("python", "sql")
+    return write_jsonl(
+        pytester.path / "quiz.jsonl",
+        [question(f"q-{i}", "TRUE" if i % 2 else "FALSE", family=families[i % 2]) for i in range(6)],
+    )
+
+
+def test_a_teams_quiz_is_named_by_its_file_and_shows_no_chaosbench_card(pytester, replay: Path) -> None:
+    """Its heading names its file, its cards its own measures: no bias error rate without a `bias`
+    in its data, and no ChaosBench-Logic word; the shipped bank keeps its bias card."""
+    assert "Bias error rate" in (replay / REPORT_FILE).read_text(encoding="utf-8")
+    result = pytester.runpytest("--model", "oracle", f"--eval-cases={quiz(pytester)}")
+    assert result.ret == 0, result.stdout.str()
+    html = (next((pytester.path / "results").glob("oracle_zeroshot_quiz-*")) / REPORT_FILE).read_text(encoding="utf-8")
+    assert re.search(r"<h1>oracle \(zeroshot\) on quiz\.jsonl</h1>", html)
+    shown = re.sub(r"<script.*?</script>", "", html, flags=re.S)  # what the page says, not its code
+    assert "bias error rate" not in shown.lower() and 'id="bias"' not in shown and "ChaosBench" not in shown
+    assert re.search(r"<dt>dataset</dt><dd>quiz\.jsonl <code>[0-9a-f]{12}</code> 6 questions", html)
+    assert 'id="bar-python"' in html and 'id="bar-sql"' in html
 
 
 def test_the_summary_block_says_where_the_page_is(pytester) -> None:

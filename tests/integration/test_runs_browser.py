@@ -74,6 +74,13 @@ def test_the_runs_page_in_chromium(browser, folder: Path, tmp_path: Path, capsys
     heading.click()
     assert rows.first.get_attribute("data-run") == oracle
 
+    # the tables fit a 1,280 px window: their columns wrap rather than scroll
+    widths = page.evaluate(
+        "[...document.querySelectorAll('table.sortable')].map(t => [t.id, t.scrollWidth, t.parentElement.clientWidth])"
+    )
+    assert len(widths) == 2 and all(width <= room for _, width, room in widths), widths
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+
     screenshot = tmp_path / "runs.png"
     page.screenshot(path=str(screenshot), full_page=True)
     assert screenshot.stat().st_size > 10_000

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -349,5 +350,60 @@ def test_a_run_directory_named_like_html_is_text_in_every_output(pytester, capsy
     for text in (out, (folder / "runs.md").read_text(), summary.read_text()):
         assert "<img" not in text and "[x](" not in text, text  # no tag, no link
         (row,) = [line for line in text.splitlines() if "onerror" in line and "oracle" in line]
-        assert row.count(" | ") == 15, row  # the name's own `|` did not add a cell
+        assert row.count(" | ") == 12, row  # the name's own `|` did not add a cell (13 columns)
     assert "<img" not in (folder / "runs.html").read_text()
+
+
+def section(html: str, start: str, end: str) -> str:
+    found = re.search(re.escape(start) + ".*?" + re.escape(end), html, re.S)
+    assert found, start
+    return found[0]
+
+
+def test_runs_are_named_by_what_differs_and_a_teams_quiz_by_its_file(pytester, capsys) -> None:
+    """Issue 39: runs of two prompts and two models, one at another --eval-max-tokens, on a team's
+    quiz: each run is named by the fields that differ in every table and chart, the fields they
+    share are said once, a run without --eval-prompts names its prompt folder, and nothing says
+    ChaosBench-Logic."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    quiz = write_jsonl(
+        pytester.path / "quiz.jsonl",
+        [question(f"q-{i:02d}", "TRUE" if i % 3 else "FALSE", family=("python", "sql")[i % 2]) for i in range(12)],
+    )
+    for name in ("plain", "careful"):
+        (pytester.path / name).mkdir()
+        (pytester.path / name / "zeroshot.txt").write_text(f"{name}: {{question}}")
+    made = {
+        "oracle, prompt plain, max tokens 64": ["--model", "oracle", "--eval-prompts", "plain"],
+        "oracle, prompt careful, max tokens 64": ["--model", "oracle", "--eval-prompts", "careful"],
+        "always-true, prompt careful, max tokens 64": ["--model", "always-true", "--eval-prompts", "careful"],
+        "oracle, prompt shipped, max tokens 16": ["--model", "oracle", "--eval-max-tokens", "16"],
+    }
+    folder = pytester.path / "results"
+    for i, args in enumerate(made.values()):
+        result = pytester.runpytest(*args, f"--eval-cases={quiz}", f"--eval-out-dir={folder / str(i)}")
+        assert result.ret in (0, 1), result.stdout.str()
+    shipped = next((folder / "3").glob("oracle_*")) / "run_manifest.json"
+    assert json.loads(shipped.read_text())["prompt"]["name"] == "shipped"
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+    labels = {r["run"]: r["label"] for r in table["rows"]}
+    assert sorted(labels.values()) == sorted(made)
+    assert table["title"] == "TRUE/FALSE runs on quiz.jsonl"
+    markdown = (folder / "runs.md").read_text()
+    assert "## TRUE/FALSE runs on quiz.jsonl" in markdown and "All runs: mode zeroshot, dataset quiz.jsonl" in markdown
+    for c in table["comparisons"]:
+        assert f"| {labels[c['a']]} | {labels[c['b']]} |" in markdown
+    html = (folder / "runs.html").read_text()
+    shown = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    assert "ChaosBench" not in shown and "<h1>Runs side by side: TRUE/FALSE runs on quiz.jsonl</h1>" in shown
+    for start, end in (
+        ('id="chaosbench-runs"', "</table>"),
+        ('id="chaosbench-heatmap"', "</table>"),
+        ('id="chaosbench-scatter"', "</svg>"),
+        ('id="chaosbench-matrix"', "</table>"),
+        ('class="numbers comparisons"', "</table>"),
+    ):
+        part = section(html, start, end)
+        assert all(f">{label}<" in part for label in made), (start, part)

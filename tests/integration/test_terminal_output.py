@@ -105,6 +105,17 @@ def test_default_replay_of_this_repository_is_short_and_ends_with_the_summary(tm
     assert "eval progress" not in done.stdout  # a replay has no progress line
 
 
+def test_the_summary_of_a_teams_quiz_is_titled_by_its_file(pytester) -> None:
+    """A team's own questions (own families) are named by their file, the bank's by model and mode."""
+    add_eval_module(pytester)
+    quiz = pytester.path / "quiz.jsonl"
+    quiz.write_text('{"id": "q-1", "question": "Is 1 < 2?", "ground_truth": "TRUE", "family": "python"}\n')
+    result = pytester.runpytest("--model", "oracle", f"--eval-cases={quiz}")
+    result.stdout.re_match_lines([r"=+ eval summary: oracle \(zeroshot\) on quiz\.jsonl =+$"])
+    result = pytester.runpytest("--model", "oracle", "--eval-max-items", "2")
+    result.stdout.re_match_lines([r"=+ eval summary: oracle \(zeroshot\) =+$"])
+
+
 def test_unknowns_are_listed_one_line_each_and_v_lists_every_one(pytester) -> None:
     add_eval_module(pytester)
     args = ["--model", "random", "-p", "no:randomly", "--eval-max-items", "80"]

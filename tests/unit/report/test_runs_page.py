@@ -14,10 +14,11 @@ def test_pareto_keeps_the_runs_no_other_is_both_cheaper_and_more_accurate() -> N
 
 
 def test_matrix_holds_each_pair_twice_with_opposite_deltas() -> None:
-    rows = [{"run": "a"}, {"run": "b"}, {"run": "c"}]
+    rows = [{"run": "a", "label": "model a"}, {"run": "b", "label": "model b"}, {"run": "c", "label": "model c"}]
     comparison = {"a": "a", "b": "b", "delta": 0.25, "significant": True, "p_holm": 0.01, "n_paired": 8}
     m = matrix(rows, [comparison])
-    assert m["runs"] == ["a", "b"]
+    assert m["runs"] == [{"run": "a", "label": "model a"}, {"run": "b", "label": "model b"}]
+    assert [r["label"] for r in m["rows"]] == ["model a", "model b"]
     (a_a, a_b), (b_a, b_b) = (r["cells"] for r in m["rows"])
     assert a_a is None and b_b is None
     assert (a_b["text"], b_a["text"]) == ("+25.0%", "-25.0%") and a_b["significant"]
