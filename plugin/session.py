@@ -456,15 +456,17 @@ class EvalSession:
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.
         A resumed run with nothing left to ask (every item deselected) is judged the same way, and
-        so is a run stopped by a provider outage: a failed measurement (exit 1), not an interrupt
-        (Ctrl-C, a refused key: exit 2)."""
-        from pytest_reasoning_evals.models import OUTAGE
+        so is a run stopped by a provider outage or a missing server: a failed measurement (exit 1),
+        not an interrupt (Ctrl-C, a refused key: exit 2)."""
+        from pytest_reasoning_evals.models import NO_SERVER, OUTAGE
 
         settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         dsession = self.config.pluginmanager.get_plugin("dsession")  # xdist's controller holds a worker's reason
         reason = session.shouldstop or getattr(dsession, "shouldstop", None)
         stopped = (
-            session.exitstatus == pytest.ExitCode.INTERRUPTED and isinstance(reason, str) and reason.startswith(OUTAGE)
+            session.exitstatus == pytest.ExitCode.INTERRUPTED
+            and isinstance(reason, str)
+            and reason.startswith((OUTAGE, NO_SERVER))
         )
         if session.exitstatus not in settled and not stopped:
             return  # interrupted, internal or usage error: leave pytest's verdict
