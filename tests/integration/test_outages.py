@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 
 import pytest
 from fakeprovider import FakeProvider
@@ -58,16 +57,14 @@ def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, w
 
 def test_no_server_at_all_stops_at_the_first_call_naming_the_url(pytester, key) -> None:
     add_eval_module(pytester)
-    started = time.monotonic()
     result = pytester.runpytest_subprocess(*eval_args(pytester, "http://127.0.0.1:9/v1", "down")[1:])
-    elapsed = time.monotonic() - started
     assert result.ret == 1, "nothing measured is not a pass"
     result.stdout.fnmatch_lines(["*no server: nothing is listening at http://127.0.0.1:9/v1 for model 'fake'*"])
     result.stdout.no_fnmatch_line("*provider outage*")
     summary = json.loads((the_run(pytester.path / "results-down", "fake") / "summary.json").read_text())
     assert summary["complete"] is False and summary["num_errors"] == 1, "the first item only: the others were not asked"
     assert "nothing is listening" in summary["incomplete_reason"]
-    assert elapsed < 60, f"one refused connection, no retry budget per item: {elapsed:.0f} s"
+    result.stdout.no_fnmatch_line("*attempt*")  # not retried: a retried call says after how many attempts
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
