@@ -146,8 +146,6 @@ class EvalSession:
     # --- collection (every process that collects) ---
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
-        from pytest_reasoning_evals.models import UsageProblem
-
         defined = getattr(metafunc, "_arg2fixturedefs", {})  # pytest's: the fixtures something provides
         problem = left_out_fixture(metafunc.fixturenames, lambda name: name in defined or name == "request")
         if problem:
@@ -155,6 +153,8 @@ class EvalSession:
         for info in self.infos.values():
             if not set(info.fixtures) & set(metafunc.fixturenames):
                 continue
+            from pytest_reasoning_evals.models import UsageProblem  # an eval item's: a plain test imports no model
+
             protocol = self.protocol(info.name)
             protocol.collected = True
             try:
@@ -406,23 +406,22 @@ class EvalSession:
         if self.progress is not None:
             self.progress.add_spent(sum(self.unclaimed.values()))  # the last line shows all that was paid
             self.progress.close()
+        active = [p for p in self.protocols.values() if p.active]
+        if self.settings.estimate or not (active or any(p.collected for p in self.protocols.values())):
+            return  # an estimate, or a session without eval items: nothing is judged or written
         from pytest_reasoning_evals.results import NOTHING_RUNS
 
-        if self.settings.estimate:
-            return  # nothing ran and nothing is judged or written
         if any(getattr(self.config.option, name, False) for name in NOTHING_RUNS):
             return  # --collect-only and the like run nothing: pytest's verdict, and no run directory is touched
-        active = [p for p in self.protocols.values() if p.active]
-        if active or any(p.collected for p in self.protocols.values()):
-            # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
-            # without touching its run directory (the last full run's files stay as they are)
-            for info in self.infos.values():
-                if self._given(info, info.gate_options) and not (
-                    info.name in self.protocols and self.protocols[info.name].active
-                ):
-                    gates = self.protocol(info.name).judge_unrun()
-                    if gates:
-                        self.unrun[info.name] = gates
+        # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
+        # without touching its run directory (the last full run's files stay as they are)
+        for info in self.infos.values():
+            if self._given(info, info.gate_options) and not (
+                info.name in self.protocols and self.protocols[info.name].active
+            ):
+                gates = self.protocol(info.name).judge_unrun()
+                if gates:
+                    self.unrun[info.name] = gates
         for gates in self.unrun.values():
             self.gates += gates
         for protocol in active:
