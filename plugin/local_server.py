@@ -9,11 +9,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import requests
 
 MODEL_ALIAS = "SmolLM2-135M-Instruct"  # the model id the registry's smollm2-135m entry sends
 DEFAULT_PORT = 8080
+
+
+def start_command(model_id: str, base_url: str) -> str | None:
+    """The command that starts the server of `model_id` at `base_url`, when serve-local can (this
+    model, plain http on this machine); else None."""
+    url = urlsplit(base_url)
+    if model_id != MODEL_ALIAS or url.scheme != "http" or url.hostname not in ("127.0.0.1", "localhost"):
+        return None
+    port = url.port or 80
+    return "reasoning-evals serve-local" + ("" if port == DEFAULT_PORT else f" --port {port}")
 
 
 class LocalServerError(Exception):

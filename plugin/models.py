@@ -21,7 +21,7 @@ import pytest
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
 from pytest_reasoning_evals.options import Settings
 from pytest_reasoning_evals.prefetch import ItemQueue, Prefetcher
-from pytest_reasoning_evals.providers.base import UNSAVED, Completion, Model, Request
+from pytest_reasoning_evals.providers.base import NOT_LISTENING, UNSAVED, Completion, Model, Request
 
 _UNBUILT = object()  # an item whose ahead request is not built yet
 
@@ -47,6 +47,7 @@ def complete_after(model: Model, request: Request) -> Completion:
 
 OUTAGE_AFTER = 3  # items in a row whose calls failed after all retries: the provider is down
 OUTAGE = "provider outage"  # how the stop reason of an outage starts (the session exits 1 on it)
+NO_SERVER = "no server"  # how the stop reason of a refused connection starts (exit 1 as well)
 
 
 class StoppingModel:
@@ -55,6 +56,8 @@ class StoppingModel:
 
     - a refused key: the first 401/403 stops the session (under xdist the worker's shouldstop
       reaches the controller) and later calls fail at once without a request;
+    - no server: a refused connection stops the session at once with its one line (the URL, and
+      how to start the local model's server): nothing listens there, asking again cannot help;
     - an outage: a connection that cannot be made, or OUTAGE_AFTER calls in a row failing after
       their retries, stops the session with a line naming the outage (the run is incomplete, so
       its gates fail) instead of every item retrying for hours (a malformed response or a
@@ -97,7 +100,9 @@ class StoppingModel:
             self.failed_in_a_row = 0
             return
         self.failed_in_a_row += 1
-        if error.startswith("connection failed") or self.failed_in_a_row >= OUTAGE_AFTER:
+        if error.startswith(NOT_LISTENING):
+            self._stop(f"{NO_SERVER}: {error}")
+        elif error.startswith("connection failed") or self.failed_in_a_row >= OUTAGE_AFTER:
             self._stop(
                 f"{OUTAGE}: {self.failed_in_a_row} call(s) in a row failed after their retries "
                 f"(last: {error}); the run stopped, incomplete"

@@ -13,15 +13,12 @@ package. Building Settings reads no file: an unused plugin costs nothing.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 import re
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-
-from pytest_reasoning_evals.providers.base import alias_problem, url_problem
 
 RECORD_MODES = ("none", "once", "refresh", "new_episodes", "rewrite")
 DEFAULT_MODEL = "smollm2-135m"
@@ -196,6 +193,8 @@ def add_model_flag(parser: pytest.Parser) -> None:
 
 def shard_of(item_id: str, num_shards: int) -> int:
     """The shard an item belongs to: a hash of its id."""
+    import hashlib  # (lazy: an unused plugin imports nothing it does not need)
+
     return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big") % num_shards
 
 
@@ -315,6 +314,8 @@ def label(name: str) -> str:
 
 def alias(name: str, alias: str) -> str:
     """A model alias names folders (cassettes/<alias>/, results/<alias>_<mode>/): a name, never a path."""
+    from pytest_reasoning_evals.providers.base import alias_problem  # (lazy: only a given alias is checked)
+
     problem = alias_problem(alias)
     if problem:
         raise pytest.UsageError(f"{label(name)}: {problem}")
@@ -413,6 +414,8 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         raise pytest.UsageError(f"{label('temperature')} must be from 0 to 2, got {temperature:g}")
     base_url = get("base-url")
     if base_url is not None:
+        from pytest_reasoning_evals.providers.base import url_problem  # (lazy: only a given URL is checked)
+
         problem = url_problem(base_url)
         if problem:
             raise pytest.UsageError(f"{label('base-url')} {problem}")
@@ -427,7 +430,7 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
             f"--eval-shard-index must be in 0..{count - 1} for --eval-num-shards {count}, got {index}"
         )
     generic = Settings(
-        model=alias("model", get("model") or DEFAULT_MODEL),
+        model=alias("model", get("model")) if get("model") else DEFAULT_MODEL,  # the default is a good name
         max_items=max_items,
         out_dir=rootdir / "results",
         models_file=get.path("models-file", None),

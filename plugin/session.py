@@ -146,8 +146,6 @@ class EvalSession:
     # --- collection (every process that collects) ---
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
-        from pytest_reasoning_evals.models import UsageProblem
-
         defined = getattr(metafunc, "_arg2fixturedefs", {})  # pytest's: the fixtures something provides
         problem = left_out_fixture(metafunc.fixturenames, lambda name: name in defined or name == "request")
         if problem:
@@ -155,6 +153,8 @@ class EvalSession:
         for info in self.infos.values():
             if not set(info.fixtures) & set(metafunc.fixturenames):
                 continue
+            from pytest_reasoning_evals.models import UsageProblem  # an eval item's: a plain test imports no model
+
             protocol = self.protocol(info.name)
             protocol.collected = True
             try:
@@ -418,23 +418,22 @@ class EvalSession:
         if self.progress is not None:
             self.progress.add_spent(sum(self.unclaimed.values()))  # the last line shows all that was paid
             self.progress.close()
+        active = [p for p in self.protocols.values() if p.active]
+        if self.settings.estimate or not (active or any(p.collected for p in self.protocols.values())):
+            return  # an estimate, or a session without eval items: nothing is judged or written
         from pytest_reasoning_evals.results import NOTHING_RUNS
 
-        if self.settings.estimate:
-            return  # nothing ran and nothing is judged or written
         if any(getattr(self.config.option, name, False) for name in NOTHING_RUNS):
             return  # --collect-only and the like run nothing: pytest's verdict, and no run directory is touched
-        active = [p for p in self.protocols.values() if p.active]
-        if active or any(p.collected for p in self.protocols.values()):
-            # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
-            # without touching its run directory (the last full run's files stay as they are)
-            for info in self.infos.values():
-                if self._given(info, info.gate_options) and not (
-                    info.name in self.protocols and self.protocols[info.name].active
-                ):
-                    gates = self.protocol(info.name).judge_unrun()
-                    if gates:
-                        self.unrun[info.name] = gates
+        # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
+        # without touching its run directory (the last full run's files stay as they are)
+        for info in self.infos.values():
+            if self._given(info, info.gate_options) and not (
+                info.name in self.protocols and self.protocols[info.name].active
+            ):
+                gates = self.protocol(info.name).judge_unrun()
+                if gates:
+                    self.unrun[info.name] = gates
         for gates in self.unrun.values():
             self.gates += gates
         for protocol in active:
@@ -468,15 +467,17 @@ class EvalSession:
     def _decide_exit_status(self, session: pytest.Session) -> None:
         """Wrong answers fail their items but not the session: gates and harness errors decide.
         A resumed run with nothing left to ask (every item deselected) is judged the same way, and
-        so is a run stopped by a provider outage: a failed measurement (exit 1), not an interrupt
-        (Ctrl-C, a refused key: exit 2)."""
-        from pytest_reasoning_evals.models import OUTAGE
+        so is a run stopped by a provider outage or a missing server: a failed measurement (exit 1),
+        not an interrupt (Ctrl-C, a refused key: exit 2)."""
+        from pytest_reasoning_evals.models import NO_SERVER, OUTAGE
 
         settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         dsession = self.config.pluginmanager.get_plugin("dsession")  # xdist's controller holds a worker's reason
         reason = session.shouldstop or getattr(dsession, "shouldstop", None)
         stopped = (
-            session.exitstatus == pytest.ExitCode.INTERRUPTED and isinstance(reason, str) and reason.startswith(OUTAGE)
+            session.exitstatus == pytest.ExitCode.INTERRUPTED
+            and isinstance(reason, str)
+            and reason.startswith((OUTAGE, NO_SERVER))
         )
         if session.exitstatus not in settled and not stopped:
             return  # interrupted, internal or usage error: leave pytest's verdict

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_reasoning_evals import report as pages
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
 from pytest_reasoning_evals.protocol import PAYLOAD, attach, payload_of
 
 if TYPE_CHECKING:
+    from pytest_reasoning_evals.report import PageWriter
     from pytest_reasoning_evals.session import EvalSession
 
 SPEED_PLUGIN = "pytest-reasoning-evals-speed"
@@ -34,7 +34,7 @@ class SpeedPlugin:
         self.from_workers = False  # controller: the reports arrive from xdist workers
         self._status_payloads: dict[tuple, dict] = {}
         self._properties: dict[tuple, tuple] = {}
-        self._page_writers: dict[str, pages.PageWriter | None] = {}  # protocol name -> its page's writer
+        self._page_writers: dict[str, PageWriter | None] = {}  # protocol name -> its page's writer
 
     # --- the freezer: from the first eval items made (or, on the xdist controller, results) ---
 
@@ -115,10 +115,12 @@ class SpeedPlugin:
     # --- a large run's page: its writer's start (Python, matplotlib) while the items run ---
 
     def _start_page_writer(self, protocol: str) -> None:
+        from pytest_reasoning_evals import report as pages  # (lazy: an eval session's only)
+
         if protocol not in self._page_writers and self.session.pytest_session.testscollected >= pages.APART_FROM:
             self._page_writers[protocol] = pages.PageWriter.start()
 
-    def page_writer(self, protocol: str) -> pages.PageWriter | None:
+    def page_writer(self, protocol: str) -> PageWriter | None:
         """The writer started for `protocol`'s page, handed over once."""
         return self._page_writers.pop(protocol, None)
 

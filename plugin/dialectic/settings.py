@@ -102,10 +102,12 @@ def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
         cases=get.path("dialectic-cases", shipped("dialectic")),
         variant_prompts=get.path("variant-prompts", shipped("prompts")),
         variants=tuple(get("variant") or ()),
-        judge_models=tuple(aliases("judge-model", get("judge-model") or generic.model)),
+        judge_models=tuple(aliases("judge-model", get("judge-model")) if get("judge-model") else (generic.model,)),
         n_judges=n_judges,
         judge_temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
-        compare_models=tuple(aliases("compare-models", get("compare-models") or generic.model)),
+        compare_models=tuple(
+            aliases("compare-models", get("compare-models")) if get("compare-models") else (generic.model,)
+        ),
         baseline=get.path("dialectic-baseline", None),
         max_hard_fails=get("max-hard-fails"),
         require_variant_pass=tuple(get("require-variant-pass") or ()),

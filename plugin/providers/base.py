@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 MISS = "cassette miss"  # how the error of a replay that found no recording starts (cassettes.py)
 MALFORMED = "malformed provider response"  # how the error of a reply that is no completion starts (http.py)
+NOT_LISTENING = "nothing is listening at"  # how the error of a refused connection starts (http.py)
 UNSAVED = "cassette_unsaved"  # Completion.extra: why the answer's cassette could not be saved (the run must stop)
 
 

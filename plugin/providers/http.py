@@ -1,9 +1,11 @@
 """The one HTTP client every provider goes through: requests, retries, errors (SPEC 3).
 
-- 429 and 5xx (and connection errors, timeouts) retry with exponential backoff and jitter,
+- 429 and 5xx (and connection resets, timeouts) retry with exponential backoff and jitter,
   honouring Retry-After; the waits of one call add up to at most `max_total_wait` seconds
   (--eval-max-retry-wait): a server asking for more is not waited for, the call gives up and
   says so. When the retries run out the completion carries the error and the answer is UNKNOWN.
+- A refused connection is not retried: nothing listens at the base URL, so asking again only
+  waits. Its error names the URL and, for the local model, the command that starts its server.
 - 401/403 raise AuthError: the session must stop, not fail item after item.
 - A body that is not the provider's JSON (or does not decode as its Content-Encoding says), or
   JSON no completion holds (a text that is a number, a token count that is negative or
@@ -38,6 +40,7 @@ import urllib3
 
 from pytest_reasoning_evals.providers.base import (
     MALFORMED,
+    NOT_LISTENING,
     Completion,
     NotAdmitted,
     Request,
@@ -213,6 +216,21 @@ def _retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+def refused(exc: BaseException) -> bool:
+    """Whether a ConnectionRefusedError lies under `exc` (requests wraps urllib3's errors, which
+    keep the socket's as their cause or `reason`): nothing listens there."""
+    seen, todo = set(), [exc]
+    while todo:
+        error = todo.pop()
+        if isinstance(error, ConnectionRefusedError):
+            return True
+        if id(error) not in seen:
+            seen.add(id(error))
+            inner = (error.__cause__, error.__context__, getattr(error, "reason", None), *error.args)
+            todo += [e for e in inner if isinstance(e, BaseException)]
+    return False
+
+
 def keys_in(call: Call) -> list[str]:
     """The keys a call sends: its Secret headers, without a scheme word ("Bearer")."""
     return [value.split()[-1] for value in call.headers.values() if isinstance(value, Secret) and value.strip()]
@@ -316,6 +334,8 @@ class HttpModel:
             except requests.Timeout:
                 error = f"timeout after {self.policy.timeout:g}s"
             except requests.ConnectionError as exc:
+                if refused(exc):
+                    return self.failed(self.not_listening()), None
                 error = f"connection failed: {exc.__class__.__name__}"
             except requests.exceptions.ChunkedEncodingError as exc:
                 error = f"response cut short: {exc.__class__.__name__}"
@@ -420,6 +440,14 @@ class HttpModel:
             cost_usd=self.spec.cost(parsed.input_tokens, parsed.output_tokens),
             finish_reason=parsed.finish_reason,
         )
+
+    def not_listening(self) -> str:
+        """The one-line error of a refused connection: the URL, and how to start the local model."""
+        from pytest_reasoning_evals.local_server import start_command
+
+        command = start_command(self.spec.model_id, self.spec.base_url)
+        hint = f" (start it with: {command})" if command else ""
+        return f"{NOT_LISTENING} {mask_url(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
 
     def failed(self, error: str) -> Completion:
         """A completion that carries `error` instead of an answer."""

@@ -232,6 +232,49 @@ def test_a_session_without_eval_items_touches_nothing(pytester: pytest.Pytester)
     assert "eval summary" not in result.stdout.str()
 
 
+# what only an eval session needs: a session without eval items must not import it (its import
+# time is the plugin's cost to every unrelated suite; benchmarks/plugin_overhead.py measures it)
+EVAL_ONLY = (
+    "pytest_reasoning_evals.models",
+    "pytest_reasoning_evals.budget",
+    "pytest_reasoning_evals.prefetch",
+    "pytest_reasoning_evals.results",
+    "pytest_reasoning_evals.cassettes",
+    "pytest_reasoning_evals.registry",
+    "pytest_reasoning_evals.providers.http",
+    "pytest_reasoning_evals.runs_table",
+    "pytest_reasoning_evals.report",
+    "pytest_reasoning_evals.providers.base",
+    "pytest_reasoning_evals.chaosbench.protocol",
+    "pytest_reasoning_evals.dialectic.protocol",
+)
+THIRD_PARTY = ("requests", "yaml", "vcr", "jinja2", "matplotlib", "json5")
+MODULES_SPY = """
+import json, sys
+
+def pytest_unconfigure(config):
+    with open("modules.json", "w") as f:
+        json.dump(sorted(sys.modules), f)
+"""
+
+
+@pytest.mark.slow
+def test_a_session_without_eval_items_imports_nothing_only_eval_sessions_need(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        **{f"test_app_{m}": "".join(f"def test_{i}():\n    pass\n" for i in range(10)) for m in range(5)}
+    )
+    pytester.makeconftest(MODULES_SPY)
+    loaded = {}
+    for arm, args in (("with", ()), ("without", ("-p", "no:pytest_reasoning_evals"))):
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        result.assert_outcomes(passed=50)
+        loaded[arm] = set(json.loads((pytester.path / "modules.json").read_text()))
+    assert "pytest_reasoning_evals.session" in loaded["with"], "the plugin was loaded"
+    assert sorted(loaded["with"] & set(EVAL_ONLY)) == []
+    added = {m.split(".")[0] for m in loaded["with"] - loaded["without"]}
+    assert sorted(added & set(THIRD_PARTY)) == []
+
+
 def test_settings_come_from_the_ini_file_relative_to_it(evals: pytest.Pytester) -> None:
     bank = four_questions(evals)
     use_repo_cassettes(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import time
+import socket
 
 import pytest
 from fakeprovider import FakeProvider
 from helpers import (
     add_eval_module,
     eval_args,
+    small_bank,
     the_run,
 )
 
@@ -54,15 +55,35 @@ def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, w
     result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: *provider outage*"])
 
 
-def test_no_server_at_all_stops_within_one_retry_budget(pytester, key) -> None:
+def test_no_server_at_all_stops_at_the_first_call_naming_the_url(pytester, key) -> None:
     add_eval_module(pytester)
-    started = time.monotonic()
     result = pytester.runpytest_subprocess(*eval_args(pytester, "http://127.0.0.1:9/v1", "down")[1:])
-    elapsed = time.monotonic() - started
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(
-        ["*provider outage: 1 call(s) in a row failed after their retries (last: connection failed*"]
-    )
+    assert result.ret == 1, "nothing measured is not a pass"
+    result.stdout.fnmatch_lines(["*no server: nothing is listening at http://127.0.0.1:9/v1 for model 'fake'*"])
+    result.stdout.no_fnmatch_line("*provider outage*")
     summary = json.loads((the_run(pytester.path / "results-down", "fake") / "summary.json").read_text())
     assert summary["complete"] is False and summary["num_errors"] == 1, "the first item only: the others were not asked"
-    assert elapsed < 60, f"one retry budget (~8 s), not one per item: {elapsed:.0f} s"
+    assert "nothing is listening" in summary["incomplete_reason"]
+    result.stdout.no_fnmatch_line("*attempt*")  # not retried: a retried call says after how many attempts
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_local_model_without_its_server_says_once_how_to_start_it(pytester, workers: str) -> None:
+    """A fresh project on the local model with no server running: one line naming the URL, that
+    nothing is listening (not an outage), and the command that starts the server; no retries."""
+    with socket.socket() as sock:  # a port on 127.0.0.1 that nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    add_eval_module(pytester)
+    url = f"http://127.0.0.1:{port}/v1"
+    bank = small_bank(pytester.path / "bank.jsonl")
+    result = pytester.runpytest_subprocess(
+        *("test_chaosbench.py", "--model", "smollm2-135m", "--eval-base-url", url, "--eval-cases", str(bank)),
+        *("--eval-cassette-dir", str(pytester.path / "cassettes"), "-p", "no:cacheprovider", "-n", workers),
+    )
+    assert result.ret == 1, "nothing measured is not a pass"
+    out = result.stdout.str()
+    hint = f"nothing is listening at {url} for model 'smollm2-135m' (start it with: reasoning-evals serve-local --port {port})"
+    stops = [line for line in out.splitlines() if "Interrupted" in line]
+    assert len(stops) == 1 and f"no server: {hint}" in stops[0], out
+    assert "provider outage" not in out and "attempts" not in out and "Traceback" not in out

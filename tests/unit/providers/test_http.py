@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import requests
 
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, AuthError, HttpModel, RetryPolicy
-from pytest_reasoning_evals.registry import ModelSpec
+from pytest_reasoning_evals.registry import ModelSpec, load_registry
 from tests.fakeprovider import FakeProvider, malformed, missing_fields, slow, status, truncated
 
 MAX_RETRIES = 2
@@ -286,23 +287,65 @@ def test_one_slow_reply_then_ok(fmt, server):
     assert len(server.requests) == 2
 
 
-def test_connection_refused_is_retried_then_an_item_error(fmt, monkeypatch):
-    with socket.socket() as sock:  # a port that nothing listens on
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on."""
+    with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    spec = ModelSpec(
-        alias="dead",
-        provider=fmt.provider,
-        model_id="m",
-        api_key_env=fmt.key_env,
-        base_url=f"http://127.0.0.1:{port}/v1",
-        price_in=PRICE_IN,
-        price_out=PRICE_OUT,
-    )
+        return sock.getsockname()[1]
+
+
+def test_a_refused_connection_is_one_attempt_naming_the_url_nothing_listens_at(fmt):
+    url = f"http://user:pw@127.0.0.1:{closed_port()}/v1"
+    spec = ModelSpec(alias="dead", provider=fmt.provider, model_id="m", api_key_env=fmt.key_env, base_url=url)
 
     completion = HttpModel(spec, policy=POLICY).complete(REQUEST)
 
+    assert_failed(completion, "nothing is listening at http://***@127.0.0.1:", "for model 'dead'")
+    assert "attempt" not in completion.error, "one attempt: a retried call says after how many"
+    assert "pw" not in completion.error
+    assert "serve-local" not in completion.error, "only the local model's server is started by serve-local"
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_the_local_model_refused_says_the_command_that_starts_its_server(host):
+    port = closed_port()
+    spec = dataclasses.replace(load_registry()["smollm2-135m"], base_url=f"http://{host}:{port}/v1")
+
+    completion = HttpModel(spec, policy=POLICY).complete(REQUEST)
+
+    assert_failed(completion, "nothing is listening at", f"start it with: reasoning-evals serve-local --port {port}")
+    assert "\n" not in completion.error
+
+
+def test_a_connection_reset_is_still_retried(fmt):
+    """A server that accepts and resets the connection (a restart, an overloaded proxy) is
+    retried as a 5xx is; only a refused connection (nothing listening) is not."""
+    accepted = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+
+        def reset_each() -> None:
+            for _ in range(ATTEMPTS):
+                conn, _ = listener.accept()
+                accepted.append(conn)
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()  # linger 0: the close sends RST
+
+        thread = threading.Thread(target=reset_each, daemon=True)
+        thread.start()
+        spec = ModelSpec(
+            alias="resets",
+            provider=fmt.provider,
+            model_id="m",
+            api_key_env=fmt.key_env,
+            base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1",
+        )
+        completion = HttpModel(spec, policy=POLICY).complete(REQUEST)
+        thread.join(timeout=5)
+
     assert_failed(completion, "connection failed", f"{ATTEMPTS} attempts")
+    assert len(accepted) == ATTEMPTS
 
 
 # --- 5. 401 / 403 ---
