@@ -87,8 +87,15 @@ class Installed:
 
     def pytest(self, cwd: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
         """`python -m pytest ARGS` in `cwd` with the venv's interpreter; stdout holds stderr too."""
+        return self.run(cwd, str(self.python), "-m", "pytest", *args, timeout=timeout)
+
+    def command(self, cwd: Path, name: str, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+        """One of the venv's console scripts (`reasoning-evals`), as `pytest` runs pytest."""
+        return self.run(cwd, str(self.venv / "bin" / name), *args, timeout=timeout)
+
+    def run(self, cwd: Path, *cmd: str, timeout: float) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [str(self.python), "-m", "pytest", *args],
+            list(cmd),
             cwd=cwd,
             env=self.env(),
             text=True,

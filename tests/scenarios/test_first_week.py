@@ -6,6 +6,7 @@ judges paid to grade answers that never came)."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -16,7 +17,7 @@ from fakeprovider import FakeProvider
 from helpers import CYCLE_CONFTEST
 from installed import Installed
 
-from scenarios.team import KEY, KEY_VAR, TeamModel, read_json, remove, run_dirs, team_project
+from scenarios.team import KEY, KEY_VAR, TeamModel, read_json, remove, run_dirs, team_project, write_prompt
 
 
 @pytest.fixture
@@ -26,6 +27,71 @@ def team_key(monkeypatch) -> None:
 
 def models_asked(server) -> list[str]:
     return [r["body"]["model"] for r in server.requests]
+
+
+# --- a. own questions and prompt: record, replay, baseline, edit, re-record, gate, go back ---
+
+
+def printed_record_command(output: str) -> list[str]:
+    """The arguments of the command a run with cassette misses prints (after its KEY=... prefix)."""
+    line = next(line for line in output.splitlines() if "record them with: " in line)
+    words = shlex.split(line.split("record them with: ", 1)[1])
+    return words[words.index("pytest") + 1 :]
+
+
+def test_a_the_edit_a_prompt_loop_in_place(installed: Installed, tmp_path: Path, team_key) -> None:
+    with FakeProvider() as server:
+        server.responder = TeamModel()
+        project = team_project(tmp_path / "team", server.openai_base)
+        recorded = installed.pytest(project, "--eval-record-mode", "once")
+        assert recorded.returncode == 0, recorded.stdout
+        assert len(server.requests) == 20
+        server.clear()
+        replayed = installed.pytest(project, "-n", "2")
+        assert replayed.returncode == 0 and server.requests == [], replayed.stdout
+        (first_run,) = run_dirs(project, "team-model_zeroshot*")
+        made = installed.command(project, "reasoning-evals", "baseline", str(first_run), "baseline.json")
+        assert made.returncode == 0, made.stdout
+        gate = ["--eval-baseline", "baseline.json", "--eval-fail-on-regression"]
+        assert installed.pytest(project, *gate).returncode == 0
+
+        write_prompt(project / "prompts" / "plain", sloppy=True)  # the edit: a worse prompt
+        edited = installed.pytest(project, *gate)
+        assert edited.returncode != pytest.ExitCode.USAGE_ERROR, edited.stdout  # never refused
+        assert "holds the run of another configuration" not in edited.stdout
+        again = installed.pytest(project, *printed_record_command(edited.stdout))
+        assert len(server.requests) == 20, again.stdout  # the edited prompt's twenty questions, once
+        assert again.returncode == 1 and "gate no-regression: FAILED" in again.stdout, again.stdout
+
+        server.clear()
+        write_prompt(project / "prompts" / "plain")  # back to the first prompt
+        back = installed.pytest(project, *gate)
+        assert back.returncode == 0 and server.requests == [], back.stdout  # replayed, nothing asked
+    assert len(run_dirs(project, "team-model_zeroshot*")) == 2  # one directory per configuration
+    listed = installed.command(project, "reasoning-evals", "runs", "results")
+    assert listed.returncode == 0, listed.stdout
+
+
+# --- b. two prompts side by side, and the runs page ---
+
+
+def test_b_two_prompts_side_by_side_name_their_runs_apart(installed: Installed, tmp_path: Path, team_key) -> None:
+    with FakeProvider() as server:
+        server.responder = TeamModel()
+        project = team_project(tmp_path / "team", server.openai_base)
+        write_prompt(project / "prompts" / "sloppy", sloppy=True)
+        prompts = ["--eval-prompts", "prompts/plain,prompts/sloppy"]
+        first = installed.pytest(project, *prompts, "--eval-record-mode", "once")
+        assert first.returncode == 0, first.stdout
+        assert len(server.requests) == 40
+        server.clear()
+        gated = installed.pytest(project, *prompts, "--eval-baseline-prompt", "plain", "--eval-fail-on-regression")
+        assert server.requests == [], "both prompts replay"
+    assert gated.returncode == 1 and "gate no-regression: FAILED" in gated.stdout, gated.stdout
+    table = (project / "results" / "runs.md").read_text(encoding="utf-8")
+    assert "plain" in table and "sloppy" in table, table
+    page = (project / "results" / "runs.html").read_text(encoding="utf-8")
+    assert "ChaosBench-Logic runs" not in page and "questions.jsonl" in page
 
 
 # --- d. a judge panel added to a project whose model under test is recorded ---
