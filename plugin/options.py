@@ -117,8 +117,9 @@ OPTIONS = (
     Option(
         "max-tokens",
         "most tokens of each answer of the model under test (ChaosBench questions and dialogue turns, dialectic "
-        "responses and follow-ups; default: ChaosBench 64 zero-shot, 512 CoT; dialectic 512; at most "
-        f"{MAX_ANSWER_TOKENS:,}); a reasoning model's thinking_budget comes on top",
+        "responses and follow-ups) in every protocol without its own --eval-<protocol>-max-tokens "
+        f"(default: ChaosBench 64 zero-shot, 512 CoT; dialectic 512; at most {MAX_ANSWER_TOKENS:,}); "
+        "a reasoning model's thinking_budget comes on top",
         "int",
         metavar="N",
     ),
@@ -379,6 +380,16 @@ def is_set(value) -> bool:
     return value is not None and value is not False and value != ()
 
 
+def answer_tokens(get: Reader, name: str) -> int | None:
+    """A max-tokens option (the generic one, a protocol's own): from 1 to MAX_ANSWER_TOKENS, or None."""
+    value = get(name)
+    if value is not None and value < 1:
+        raise pytest.UsageError(f"{label(name)} must be a number of tokens >= 1, got {value}")
+    if value is not None and value > MAX_ANSWER_TOKENS:
+        raise pytest.UsageError(f"{label(name)} must be at most {MAX_ANSWER_TOKENS:,} tokens, got {value}")
+    return value
+
+
 def fraction(get: Reader, name: str) -> float | None:
     """An option that is a share from 0 to 1, or None."""
     value = get(name)
@@ -405,11 +416,7 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         raise pytest.UsageError(
             f"{label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}"
         )
-    max_tokens, temperature = get("max-tokens"), get("temperature")
-    if max_tokens is not None and max_tokens < 1:
-        raise pytest.UsageError(f"{label('max-tokens')} must be a number of tokens >= 1, got {max_tokens}")
-    if max_tokens is not None and max_tokens > MAX_ANSWER_TOKENS:
-        raise pytest.UsageError(f"{label('max-tokens')} must be at most {MAX_ANSWER_TOKENS:,} tokens, got {max_tokens}")
+    max_tokens, temperature = answer_tokens(get, "max-tokens"), get("temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         raise pytest.UsageError(f"{label('temperature')} must be from 0 to 2, got {temperature:g}")
     base_url = get("base-url")

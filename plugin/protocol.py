@@ -114,7 +114,9 @@ class ProtocolInfo(NamedTuple):
     report_view: str | None = None  # "module:function": (run_dir, baseline, cleanup) -> its report view, or None
     grouped: bool = False  # some of its items must share a worker (see grouping.py)
     eager_options: tuple[str, ...] = ()  # fields of its settings that make the controller start it before any item
-    gate_options: tuple[str, ...] = ()  # ... its gates: set in an eval session, they judge it even with no item of it
+    # its options that are gates (Option.name): given on the command line, or set in the ini file of a
+    # session that selected none of any protocol's items, they judge it even with no item of it
+    gate_options: tuple[str, ...] = ()
     baseline_option: str | None = None  # the option naming its regression baseline (--eval-fail-on-regression)
     # "module:function": (run directories) -> its tables of `reasoning-evals runs` (runs_table.py), or []
     runs: str | None = None
@@ -275,7 +277,6 @@ class EvalProtocol:
         self.own = session.settings.own.get(self.name)  # its own options (ProtocolInfo.settings)
         self.fixtures = session.infos[self.name].fixtures  # the parametrized fixtures of its items
         self.active = False  # controller: it has results to summarize this run
-        self.collected = False  # this process asked it for items (they may all be filtered out)
         self.harness_errors = 0  # controller: its items that raised inside the harness (a bug, not an answer)
 
     # --- every process ---

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahead paid for items that never ran
+SELECTION = "eval_selection"  # workeroutput: the protocols whose items the worker collected, and selected
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -59,6 +60,11 @@ class EvalSession:
         self.harness_failures = 0
         self.gates: list[GateResult] = []
         self.unrun: dict[str, list[GateResult]] = {}  # the gates of protocols none of whose items ran
+        self.not_judged: dict[
+            str, list[str]
+        ] = {}  # protocol -> its ini gates left unjudged (none of its items selected)
+        self.collected: set[str] = set()  # protocols asked for items (they may all be deselected); every process's
+        self.selected: set[str] = set()  # ... with an item the session selected (by file, -k, -m)
         self._reported: set[str] = set()  # collection errors already shown
         self.progress: Progress | None = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
@@ -156,7 +162,7 @@ class EvalSession:
             from pytest_reasoning_evals.models import UsageProblem  # an eval item's: a plain test imports no model
 
             protocol = self.protocol(info.name)
-            protocol.collected = True
+            self.collected.add(info.name)
             try:
                 protocol.parametrize(metafunc)
             except (CaseFileError, UsageProblem) as exc:
@@ -198,6 +204,10 @@ class EvalSession:
 
     @pytest.hookimpl(trylast=True)  # after -k / -m have deselected
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        # what the person selected, before a protocol drops its own (items a resume already has)
+        self.selected = {
+            name for name, protocol in self.protocols.items() if any(protocol.parameter(i) is not None for i in items)
+        }
         drop: list[pytest.Item] = []
         for protocol in self.protocols.values():
             drop += protocol.modify_items(items)
@@ -373,7 +383,7 @@ class EvalSession:
         estimates = {
             name: protocol.estimate([item for item in session.items if protocol.parameter(item) is not None])
             for name, protocol in sorted(self.protocols.items())
-            if protocol.collected
+            if name in self.collected
         }
         aliases = dict.fromkeys(c.alias for calls in estimates.values() for c in calls or ())
         specs = {a: self.models.spec(a) for a in aliases}
@@ -399,9 +409,14 @@ class EvalSession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        """Controller: what a worker's calls made ahead paid for items that never ran (before the
-        controller's own sessionfinish: xdist's loop ends once every worker is down)."""
-        self._claim(getattr(node, "workeroutput", {}).get(UNCLAIMED, {}))
+        """Controller: what a worker's calls made ahead paid for items that never ran, and which
+        protocols it collected and selected (before the controller's own sessionfinish: xdist's
+        loop ends once every worker is down)."""
+        output = getattr(node, "workeroutput", {})
+        self._claim(output.get(UNCLAIMED, {}))
+        collected, selected = output.get(SELECTION, ((), ()))
+        self.collected.update(collected)
+        self.selected.update(selected)
 
     def _claim(self, unclaimed: dict[str, float]) -> None:
         for alias, cost in unclaimed.items():
@@ -412,6 +427,7 @@ class EvalSession:
             self._claim(self.models.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED))
         if self.is_worker:
             self.config.workeroutput[UNCLAIMED] = self.unclaimed  # xdist sends it after this hook
+            self.config.workeroutput[SELECTION] = (sorted(self.collected), sorted(self.selected))
             return
         if "budget" in self.__dict__:
             self.budget.close()
@@ -419,21 +435,13 @@ class EvalSession:
             self.progress.add_spent(sum(self.unclaimed.values()))  # the last line shows all that was paid
             self.progress.close()
         active = [p for p in self.protocols.values() if p.active]
-        if self.settings.estimate or not (active or any(p.collected for p in self.protocols.values())):
+        if self.settings.estimate or not (active or self.collected):
             return  # an estimate, or a session without eval items: nothing is judged or written
         from pytest_reasoning_evals.results import NOTHING_RUNS
 
         if any(getattr(self.config.option, name, False) for name in NOTHING_RUNS):
             return  # --collect-only and the like run nothing: pytest's verdict, and no run directory is touched
-        # an eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
-        # without touching its run directory (the last full run's files stay as they are)
-        for info in self.infos.values():
-            if self._given(info, info.gate_options) and not (
-                info.name in self.protocols and self.protocols[info.name].active
-            ):
-                gates = self.protocol(info.name).judge_unrun()
-                if gates:
-                    self.unrun[info.name] = gates
+        self._judge_unrun({p.name for p in active})
         for gates in self.unrun.values():
             self.gates += gates
         for protocol in active:
@@ -441,6 +449,40 @@ class EvalSession:
         if active or self.unrun:
             self._decide_exit_status(session)
             self._write_job_summary(active)
+
+    def _judge_unrun(self, active: set[str]) -> None:
+        """An eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
+        without touching its run directory (the last full run's files stay as they are); unless the
+        session selected another protocol's items and none of its own, and the gate is the ini file's:
+        a project's floors of one protocol do not fail a run of the other (one line says so)."""
+        for info in self.infos.values():
+            if info.name in active:
+                continue
+            flags, keys = self._gates_given(info)
+            if not flags and keys and self.selected | active and info.name not in self.selected:
+                self.not_judged[info.name] = keys
+            elif flags or keys:
+                gates = self.protocol(info.name).judge_unrun()
+                if gates:
+                    self.unrun[info.name] = gates
+
+    def _gates_given(self, info: ProtocolInfo) -> tuple[list[str], list[str]]:
+        """(the flags, the ini keys) that set a gate of the protocol (ProtocolInfo.gate_options). A
+        declared name that is not one of its options counts as a flag: its gate is always judged."""
+        from pytest_reasoning_evals.options import Reader
+
+        get = Reader(self.config, info.options)
+        own = self.settings.own.get(info.name)
+        flags, keys = [], []
+        for name in info.gate_options:
+            option = get.by_name.get(name.replace("_", "-"))
+            if option is None:
+                flags += [name] if own is not None and is_set(getattr(own, name, None)) else []
+            elif self.config.getoption(option.dest) is not None:
+                flags.append(option.flag)
+            elif is_set(get(option.name)):
+                keys.append(option.dest)
+        return flags, sorted(keys)
 
     def _given(self, info: ProtocolInfo, fields: tuple[str, ...]) -> bool:
         """Any of these fields of a protocol's own settings is set."""
@@ -523,6 +565,10 @@ class EvalSession:
             terminalreporter.write_sep("=", "eval estimate: no request sent, nothing written")
             for line in self.estimate or ["no eval item selected"]:
                 terminalreporter.write_line(line)
+        for name, keys in self.not_judged.items():
+            terminalreporter.write_line(
+                f"{name}: none of its items selected: its ini gates are not judged ({', '.join(keys)})"
+            )
         for name, gates in self.unrun.items():
             from pytest_reasoning_evals.gates import gate_line
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -75,6 +76,21 @@ def mcnemar_exact(down: int, up: int) -> float:
         return 1.0
     tail = sum(math.comb(n, k) for k in range(min(down, up) + 1))
     return min(1.0, 2 * tail / 2**n)
+
+
+def detectable_difference(n: int, discordant: int, *, alpha: float, power: float = 0.8) -> float | None:
+    """The smallest paired accuracy difference n pairs could detect with McNemar's test at `alpha`
+    (two-sided) with `power`, from the observed share of discordant pairs psi = discordant / n: the
+    normal approximation (z_{1-alpha/2} + z_power) * sqrt(psi / n) (conservative: it leaves out the
+    -delta^2 of the discordance's variance under the alternative), never below k / n, k the fewest
+    discordant pairs, all one way, the exact test calls significant (no discordance observed says
+    nothing more); capped at 1. None with no pair."""
+    if n == 0:
+        return None
+    normal = NormalDist()
+    z = normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
+    fewest = next(k for k in range(1, n + 2) if k > n or mcnemar_exact(k, 0) < alpha)
+    return min(1.0, max(z * math.sqrt(discordant / n / n), fewest / n))
 
 
 def paired_delta_interval(both: int, broken: int, fixed: int, neither: int, z: float = Z95) -> list[float] | None:

@@ -19,6 +19,6 @@ PROTOCOL = ProtocolInfo(
     runs="pytest_reasoning_evals.chaosbench.runs:runs_table",
     cmdline_main="pytest_reasoning_evals.chaosbench.prompt_runs:run_prompts",
     eager_options=("resume", "baseline"),
-    gate_options=("min_accuracy", "strict_items", "min_coverage", "max_fol_violation_rate", "baseline"),
+    gate_options=("min-accuracy", "strict-items", "min-coverage", "max-fol-violation-rate", "baseline"),
     baseline_option="baseline",
 )

@@ -21,15 +21,15 @@ def check_gates(
 ) -> list[GateResult]:
     """Nothing measured is not a pass: an incomplete run, an outage (more than 5% of items
     ended in failed calls) and a gate over zero items fail. Without `min_coverage` the default
-    floor judges the questions' coverage (a run of dialogues only has none: no verdict); 0 sets
-    no floor. `regression`: (the baseline's path, the comparison, None when there is none) when
+    floor judges the questions' coverage (a run of dialogues only has none: no verdict); a set
+    floor judges a run of dialogues only over its turns (set_coverage); 0 sets no floor. `regression`: (the baseline's path, the comparison, None when there is none) when
     --eval-fail-on-regression or a max drop asks. `floor_option`: how the floor is changed."""
     reason = summary["incomplete_reason"]
     results = incomplete("complete", None if summary["complete"] else f"the run is incomplete: {reason}")
     # 0 turns the floor off
     if min_coverage:
-        what = "coverage {} (answers with a TRUE/FALSE)"
-        results.append(at_least("min-coverage", summary["coverage"], min_coverage, what, "n/a (no item)"))
+        coverage, what = set_coverage(summary)
+        results.append(at_least("min-coverage", coverage, min_coverage, what, "n/a (no item)"))
     elif min_coverage is None and summary["coverage"] is not None:
         results.append(default_coverage_floor(summary["coverage"], floor_option))
     # failed calls are an outage or a stale recording whatever the floor: their own gate
@@ -75,6 +75,16 @@ def check_gates(
     if regression is not None:
         results.append(regression_gate(*regression))
     return results
+
+
+def set_coverage(summary: dict) -> tuple[float | None, str]:
+    """(coverage, how its gate words it) for a floor that is set: the questions', or in a run of
+    dialogues only its turns' (a `-k test_dialogue` run has no question yet measured something)."""
+    turns = summary["dialogue_details"]
+    if summary["total_questions"] or not turns["total_turns"]:
+        return summary["coverage"], "coverage {} (answers with a TRUE/FALSE)"
+    answered = turns["total_turns"] - turns["unknown_turns"]
+    return answered / turns["total_turns"], "coverage {} (dialogue turns answered TRUE/FALSE; no question asked)"
 
 
 def default_coverage_floor(coverage: float, option: str = FLOOR_OPTION) -> GateResult:

@@ -26,7 +26,9 @@ class PromptTemplate:
     mode: str
     path: Path
     text: str
-    max_tokens: int | None = None  # of each answer (--eval-max-tokens); None: the mode's MAX_TOKENS
+    max_tokens: int | None = (
+        None  # of each answer (--eval-chaosbench-max-tokens, else --eval-max-tokens); None: the mode's MAX_TOKENS
+    )
     temperature: float = 0.0  # --eval-temperature
 
     @classmethod
@@ -52,7 +54,7 @@ class PromptTemplate:
 
     @property
     def answer_tokens(self) -> int:
-        """The max_tokens of every request: --eval-max-tokens, else the mode's."""
+        """The max_tokens of every request: --eval-chaosbench-max-tokens or --eval-max-tokens, else the mode's."""
         return MAX_TOKENS[self.mode] if self.max_tokens is None else self.max_tokens
 
     @property

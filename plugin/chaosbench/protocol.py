@@ -168,7 +168,7 @@ class Protocol(EvalProtocol):
     def prompt(self) -> PromptTemplate:
         try:
             s = self.settings
-            return PromptTemplate.load(self.own.prompts_dir, self.own.mode, s.max_tokens, s.temperature)
+            return PromptTemplate.load(self.own.prompts_dir, self.own.mode, self.own.max_tokens, s.temperature)
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
 

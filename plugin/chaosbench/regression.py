@@ -2,13 +2,16 @@
 make answers better or worse, and is the difference more than chance?
 
 Paired items are the ids present in both runs with gold (questions and dialogues alike), except
-those whose calls failed in the baseline (an outage, a stale recording: nothing was measured, and
-counting them as not right would make any later run look fixed). An item is right when its record
-is correct; wrong, UNKNOWN and failed calls (of the current run) are not right. `fixed` =
+those whose calls failed in either run (an outage, a stale recording's cassette misses: nothing was
+measured, and counting them as not right would make a later run look fixed, or a stale replay look
+broken); they are counted apart (n_baseline_failed, n_current_failed). An item is right when its
+record is correct; wrong and UNKNOWN answers are not right. `fixed` =
 not right before and right now; `broken` = right before, not right now. The p-value is the exact
 two-sided McNemar test: the binomial test of min(broken, fixed) out of broken + fixed at 0.5,
 doubled and capped at 1 (1.0 when no pair disagrees). `regressed` = the paired accuracy dropped
-and (p < alpha, or the drop exceeds max_drop).
+and (p < alpha, or the drop exceeds max_drop). `detectable_delta`: the smallest paired change the
+pairs could detect at alpha with 80% power (stats.detectable_difference); under SMALL_SET pairs the
+summary says it and points to --eval-max-accuracy-drop, which gates a drop whatever the p-value.
 
 A baseline is an earlier run directory (its completions.jsonl) or a baseline file written from
 one by `reasoning-evals baseline RUN_DIR OUT.json` (small enough to commit, e.g. under snapshots/).
@@ -22,10 +25,11 @@ from pathlib import Path
 
 from pytest_reasoning_evals import gates
 from pytest_reasoning_evals.completions import read_completions
-from pytest_reasoning_evals.stats import mcnemar_exact, paired_delta_interval, ratio
+from pytest_reasoning_evals.stats import detectable_difference, mcnemar_exact, paired_delta_interval, ratio
 
 BASELINE_FORMAT = "pytest-reasoning-evals/chaosbench-baseline/1"
 SHOWN = 20  # broken items named in the terminal
+SMALL_SET = 100  # fewer paired items: the summary says what change the comparison could detect
 
 
 class BaselineError(gates.BaselineError):
@@ -184,7 +188,8 @@ def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: floa
     current = {r["id"]: _item(r) for r in records}
     shared = [i for i in current if i in baseline["items"] and current[i]["gold"] and baseline["items"][i]["gold"]]
     failed_before = [i for i in shared if baseline["items"][i].get("failed", False)]
-    ids = sorted(set(shared) - set(failed_before))
+    failed_now = [i for i in shared if current[i]["failed"] and i not in failed_before]
+    ids = sorted(set(shared) - set(failed_before) - set(failed_now))
     pairs = [(baseline["items"][i], current[i]) for i in ids]
     fixed = [i for i, (b, n) in zip(ids, pairs) if not b["correct"] and n["correct"]]
     broken = [i for i, (b, n) in zip(ids, pairs) if b["correct"] and not n["correct"]]
@@ -203,6 +208,7 @@ def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: floa
         },
         "n_paired": len(pairs),
         "n_baseline_failed": len(failed_before),  # left out: their calls failed in the baseline
+        "n_current_failed": len(failed_now),  # ... in this run only (cassette misses, provider errors)
         "n_current_only": sum(i not in baseline["items"] for i in current),
         "n_baseline_only": sum(i not in current for i in baseline["items"]),
         "fixed": len(fixed),
@@ -215,11 +221,24 @@ def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: floa
         "alpha": alpha,
         "max_accuracy_drop": max_drop,
         "regressed": regressed,
+        "detectable_delta": detectable_difference(len(pairs), len(broken) + len(fixed), alpha=alpha),
         "family_deltas": _group_deltas(pairs, "family"),
         "split_deltas": _group_deltas(pairs, "split"),
         "fixed_ids": fixed,
         "broken_ids": broken,
     }
+
+
+def small_set_lines(c: dict) -> list[str]:
+    """Under SMALL_SET pairs: the change the comparison could detect, and the option that gates a drop directly."""
+    detectable = c.get("detectable_delta")
+    if detectable is None or c["n_paired"] >= SMALL_SET:
+        return []
+    return [
+        f"  small set: {c['n_paired']} paired items can only detect a paired change of about "
+        f"{detectable * 100:.1f} points or more (alpha {c['alpha']:g}, 80% power, from {c['fixed'] + c['broken']} "
+        "discordant pairs); to gate a smaller drop whatever the p-value, set --eval-max-accuracy-drop X"
+    ]
 
 
 def _pct(value: float | None) -> str:
@@ -237,6 +256,12 @@ def comparison_lines(c: dict) -> list[str]:
         lines.append(
             f"  {c['n_baseline_failed']} items left out: their calls failed in the baseline (nothing was measured)"
         )
+    if c.get("n_current_failed"):
+        lines.append(
+            f"  {c['n_current_failed']} items left out: their calls failed in this run (cassette misses or "
+            "provider errors), counted apart"
+        )
+    lines += small_set_lines(c)
     if c["broken_ids"]:
         more = f" (and {len(c['broken_ids']) - SHOWN} more)" if len(c["broken_ids"]) > SHOWN else ""
         lines.append(f"  broken: {', '.join(c['broken_ids'][:SHOWN])}{more}")

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import pytest
 
 from pytest_reasoning_evals.chaosbench.names import MODES
-from pytest_reasoning_evals.options import Option, Reader, Settings, fraction
+from pytest_reasoning_evals.options import Option, Reader, Settings, answer_tokens, fraction
 from pytest_reasoning_evals.shipped import shipped
 
 # A run that reads no TRUE/FALSE in a fifth of its replies measured the parser, not the model.
@@ -29,6 +29,13 @@ OPTIONS = (
         "several, comma-separated: one run per folder, named by the folder, into <out>/<name>/, and their runs table",
         "path",
         metavar="DIR",
+    ),
+    Option(
+        "chaosbench-max-tokens",
+        "most tokens of each ChaosBench answer (questions, reprompts, dialogue turns); default --eval-max-tokens, "
+        "else 64 zero-shot, 512 CoT",
+        "int",
+        metavar="N",
     ),
     Option("split", "only this split (repeatable; a name of the case files)", "list", metavar="SPLIT", narrows=True),
     Option("family", "only this family (repeatable; a name of the case files)", "list", metavar="FAMILY", narrows=True),
@@ -90,6 +97,7 @@ class ChaosbenchSettings(NamedTuple):
     baseline: Path | None
     max_accuracy_drop: float | None
     resume: bool
+    max_tokens: int | None  # of each answer: its own option, else --eval-max-tokens; None: the mode's default
 
 
 def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
@@ -121,4 +129,5 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
         baseline=baseline,
         max_accuracy_drop=max_drop,
         resume=bool(get("resume")),
+        max_tokens=answer_tokens(get, "chaosbench-max-tokens") or generic.max_tokens,
     )

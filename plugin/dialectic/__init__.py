@@ -20,6 +20,6 @@ PROTOCOL = ProtocolInfo(
     runs="pytest_reasoning_evals.dialectic.runs:runs_table",
     grouped=True,
     eager_options=("baseline",),
-    gate_options=("max_hard_fails", "require_variant_pass", "baseline"),
+    gate_options=("max-hard-fails", "require-variant-pass", "dialectic-baseline"),
     baseline_option="dialectic-baseline",
 )

@@ -177,7 +177,7 @@ class Protocol(EvalProtocol):
         if self.session.models.spec(s.model).provider == "baseline":
             # oracle / always-true / random answer TRUE-FALSE questions; there is nothing to judge
             return None
-        return DialecticRunner(self.session.models.get, s.model, self.judges, s.max_tokens, s.temperature)
+        return DialecticRunner(self.session.models.get, s.model, self.judges, self.own.max_tokens, s.temperature)
 
     def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send a check's record (with its response, the first time this process sends it); a

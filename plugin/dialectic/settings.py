@@ -8,7 +8,7 @@ from typing import NamedTuple
 import pytest
 
 from pytest_reasoning_evals.dialectic.panel import DEFAULT_TEMPERATURE
-from pytest_reasoning_evals.options import Option, Reader, Settings, aliases
+from pytest_reasoning_evals.options import Option, Reader, Settings, aliases, answer_tokens
 from pytest_reasoning_evals.shipped import shipped
 
 OPTIONS = (
@@ -29,6 +29,13 @@ OPTIONS = (
         "prompt variant: baseline (no system prompt) or a file stem in the variant folder (repeatable; default all)",
         "list",
         metavar="NAME",
+    ),
+    Option(
+        "dialectic-max-tokens",
+        "most tokens of each dialectic answer of the model under test (responses, follow-ups, "
+        "--eval-compare-models responses); default --eval-max-tokens, else 512; judges keep their own",
+        "int",
+        metavar="N",
     ),
     Option(
         "judge-model",
@@ -86,6 +93,7 @@ class DialecticSettings(NamedTuple):
     max_hard_fails: int | None
     require_variant_pass: tuple[str, ...]
     max_failed_judge_share: float | None  # None: gates.MAX_ERROR_RATE
+    max_tokens: int | None  # of each answer: its own option, else --eval-max-tokens; None: runner.MAX_TOKENS
 
 
 def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
@@ -112,4 +120,5 @@ def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:
         max_hard_fails=get("max-hard-fails"),
         require_variant_pass=tuple(get("require-variant-pass") or ()),
         max_failed_judge_share=share,
+        max_tokens=answer_tokens(get, "dialectic-max-tokens") or generic.max_tokens,
     )

@@ -1,6 +1,7 @@
 """Real API parameters (issue 28 item 5) through a real pytest run against the fake server on
 127.0.0.1: --eval-max-tokens and --eval-temperature (and their ini keys) reach every answer's
-request and the run's manifest; a reasoning model's request takes its own parameters."""
+request and the run's manifest; each protocol's own max tokens (issue 39 item 5) wins over the
+generic one for its answers; a reasoning model's request takes its own parameters."""
 
 from __future__ import annotations
 
@@ -62,6 +63,14 @@ def test_the_ini_keys_set_them_too(pytester, server):
             "--eval-max-tokens (ini eval_max_tokens) must be at most 1,000,000 tokens, got 1000001",
         ),
         (["--eval-temperature", "2.5"], "--eval-temperature (ini eval_temperature) must be from 0 to 2, got 2.5"),
+        (
+            ["--eval-dialectic-max-tokens", "1000001"],
+            "--eval-dialectic-max-tokens (ini eval_dialectic_max_tokens) must be at most 1,000,000 tokens, got 1000001",
+        ),
+        (
+            ["--eval-chaosbench-max-tokens", "0"],
+            "--eval-chaosbench-max-tokens (ini eval_chaosbench_max_tokens) must be a number of tokens >= 1, got 0",
+        ),
     ],
 )
 def test_a_bad_value_is_a_usage_error(pytester, args, message):
@@ -113,3 +122,33 @@ def test_dialectic_responses_and_follow_ups_take_them_and_judges_keep_their_own(
     assert {b["temperature"] for b in judged} == {0.7, 0.0}  # the panel's seats and the resolution judge
     meta = json.loads((the_run(pytester.path / "results", "fake", "dialectic") / "run_meta.json").read_text())
     assert (meta["max_tokens"], meta["temperature"]) == (300, 0.2)
+
+
+def test_each_protocol_answers_with_its_own_max_tokens_in_one_run(pytester, server):
+    """A 64-token ChaosBench recording and a 256-token dialectic one replayed by one command: each
+    protocol's own option (here its ini key) wins over the generic --eval-max-tokens, which stays
+    the default of a protocol without one."""
+    dialectic_replies = Scripted({"c1": STRUCTURED}, resolved=[True])
+    server.responder = lambda body: (
+        "TRUE" if "deterministic" in body["messages"][-1]["content"] else dialectic_replies(body)
+    )
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE, test_dialectic=DIALECTIC_MODULE)
+    pytester.makeini("[pytest]\neval_chaosbench_max_tokens = 64\neval_min_coverage = 0\n")
+    cases = cases_file(pytester.path / "cases.yaml", ("c1", "dialectic"))
+    args = fake_run_args(pytester, server.openai_base, four_questions(pytester))
+    dialectic = ["--eval-dialectic-cases", str(cases), "--eval-variant", "dialectic", "--eval-n-judges", "1"]
+    result = pytester.runpytest_subprocess(*args, *dialectic, "--eval-max-tokens", "100")
+    assert result.ret in (0, 1), result.stdout.str()
+    answers = [r["body"] for r in server.requests if r["body"]["messages"][0]["content"] != judge.SYSTEM]
+    questions = [b for b in answers if "deterministic" in b["messages"][-1]["content"]]
+    responses = [b for b in answers if b not in questions]
+    assert len(questions) == 4 and {b["max_tokens"] for b in questions} == {64}
+    assert responses and {b["max_tokens"] for b in responses} == {100}, "the generic option: the default"
+    assert model_config(pytester)["max_tokens"] == 64
+
+    server.clear()
+    replay = pytester.runpytest_subprocess(
+        *args, *dialectic, "--eval-dialectic-max-tokens", "100", "--eval-max-tokens", "7", "--eval-record-mode", "none"
+    )
+    assert replay.ret in (0, 1) and server.requests == [], replay.stdout.str()
+    assert "cassette miss" not in replay.stdout.str()

@@ -123,6 +123,18 @@ def test_the_estimate_takes_every_selection_option_and_max_tokens(pytester, serv
     assert table(result.stdout.str())["chaosbench", "fake", "question"][:3] == (2, input_tokens, 20)
 
 
+def test_the_estimate_takes_each_protocols_own_max_tokens(pytester, server):
+    result = estimate(pytester, server, "--eval-max-tokens", "10", "--eval-chaosbench-max-tokens", "3")
+    assert table(result.stdout.str())["chaosbench", "fake", "question"][:3][::2] == (4, 4 * 3)
+    result = dialectic_estimate(pytester, server, "--eval-max-tokens", "10", "--eval-dialectic-max-tokens", "256")
+    assert result.ret == 0, result.stdout.str()
+    rows = table(result.stdout.str())
+    assert (rows["dialectic", "fake", "response"][2], rows["dialectic", "fake", "follow-up"][2]) == (
+        2 * 256,
+        2 * (MAX_TURNS - 1) * 256,
+    )
+
+
 def test_with_cassettes_the_estimate_uses_the_models_recorded_tokens(pytester, server):
     server.usage.prompt, server.usage.completion = 30, 5
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)

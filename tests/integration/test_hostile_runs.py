@@ -200,6 +200,68 @@ def test_a_gate_with_no_item_run_still_fails_and_writes_nothing(pytester) -> Non
     assert not subset.exists() or not files_of(subset)
 
 
+# --- issue 39, item 4: ini gates judge what the session selected ---
+
+
+def two_protocols_with_ini_gates(pytester, gates: str = "eval_min_coverage = 0.2\neval_min_accuracy = 0.1\n") -> None:
+    """The project's two eval modules replaying the committed cassettes, with ChaosBench `gates` in
+    the ini file (as this repository's pyproject.toml sets its coverage floor)."""
+    from helpers import DIALECTIC_MODULE, REPO_CASSETTES
+
+    add_eval_module(pytester)
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    pytester.makeini(f"[pytest]\neval_cassette_dir = {REPO_CASSETTES}\n{gates}eval_max_failed_judge_share = 1\n")
+
+
+NOT_JUDGED = (
+    "chaosbench: none of its items selected: its ini gates are not judged (eval_min_accuracy, eval_min_coverage)"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_ini_gate_of_a_protocol_whose_file_was_not_selected_is_not_judged(pytester, workers: str) -> None:
+    two_protocols_with_ini_gates(pytester)
+    result = pytester.runpytest_subprocess("test_dialectic.py", "--eval-variant", "dialectic", "-n", workers)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines([NOT_JUDGED])
+    assert "gate min-coverage" not in result.stdout.str() and "no item ran" not in result.stdout.str()
+    assert not run_dir(pytester, "smollm2-135m").exists()
+
+
+def test_an_ini_gate_of_a_protocol_deselected_by_k_is_not_judged(pytester) -> None:
+    two_protocols_with_ini_gates(pytester)
+    result = pytester.runpytest("-k", "test_dialectic and dx_whistleblow", "--eval-variant", "dialectic")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines([NOT_JUDGED])
+
+
+def test_a_command_line_gate_of_a_protocol_not_selected_still_fails(pytester) -> None:
+    """Nothing measured is not a pass: a gate asked for on the command line judges the protocol anyway."""
+    two_protocols_with_ini_gates(pytester)
+    args = ["test_dialectic.py", "-k", "dx_whistleblow", "--eval-variant", "dialectic", "--eval-min-coverage", "0.2"]
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*= chaosbench: no item ran, no run directory written =*",
+            "gate min-coverage: FAILED (coverage n/a (no item) (answers with a TRUE/FALSE), required >= 0.2)",
+        ]
+    )
+
+
+def test_a_dialogues_only_run_meets_an_ini_floor_over_its_turns(pytester) -> None:
+    two_protocols_with_ini_gates(pytester, "eval_min_coverage = 0.2\n")
+    result = pytester.runpytest("test_chaosbench.py", "-k", "test_dialogue", "--model", "oracle")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "gate min-coverage: passed (coverage 1.0000 (dialogue turns answered TRUE/FALSE; no question asked), "
+            "required >= 0.2)"
+        ]
+    )
+
+
 # --- (3) an item that dies inside the harness makes the run incomplete ---
 
 RAISING_OUTCOME = """

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import add_eval_module, question, run_dir, write_jsonl
+from helpers import DEFAULT_PROMPTS, add_eval_module, cases_run, fake_run_args, question, run_dir, write_jsonl
 from scipy.stats import binomtest
 
 
@@ -56,6 +56,33 @@ def test_oracle_baseline_then_always_false_fails_the_regression_gate(pytester) -
             c["baseline"]["config_hash"]
             == json.loads((run_dir(pytester, "oracle") / "run_meta.json").read_text())["config_hash"]
         )
+
+
+def test_a_stale_replays_misses_are_counted_apart_not_as_broken_answers(pytester, server) -> None:
+    """Issue 39: a prompt edited since the recording replays with misses only: the comparison with
+    the recorded run pairs nothing and says the calls failed, never "accuracy 50% -> 0% REGRESSED"."""
+    add_eval_module(pytester)
+    bank = small_bank(pytester)
+    server.responder = lambda body: "TRUE"
+    args = fake_run_args(pytester, server.openai_base, bank)
+    assert pytester.runpytest(*args, "--eval-min-coverage", "0").ret == 0
+    recorded = cases_run(pytester.path / "results", "fake", bank)
+    edited = pytester.path / "edited"
+    edited.mkdir()
+    for name in ("zeroshot.txt", "cot.txt"):
+        (edited / name).write_text((DEFAULT_PROMPTS / name).read_text() + "\nThink first.\n")
+    replay = [*args, "--eval-record-mode", "none", "--eval-prompts", str(edited), "--eval-out-dir", "replayed"]
+    result = pytester.runpytest(*replay, f"--eval-baseline={recorded}", "--eval-min-coverage", "0")
+    out = result.stdout.str()
+    assert "REGRESSED" not in out and "-> 0.0%" not in out, out
+    result.stdout.fnmatch_lines(
+        [
+            f"baseline {recorded}: 0 paired items, accuracy n/a -> n/a (n/a), fixed 0, broken 0, *",
+            "  12 items left out: their calls failed in this run (cassette misses or provider errors), counted apart",
+        ]
+    )
+    c = json.loads((cases_run(pytester.path / "replayed", "fake", bank) / "comparison.json").read_text())
+    assert (c["n_paired"], c["n_current_failed"], c["broken"]) == (0, 12, 0)
 
 
 def test_a_model_against_its_own_baseline_passes(pytester) -> None:

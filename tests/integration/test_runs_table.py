@@ -106,6 +106,24 @@ def test_runs_of_three_models_and_a_dialectic_run(folder, capsys) -> None:
     assert "| run a | run b |" in (folder / "runs.md").read_text()
 
 
+def test_small_sets_say_what_change_their_comparisons_could_detect(pytester, capsys) -> None:
+    """Issue 39: 24 paired questions cannot show a modest drop as significant: the table says what
+    change they could detect and how to gate a drop directly."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    folder = fixed_runs(pytester, bank(pytester.path / "bank.jsonl"), models=("oracle", "always-true"))
+    code, out = runs(capsys, folder)
+    assert code == 0, out
+    (comparison,) = json.loads((folder / "runs.json").read_text())["tables"][0]["comparisons"]
+    # oracle vs always-true: the 12 FALSE questions are discordant
+    assert (comparison["n_paired"], comparison["n_failed"]) == (24, 0)
+    assert comparison["detectable_delta"] == pytest.approx(2.80159 * math.sqrt(12 / 24 / 24), rel=1e-4)
+    assert (
+        "- small sets: 1 of the comparisons pair fewer than 100 items and can only detect a paired change of about "
+        f"{comparison['detectable_delta'] * 100:.1f} points or more"
+    ) in out
+    assert "--eval-max-accuracy-drop X" in out
+
+
 def test_shards_are_one_row_unless_their_merge_is_there(pytester, capsys) -> None:
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)
     cases = bank(pytester.path / "bank.jsonl")

@@ -1,10 +1,11 @@
-"""stats.py: the paired delta interval contains the change and stays in range; Holm's adjustment."""
+"""stats.py: the paired delta interval contains the change and stays in range; Holm's adjustment;
+the smallest paired difference a set could detect."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_reasoning_evals.stats import holm, paired_delta_interval
+from pytest_reasoning_evals.stats import detectable_difference, holm, mcnemar_exact, paired_delta_interval
 
 
 @pytest.mark.parametrize(
@@ -31,3 +32,14 @@ def test_holm_multiplies_by_the_tests_left_keeps_order_and_caps_at_one() -> None
     assert holm([0.03, 0.031]) == pytest.approx([0.06, 0.06])
     assert holm([0.6, 0.7]) == [1.0, 1.0]
     assert holm([0.2]) == [0.2] and holm([]) == []
+
+
+def test_the_detectable_difference_follows_the_discordance_and_never_goes_below_what_the_exact_test_can_call() -> None:
+    # (z 0.975 + z 0.8) * sqrt(psi / n), psi the share of discordant pairs
+    assert detectable_difference(20, 8, alpha=0.05) == pytest.approx(2.80159 * (0.4 / 20) ** 0.5, rel=1e-4)
+    assert detectable_difference(400, 40, alpha=0.05) == pytest.approx(2.80159 * (0.1 / 400) ** 0.5, rel=1e-4)
+    assert detectable_difference(20, 8, alpha=0.01) > detectable_difference(20, 8, alpha=0.05)
+    # no discordant pair: the fewest changes, all one way, the exact test calls significant (6 at 0.05)
+    assert mcnemar_exact(6, 0) < 0.05 <= mcnemar_exact(5, 0)
+    assert detectable_difference(20, 0, alpha=0.05) == pytest.approx(6 / 20)
+    assert detectable_difference(4, 0, alpha=0.05) == 1.0 and detectable_difference(0, 0, alpha=0.05) is None

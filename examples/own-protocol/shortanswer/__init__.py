@@ -15,6 +15,7 @@ PROTOCOL = ProtocolInfo(
     options=OPTIONS,
     settings=shortanswer_settings,
     fixture_plugin="shortanswer.fixtures:fixtures_for",
-    # set, this gate judges the run even when no item of it ran (a gate over nothing fails)
-    gate_options=("min_accuracy",),
+    # its gate options: given on the command line, this gate judges the run even when no item of it
+    # ran (a gate over nothing fails); set in the ini file, only when the session selected some item
+    gate_options=("shortanswer-min-accuracy",),
 )

@@ -1,14 +1,16 @@
 """The ChaosBench gates' coverage floor: on by default at 0.8, changed (or turned off) by
---eval-min-coverage, silent when no question was asked (issue 28, item 2)."""
+--eval-min-coverage, silent when no question was asked (issue 28, item 2); set, over the turns of a
+run of dialogues only (issue 39)."""
 
 from __future__ import annotations
 
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import summarize
+from pytest_reasoning_evals.gates import GateResult
 
 
-def _summary(labels: list[str | None], error: str | None = None) -> dict:
-    records = [
+def _questions(labels: list[str | None], error: str | None = None) -> list[dict]:
+    return [
         {
             "id": f"q-{n}",
             "family": "atomic",
@@ -30,7 +32,24 @@ def _summary(labels: list[str | None], error: str | None = None) -> dict:
         }
         for n, label in enumerate(labels)
     ]
-    return summarize(records, model="fake", mode="zeroshot")
+
+
+def _summary(labels: list[str | None], error: str | None = None) -> dict:
+    return summarize(_questions(labels, error), model="fake", mode="zeroshot")
+
+
+def _dialogues_summary(labels: list[str | None]) -> dict:
+    """A run of one dialogue whose turns answered `labels` (gold TRUE), and no question."""
+    turns = [{**q, "dialogue_id": "d-0", "turn": n + 1} for n, q in enumerate(_questions(labels))]
+    dialogue = {
+        **{key: turns[0][key] for key in ("family", "split", "system_id", "provider", "cassette_hit")},
+        "kind": "dialogue",
+        "id": "d-0",
+        "correct": all(t["correct"] for t in turns),
+        "error": None,
+        "turns": turns,
+    }
+    return summarize([dialogue], model="fake", mode="zeroshot")
 
 
 def _floor(gates):
@@ -62,12 +81,25 @@ def test_an_option_replaces_the_default_floor_and_zero_turns_it_off() -> None:
 
 
 def test_no_question_no_default_verdict() -> None:
-    """A run of dialogues only has no coverage: the default floor judges nothing (an explicit one fails)."""
+    """No question: the default floor judges nothing (an explicit one fails a run with no turn either)."""
     summary = _summary([])
     assert _floor(check_gates(summary, min_accuracy=None, strict_items=False)) == []
     assert [
         g.passed for g in _floor(check_gates(summary, min_accuracy=None, strict_items=False, min_coverage=0.5))
     ] == [False]
+
+
+def test_a_dialogues_only_run_is_judged_over_its_turns() -> None:
+    """Issue 39: a floor set for a run of dialogues only (-k test_dialogue) judges the turns answered
+    TRUE/FALSE, not "n/a (no item)"; the default floor stays silent there."""
+    summary = _dialogues_summary(["TRUE", "FALSE", None, "TRUE"])
+    (floor,) = _floor(check_gates(summary, min_accuracy=None, strict_items=False, min_coverage=0.7))
+    assert floor == GateResult(
+        "min-coverage", True, "coverage 0.7500 (dialogue turns answered TRUE/FALSE; no question asked), required >= 0.7"
+    )
+    (floor,) = _floor(check_gates(summary, min_accuracy=None, strict_items=False, min_coverage=0.8))
+    assert not floor.passed
+    assert _floor(check_gates(summary, min_accuracy=None, strict_items=False)) == []
 
 
 def test_failed_calls_have_their_own_gate_whatever_the_floor() -> None:
