@@ -363,7 +363,7 @@ class _Opened:
 
     path: str  # the file (a string: pathlib's objects cost a replay more than its file lookup)
     interactions: list  # (Recorded request, response) pairs: the file's, then the ones recorded now
-    protected: bool  # replay only ("none", or "once" over a file that was read): a miss is not asked live
+    protected: bool  # replay only ("none"): a miss is not asked live
     fresh: bool = False  # "rewrite": the file's old content is not read, and the save replaces it
     recorded: bool = False  # an answer was recorded in this opening
     unsaved: bool = False  # a save of this opening failed
@@ -514,8 +514,9 @@ class CassetteClient:
         if mode == "rewrite" and path not in self._replaced:
             opened = _Opened(path, [], protected=False, fresh=True, keeps_old=os.path.isfile(path))
         else:
-            interactions, read = self._load(path, recording=mode != "none", indexed=indexed)
-            opened = _Opened(path, interactions, protected=mode == "none" or mode == "once" and read)
+            interactions, _ = self._load(path, recording=mode != "none", indexed=indexed)
+            # "once" records what the file does not answer beside it: one file holds every prompt's requests
+            opened = _Opened(path, interactions, protected=mode == "none")
         yield opened
         if opened.dirty and not (opened.incomplete and opened.keeps_old):
             self._save(opened)

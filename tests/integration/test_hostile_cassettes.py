@@ -190,8 +190,8 @@ def test_refresh_records_only_the_items_that_changed_and_keeps_the_other_cassett
         assert recorder.complete(ask(f"question {item}", item)).error is None
     kept = path_of(tmp_path, "q-2").read_bytes()
     server.reply_text = "FALSE"
-    # once: the changed request of q-1 is a miss, and stays one
-    assert client(tmp_path, "once", server.openai_base).complete(ask("question q-1, reworded")).error.startswith(MISS)
+    # a replay: the changed request of q-1 is a miss
+    assert client(tmp_path, "none", server.openai_base).complete(ask("question q-1, reworded")).error.startswith(MISS)
     refresh = client(tmp_path, "refresh", server.openai_base)
     assert refresh.complete(ask("question q-1, reworded")).text == "FALSE"
     assert refresh.complete(ask("question q-2", "q-2")).text == "TRUE"

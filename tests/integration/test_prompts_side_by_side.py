@@ -200,3 +200,16 @@ def test_every_prompt_keeps_its_recording_and_prune_drops_what_no_prompt_uses(py
     assert "cassettes prune: dropped 12 of 36 interactions in 12 of 12 cassettes" in done.stdout
     assert set(cassette_interactions(pytester).values()) == {2}
     assert run("careful,hasty", "none") == 0 and run("careful", "none") == 0
+
+
+def test_two_new_prompts_record_side_by_side_with_once(pytester, command, server) -> None:
+    """`--eval-prompts a,b --eval-record-mode once` over no cassettes: the second prompt's requests are
+    recorded beside the first's in each item's cassette, not refused as misses because the first
+    prompt's run wrote the file (the scenario suite's journey b found it)."""
+    base = [*command[:-4], "--eval-min-coverage", "0"]
+    result = pytester.runpytest_subprocess(*base, "--eval-prompts", "careful,hasty", "--eval-record-mode", "once")
+    assert result.ret == 0, result.stdout.str()
+    assert len(server.requests) == 2 * len(TRUTH)
+    assert set(cassette_interactions(pytester).values()) == {2}
+    again = pytester.runpytest_subprocess(*base, "--eval-prompts", "careful,hasty", "--eval-record-mode", "once")
+    assert again.ret == 0 and len(server.requests) == 2 * len(TRUTH), "nothing asked twice"

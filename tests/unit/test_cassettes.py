@@ -142,11 +142,14 @@ def test_record_modes_on_an_unchanged_request(server, tmp_path, mode, requests_s
     assert bodies == texts
 
 
-def test_new_episodes_adds_a_changed_request_once_refuses_it(server, tmp_path) -> None:
+def test_once_and_new_episodes_add_a_changed_request_beside_the_first_and_none_refuses_it(server, tmp_path) -> None:
+    # one file holds every prompt's requests of an item: `once` records what it does not answer yet
     make_client(tmp_path, "once", server.openai_base).complete(ask("first"))
-    assert make_client(tmp_path, "once", server.openai_base).complete(ask("second")).error.startswith("cassette miss")
-    make_client(tmp_path, "new_episodes", server.openai_base).complete(ask("second"))
-    assert len(interactions(cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1"))) == 2
+    assert make_client(tmp_path, "none", server.openai_base).complete(ask("second")).error.startswith("cassette miss")
+    assert make_client(tmp_path, "once", server.openai_base).complete(ask("second")).error is None
+    make_client(tmp_path, "new_episodes", server.openai_base).complete(ask("third"))
+    assert len(interactions(cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1"))) == 3
+    assert len(server.requests) == 3
 
 
 def test_a_plain_replay_from_the_index_is_the_completion_the_opened_cassette_gives(
