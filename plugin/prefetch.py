@@ -13,6 +13,8 @@ import pytest
 
 from pytest_reasoning_evals.providers.base import Completion, NotAdmitted, Request
 
+CUT_AFTER = 10.0  # seconds an interrupted run waits for its calls on the wire before it cuts them
+
 
 class ItemQueue:
     """The items this process will run after a given one, in order (as far as it knows them)."""
@@ -165,11 +167,12 @@ class Prefetcher:
 
     def close(self, cut: bool = False) -> float:
         """The session is over: calls not started are dropped, running ones end at their next
-        attempt (what they already got is saved in their cassettes), or at once when `cut` (an
-        interrupted run). Returns what the live calls that finished and reached no item cost (the
+        attempt (what they already got is saved in their cassettes), or, when `cut` (an interrupted
+        run), after at most CUT_AFTER seconds. Returns what the live calls that finished and reached no item cost (the
         run stopped first): paid, and in no record."""
         self._limiter.stop()
-        if cut:
+        if cut:  # what answers within the grace is paid: saved, so a resume does not pay for it again
+            wait([*self._running(), *filter(None, [self._asking])], timeout=CUT_AFTER)
             self.model.model.cut()
         self._pool.shutdown(wait=True, cancel_futures=True)
         futures = [*self._unused, *(future for _, future in self._ahead.values()), *filter(None, [self._asking])]

@@ -94,6 +94,32 @@ def test_b_two_prompts_side_by_side_name_their_runs_apart(installed: Installed, 
     assert "ChaosBench-Logic runs" not in page and "questions.jsonl" in page
 
 
+# --- c. two protocols and their ini gates, one test file at a time ---
+
+
+def test_c_each_test_file_is_judged_by_its_own_protocols_ini_gates(
+    installed: Installed, tmp_path: Path, team_key
+) -> None:
+    ini = 'eval_min_coverage = "0.9"\neval_max_hard_fails = "0"\neval_min_accuracy = "0.9"\n'
+    with FakeProvider() as server:
+        server.responder = TeamModel()
+        project = team_project(tmp_path / "team", server.openai_base, dialectic=True, ini=ini)
+        recorded = installed.pytest(project, "--eval-record-mode", "once", "-n", "2")
+        assert recorded.returncode == 0, recorded.stdout
+        server.clear()
+        quiz = installed.pytest(project, "evals/test_quiz.py")
+        dialectic = installed.pytest(project, "evals/test_dialectic.py", "-n", "2")
+        one = installed.pytest(project, "-k", "q03")
+        assert server.requests == [], "all replayed"
+    for run, other in ((quiz, "dialectic"), (dialectic, "chaosbench"), (one, "dialectic")):
+        assert run.returncode == 0, run.stdout
+        assert f"{other}: none of its items selected: its ini gates are not judged" in run.stdout, run.stdout
+    nothing = installed.pytest(project, "-k", "no-such-item")
+    assert nothing.returncode != 0, nothing.stdout  # a selection with no eval item, gates set: not a pass
+    given = installed.pytest(project, "evals/test_dialectic.py", "--eval-min-accuracy", "0.5")
+    assert given.returncode == 1, given.stdout  # a gate given for a protocol that did not run measured nothing
+
+
 # --- d. a judge panel added to a project whose model under test is recorded ---
 
 
