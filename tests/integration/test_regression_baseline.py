@@ -81,7 +81,8 @@ def test_a_stale_replays_misses_are_counted_apart_not_as_broken_answers(pytester
             "  12 items left out: their calls failed in this run (cassette misses or provider errors), counted apart",
         ]
     )
-    c = json.loads((cases_run(pytester.path / "replayed", "fake", bank) / "comparison.json").read_text())
+    (replayed,) = (pytester.path / "replayed").glob("fake_zeroshot_*_edited-*")  # the edited prompt's own run
+    c = json.loads((replayed / "comparison.json").read_text())
     assert (c["n_paired"], c["n_current_failed"], c["broken"]) == (0, 12, 0)
 
 
