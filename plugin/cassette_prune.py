@@ -62,6 +62,7 @@ def prune(pytest_args: list[str], dry_run: bool, cwd: Path) -> int:
     if not used:
         print("cassettes prune: the replay played no cassette; nothing pruned", file=sys.stderr)
         return 2
+    verb = "would drop" if dry_run else "dropped"
     total = dropped = changed = 0
     for path in sorted(used):
         try:
@@ -71,7 +72,6 @@ def prune(pytest_args: list[str], dry_run: bool, cwd: Path) -> int:
             continue
         total, dropped, changed = total + count, dropped + gone, changed + bool(gone)
         if gone:
-            print(f"{'would drop' if dry_run else 'dropped'} {gone} of {count}: {path}")
-    verb = "would drop" if dry_run else "dropped"
+            print(f"{verb} {gone} of {count}: {path}")
     print(f"cassettes prune: {verb} {dropped} of {total} interactions in {changed} of {len(used)} cassettes")
     return 0

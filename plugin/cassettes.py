@@ -54,7 +54,7 @@ DROPPED_RESPONSE_HEADER_PREFIXES = (
 
 
 REFRESH = "refresh"  # the record mode that adds what an item's cassette does not answer (vcrpy's new_episodes)
-NO_FILE = "no cassette file"  # the miss `once` records; every other miss needs REFRESH
+NO_FILE = "no cassette file"  # a miss with no file at all: the printed command says `once`, any other REFRESH
 RERECORD = f"--eval-record-mode={REFRESH} records it anew"  # ends the miss of an unreadable cassette
 USAGE_ENV = "REASONING_EVALS_CASSETTE_USAGE"  # a file each played interaction is noted in (cassettes prune)
 STALE_TEMP = re.compile(r".+\.yaml\.(\d+)\.[0-9a-f]+\.tmp")  # results.temp_path of a cassette: <name>.<pid>.<hex>.tmp
@@ -67,9 +67,9 @@ def request_key(method: str, uri: str, body: bytes | str | None) -> str:
 
 
 def rerecord_mode(errors: Iterable[str]) -> str:
-    """The record mode that records the cassette misses among these item errors again: `once`
-    when none has a cassette file, else REFRESH (a file that does not match, cannot be read or
-    holds no usable answer is what `once` leaves alone)."""
+    """The record mode the printed command gives for the cassette misses among these item errors:
+    `once` when none has a cassette file, else REFRESH (the word for a file that does not match,
+    cannot be read or holds no usable answer; both record what the file does not answer)."""
     return "once" if all(NO_FILE in error for error in errors if error.startswith(MISS)) else REFRESH
 
 
@@ -408,10 +408,9 @@ class CassetteClient:
     def conversation(self, folder: str, item_id: str) -> Iterator[None]:
         path = self._file(folder, item_id)
         stopped: BaseException | None = None
-        # A dialogue's cassette grows turn by turn and is saved after each one; "once" would
-        # refuse the turns after a crash, so a conversation records missing turns into it.
-        mode = "new_episodes" if self.record_mode == "once" else self.record_mode
-        with self._cassette(path, mode) as opened:
+        # A dialogue's cassette grows turn by turn and is saved after each one; a recording mode
+        # records the turns a crash left missing into it (as "once" does any request it lacks).
+        with self._cassette(path, self.record_mode) as opened:
             self._open = opened
             try:
                 yield

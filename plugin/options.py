@@ -67,9 +67,9 @@ OPTIONS = (
     Option("models-file", "extra model registry YAML; its aliases win over the shipped ones", "path", metavar="FILE"),
     Option(
         "record-mode",
-        "cassettes: none = replay only; once = record the items that have no cassette; "
-        "refresh (or new_episodes) = also record what an item's cassette does not match (a prompt changed) beside "
-        "what it holds, and an unreadable one anew, replaying the rest; rewrite = record everything anew "
+        "cassettes: none = replay only; once, refresh or new_episodes = record what an item's cassette does not "
+        "answer (no file yet, a prompt changed) beside what it holds, and an unreadable one anew, replaying the "
+        "rest; rewrite = record everything anew "
         "(default: none when the model has cassettes, else once)",
         choices=RECORD_MODES,
     ),

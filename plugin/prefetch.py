@@ -168,8 +168,9 @@ class Prefetcher:
     def close(self, cut: bool = False) -> float:
         """The session is over: calls not started are dropped, running ones end at their next
         attempt (what they already got is saved in their cassettes), or, when `cut` (an interrupted
-        run), after at most CUT_AFTER seconds. Returns what the live calls that finished and reached no item cost (the
-        run stopped first): paid, and in no record."""
+        session: Ctrl-C, or a stop such as an outage or a refused key), after at most CUT_AFTER
+        seconds. Returns what the live calls that finished and reached no item cost (the run
+        stopped first): paid, and in no record."""
         self._limiter.stop()
         if cut:  # what answers within the grace is paid: saved, so a resume does not pay for it again
             wait([*self._running(), *filter(None, [self._asking])], timeout=CUT_AFTER)

@@ -225,8 +225,9 @@ def left_out_flag(args: list[str]) -> str | None:
 def left_out_fixture(fixtures: list[str], known: Callable[[str], bool]) -> str | None:
     """The usage error of the first fixture an item asks for, that nothing provides (`known` is
     False) and that a protocol left out would have, or None."""
-    for fixture in fixtures:
-        for left in left_out_protocols() if not known(fixture) else ():
+    left_out = left_out_protocols()
+    for fixture in fixtures if left_out else ():  # (every test function of a project is asked)
+        for left in left_out if not known(fixture) else ():
             if left.owns_fixture(fixture):
                 return left.usage(f"fixture {fixture!r}")
     return None

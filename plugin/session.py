@@ -60,9 +60,8 @@ class EvalSession:
         self.harness_failures = 0
         self.gates: list[GateResult] = []
         self.unrun: dict[str, list[GateResult]] = {}  # the gates of protocols none of whose items ran
-        self.not_judged: dict[
-            str, list[str]
-        ] = {}  # protocol -> its ini gates left unjudged (none of its items selected)
+        # protocol -> its ini gates left unjudged (none of its items selected)
+        self.not_judged: dict[str, list[str]] = {}
         self.collected: set[str] = set()  # protocols asked for items (they may all be deselected); every process's
         self.selected: set[str] = set()  # ... with an item the session selected (by file, -k, -m)
         self._reported: set[str] = set()  # collection errors already shown

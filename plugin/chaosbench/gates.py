@@ -22,7 +22,8 @@ def check_gates(
     """Nothing measured is not a pass: an incomplete run, an outage (more than 5% of items
     ended in failed calls) and a gate over zero items fail. Without `min_coverage` the default
     floor judges the questions' coverage (a run of dialogues only has none: no verdict); a set
-    floor judges a run of dialogues only over its turns (set_coverage); 0 sets no floor. `regression`: (the baseline's path, the comparison, None when there is none) when
+    floor judges a run of dialogues only over its turns (set_coverage); 0 sets no floor.
+    `regression`: (the baseline's path, the comparison, None when there is none) when
     --eval-fail-on-regression or a max drop asks. `floor_option`: how the floor is changed."""
     reason = summary["incomplete_reason"]
     results = incomplete("complete", None if summary["complete"] else f"the run is incomplete: {reason}")

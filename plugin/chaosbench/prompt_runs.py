@@ -1,11 +1,11 @@
 """Several prompts side by side in one command: `--eval-prompts a,b` (folders, each named by its
 folder's name) runs the same pytest command once per prompt, in a process of its own, each into
 <out>/<name>/, replaying from the command's own cassettes (an item's cassette keeps every prompt's
-interactions, so what a run of one prompt recorded is replayed here too), then prints the runs table of the new run directories with their paired
-comparison (runs_table.py) and writes it into <out>. With `--eval-baseline-prompt NAME` that prompt
-runs first and every other prompt's run is compared with it through --eval-baseline (its
-comparison.json, its regression gate with --eval-fail-on-regression), so the exit status says
-whether a prompt is worse than the named one."""
+interactions, so what a run of one prompt recorded is replayed here too), then prints the runs
+table of the new run directories with their paired comparison (runs_table.py) and writes it into
+<out>. With `--eval-baseline-prompt NAME` that prompt runs first and every other prompt's run is
+compared with it through --eval-baseline (its comparison.json, its regression gate with
+--eval-fail-on-regression), so the exit status says whether a prompt is worse than the named one."""
 
 from __future__ import annotations
 

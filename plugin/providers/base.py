@@ -46,10 +46,8 @@ def alias_problem(alias: object) -> str | None:
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
-SECRET_QUERY_PARAMETERS = (
-    "key",
-    "api_key",
-)  # query parameters that carry a key (Gemini's ?key=): never shown or recorded
+# query parameters that carry a key (Gemini's ?key=): never shown or recorded
+SECRET_QUERY_PARAMETERS = ("key", "api_key")
 _KEY_PARAMETER = re.compile(rf"(?i)([?&](?:{'|'.join(SECRET_QUERY_PARAMETERS)})=)[^&#\s]*")
 
 
