@@ -149,6 +149,22 @@ def test_max_cost_is_overshot_by_at_most_the_calls_in_flight_and_resume_pays_not
         assert len(bodies(server)) == len(set(bodies(server))) == 40 + 3, "every call was paid once over both runs"
 
 
+def run_until_held(pytester, server: FakeProvider, args: list[str], held: int) -> subprocess.Popen:
+    """pytest ARGS in a process of its own (its output kept for communicate()), once the server
+    holds `held` of its requests unanswered (or two minutes passed, or the run ended)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while server.held < held and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    return process
+
+
 def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(pytester) -> None:
     add_eval_module(pytester)
     cases = bank(pytester, 30)
@@ -163,19 +179,11 @@ def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(py
         server.responder = answer_by_text
         server.hold_after = 10  # ten calls answered (some of items not run yet), the rest hang
         args = run_args(pytester, server, "killed", cases)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pytest", *args, "--eval-concurrency", "8"],
-            cwd=pytester.path,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 120
-        while server.held == 0 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
+        process = run_until_held(pytester, server, [*args, "--eval-concurrency", "8"], held=1)
         assert server.held >= 1, "the run never reached a held request"
         time.sleep(1.0)  # the answered calls reach their cassettes
         os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+        process.communicate()  # reaped, its output drained
         saved = list((pytester.path / "cassettes-killed").rglob("*.yaml"))
         assert len(saved) == 10, "every answered call was saved, its item run or not"
 
@@ -196,16 +204,7 @@ def test_ctrl_c_while_calls_hang_ends_the_run_at_once_and_keeps_what_was_answere
         server.responder = answer_by_text
         server.hold_after = 10  # ten calls answered, the rest hang
         args = run_args(pytester, server, "stopped", cases)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pytest", *args, "--eval-concurrency", "4"],
-            cwd=pytester.path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        deadline = time.monotonic() + 120
-        while server.held < 4 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
+        process = run_until_held(pytester, server, [*args, "--eval-concurrency", "4"], held=4)
         time.sleep(0.5)  # the answered calls reach their items
         process.send_signal(signal.SIGINT)
         try:
