@@ -10,7 +10,6 @@ import pytest
 from xdist.scheduler import LoadGroupScheduling, LoadScheduling
 
 CHUNK = 50  # ungrouped items per unit of work, at most
-RUNS_AHEAD = "::test_question["  # the items whose calls run ahead (chaosbench/items.py, prefetch.py)
 
 
 def param_id(nodeid: str) -> str | None:
@@ -23,8 +22,15 @@ class EvalScheduling:
     """LoadScheduling until the collection is in; then CaseGroupScheduling for grouped items, or
     AheadScheduling for questions whose calls run ahead."""
 
-    def __init__(self, config: pytest.Config, log, groups: Callable[[set[str]], dict[str, str]], keep: int = 0):
-        self._config, self._log, self._groups = config, log, groups
+    def __init__(
+        self,
+        config: pytest.Config,
+        log,
+        groups: Callable[[set[str]], dict[str, str]],
+        keep: int = 0,
+        runs_ahead: Callable[[set[str]], bool] = lambda param_ids: False,
+    ):
+        self._config, self._log, self._groups, self._runs_ahead = config, log, groups, runs_ahead
         self._impl = LoadScheduling(config, log)
         self._decided = False
         self._keep = keep  # items to keep queued per worker when calls run ahead (0: no such thing)
@@ -48,11 +54,12 @@ class EvalScheduling:
     def _decide(self) -> None:
         self._decided = True
         collection = next(iter(self._impl.node2collection.values()), [])
-        candidates = {pid for pid in map(param_id, collection) if pid and "@" in pid}
+        param_ids = set(map(param_id, collection)) - {None}
+        candidates = {pid for pid in param_ids if "@" in pid}
         groups = self._groups(candidates) if candidates else {}
         if groups:
             replacement = CaseGroupScheduling(self._config, self._log, groups)
-        elif self._keep and any(RUNS_AHEAD in nodeid for nodeid in collection):
+        elif self._keep and self._runs_ahead(param_ids):  # the protocols know their items, whatever the test's name
             replacement = AheadScheduling(self._config, self._log, self._keep)
         else:
             return

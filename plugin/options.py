@@ -203,8 +203,13 @@ def dataset_name(path: Path, sha256: str | None) -> str:
     """How a run directory names case files that are not the shipped ones: the file's or folder's
     stem, as a folder name can hold it, and the first 8 hex digits of their content's sha256 (no
     hash when they cannot be read: such a run stops at collection and writes nothing)."""
-    stem = folder_label(path.name if path.is_dir() else path.stem, "cases")
+    stem = dataset_stem(path)
     return f"{stem}-{sha256[:8]}" if sha256 else stem
+
+
+def dataset_stem(path: Path) -> str:
+    """The words a team named its case files with: the file's stem or the folder's name."""
+    return folder_label(path.name if path.is_dir() else path.stem, "cases")
 
 
 def folder_label(name: str, default: str) -> str:

@@ -326,6 +326,11 @@ class EvalProtocol:
         process (they share one model response); only asked of grouped protocols."""
         return {}
 
+    def runs_ahead(self, param_ids: set[str]) -> bool:
+        """Controller: some of these parametrize ids are items with an ahead_request, so that the
+        xdist scheduler keeps enough of them queued on each worker (grouping.AheadScheduling)."""
+        return False
+
     def ahead_request(self, item: pytest.Item) -> Request | None:
         """The request this item will send first, if it can be built before any answer; None
         otherwise. While recording with --eval-concurrency N, the requests of the items a process

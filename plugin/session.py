@@ -335,7 +335,7 @@ class EvalSession:
 
         # calls running ahead need items queued on their worker (grouping.AheadScheduling)
         keep = Prefetcher.HORIZON * self.settings.concurrency if self.settings.concurrency > 1 else 0
-        return EvalScheduling(config, log, self.groups, keep)
+        return EvalScheduling(config, log, self.groups, keep, self.runs_ahead)
 
     @functools.cached_property
     def new_folders(self) -> list[str]:
@@ -355,6 +355,18 @@ class EvalSession:
                 except CaseFileError:
                     pass  # the workers report the bad case file when they collect
         return found
+
+    def runs_ahead(self, param_ids: set[str]) -> bool:
+        """Some of these parametrize ids are items whose calls run ahead (EvalProtocol.runs_ahead)."""
+        from pytest_reasoning_evals.models import UsageProblem
+
+        for name in self.infos:
+            try:
+                if self.protocol(name).runs_ahead(param_ids):
+                    return True
+            except (CaseFileError, UsageProblem):
+                pass  # the workers report the bad case file or selection when they collect
+        return False
 
     # --- the run (controller) ---
 

@@ -8,6 +8,7 @@ summary does not depend on the order in which workers finished, on sharding or o
 
 from __future__ import annotations
 
+from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.names import is_bank
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
@@ -78,9 +79,11 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
     violations = [len(fol_violations(claims(d))) for d in dialogues]
     contradicted = [bool(contradictions(claims(d))) for d in dialogues]
     checked = any(t["predicates"] for t in turns)  # no predicate on any turn: nothing was checked
+    # the axioms are ChaosBench's: a team's own predicates can contradict, but break none of them
+    axioms_apply = any(p["name"] in ontology.PREDICATES for t in turns for p in t["predicates"])
     return {
         "dialogue_accuracy": ratio(correct, len(with_gold)),
-        "fol_violation_rate": ratio(sum(violations), total) if checked else None,
+        "fol_violation_rate": ratio(sum(violations), total) if axioms_apply else None,
         "contradiction_rate": ratio(sum(contradicted), total) if checked else None,
         "dialogue_details": {
             "total_dialogues": total,

@@ -4,6 +4,8 @@ the run manifest so that a prompt edit is visible in every result it touches."""
 from __future__ import annotations
 
 import hashlib
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,9 +18,32 @@ MAX_TOKENS = {"zeroshot": 64, "cot": 512}
 REPROMPT = "Your previous answer was not clear. Reply with EXACTLY one word: TRUE or FALSE."
 
 
-def cassette_folder_name(mode: str) -> str:
-    """The cassette folder of a mode: zero-shot and CoT answers to one question differ."""
-    return f"chaosbench-{mode}"
+SHIPPED_DATASET = "chaosbench"  # what names the shipped bank's cassette folders
+
+
+def cassette_folder_name(mode: str, dataset: str = SHIPPED_DATASET) -> str:
+    """The cassette folder of a dataset's answers in a mode (zero-shot and CoT answers to one
+    question differ): chaosbench-zeroshot for the shipped bank, questions-cot for questions.jsonl."""
+    return f"{dataset}-{mode}"
+
+
+def own_cassette_dataset(stem: str, mode: str, model_cassettes: Path, ids: Iterable[str]) -> tuple[str, str | None]:
+    """What names the cassette folder of a team's questions: their file's stem, or (with a note)
+    the shipped bank's name where only that folder holds recordings of them (recorded by earlier versions)."""
+    own, legacy = model_cassettes / cassette_folder_name(mode, stem), model_cassettes / cassette_folder_name(mode)
+    if own == legacy or own.is_dir() or not any((legacy / f"{i}.yaml").is_file() for i in ids):
+        return stem, None
+    old, new = _shown(legacy), _shown(own)
+    return SHIPPED_DATASET, (
+        f"cassettes of {stem} read from {old} (the folder's name in earlier versions); `git mv {old} {new}` "
+        "names them after your file (move only their files if it holds others)"
+    )
+
+
+def _shown(path: Path) -> str:
+    """A path as the user typed it: relative when under the current directory."""
+    relative = os.path.relpath(path)
+    return path.as_posix() if relative.startswith("..") else relative
 
 
 @dataclass(frozen=True)
@@ -30,10 +55,16 @@ class PromptTemplate:
         None  # of each answer (--eval-chaosbench-max-tokens, else --eval-max-tokens); None: the mode's MAX_TOKENS
     )
     temperature: float = 0.0  # --eval-temperature
+    dataset: str = SHIPPED_DATASET  # names the cassette folder (cassette_folder_name)
 
     @classmethod
     def load(
-        cls, prompts_dir: Path, mode: str, max_tokens: int | None = None, temperature: float | None = None
+        cls,
+        prompts_dir: Path,
+        mode: str,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        dataset: str = SHIPPED_DATASET,
     ) -> PromptTemplate:
         path = prompts_dir / f"{mode}.txt"
         try:
@@ -42,7 +73,7 @@ class PromptTemplate:
             raise FileNotFoundError(f"prompt file for mode {mode!r} not readable: {path} ({exc.strerror})") from None
         if "{question}" not in text:
             raise ValueError(f"{path}: prompt template has no {{question}} placeholder")
-        return cls(mode=mode, path=path, text=text, max_tokens=max_tokens, temperature=temperature or 0.0)
+        return cls(mode, path, text, max_tokens, temperature or 0.0, dataset)
 
     @property
     def sha256(self) -> str:
@@ -59,7 +90,7 @@ class PromptTemplate:
 
     @property
     def cassette_folder(self) -> str:
-        return cassette_folder_name(self.mode)
+        return cassette_folder_name(self.mode, self.dataset)
 
     def request(self, question: Question, *, item_id: str | None = None, history: tuple[dict, ...] = ()) -> Request:
         """The model call for one question (at --eval-temperature, default 0): a single user turn,

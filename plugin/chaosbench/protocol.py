@@ -25,7 +25,13 @@ from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, run_title
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
-from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, REPROMPT, PromptTemplate
+from pytest_reasoning_evals.chaosbench.prompts import (
+    MAX_TOKENS,
+    REPROMPT,
+    SHIPPED_DATASET,
+    PromptTemplate,
+    own_cassette_dataset,
+)
 from pytest_reasoning_evals.chaosbench.questions import (
     Dialogue,
     Question,
@@ -50,7 +56,7 @@ from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, Call
 from pytest_reasoning_evals.gates import GateResult, compared, write_gates
 from pytest_reasoning_evals.manifest import now, run_manifest, run_meta
 from pytest_reasoning_evals.models import UsageProblem
-from pytest_reasoning_evals.options import dataset_name, folder_label
+from pytest_reasoning_evals.options import dataset_name, dataset_stem, folder_label
 from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 from pytest_reasoning_evals.providers.fixed import register_answerer
@@ -168,9 +174,22 @@ class Protocol(EvalProtocol):
     def prompt(self) -> PromptTemplate:
         try:
             s = self.settings
-            return PromptTemplate.load(self.own.prompts_dir, self.own.mode, self.own.max_tokens, s.temperature)
+            dataset = self.cassette_dataset[0]
+            return PromptTemplate.load(self.own.prompts_dir, self.own.mode, self.own.max_tokens, s.temperature, dataset)
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
+
+    @functools.cached_property
+    def cassette_dataset(self) -> tuple[str, str | None]:
+        """What names the cassette folder (<it>-<mode>), and a note when older recordings decide it."""
+        if self.dataset is None:
+            return SHIPPED_DATASET, None
+        try:
+            ids = [item.id for items in self.sampled for item in items]
+        except (CaseFileError, OSError):
+            ids = []  # collection reports the broken file
+        cassettes = self.settings.cassette_dir / self.settings.model
+        return own_cassette_dataset(dataset_stem(self.own.cases), self.own.mode, cassettes, ids)
 
     @property
     def prompt_name(self) -> str:
@@ -269,6 +288,10 @@ class Protocol(EvalProtocol):
         questions' calls run ahead (--eval-concurrency) until the budget is spent."""
         model = self.session.models.get(self.settings.model)
         return model
+
+    def runs_ahead(self, param_ids: set[str]) -> bool:
+        """Questions run ahead, whatever a team named the test function that asks them."""
+        return not param_ids.isdisjoint(question.id for question in self.selection[0])
 
     def ahead_request(self, item: pytest.Item) -> Request | None:
         """A question's request; None for a dialogue (its turns wait for the answers before them)."""
@@ -522,9 +545,9 @@ class Protocol(EvalProtocol):
                 f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: "
                 f"{self.session.record_command(r['error'] for r in self.records if r.get('error'))}",
             )
-        note = self._shipped_prompt_note()
-        if note:
-            lines.insert(lines.index(f"results: {self.run_dir}"), note)
+        for note in (self._shipped_prompt_note(), self.cassette_dataset[1]):
+            if note:
+                lines.insert(lines.index(f"results: {self.run_dir}"), note)
         if s.subset:
             lines.append(
                 f"subset run ({s.subset}): written beside the full run, whose results in "

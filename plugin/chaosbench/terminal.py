@@ -16,6 +16,19 @@ def _ci(ci: list[float] | None) -> str:
     return "" if ci is None else f"[{ci[0]:.1%}, {ci[1]:.1%}]"
 
 
+def consistency(summary: dict) -> str:
+    """The dialogues' consistency rates, or why there are none (no turn names a predicate to check)."""
+    dd = summary["dialogue_details"]
+    if summary["contradiction_rate"] is None:
+        return "consistency not checked (no turn names a predicate)"
+    fol = (
+        f"FOL violation rate {_rate(summary['fol_violation_rate'])} ({dd['dialogues_with_violations']} dialogues)"
+        if summary["fol_violation_rate"] is not None
+        else "FOL axioms not applicable (no turn names a ChaosBench predicate)"
+    )
+    return f"{fol}, contradiction rate {_rate(summary['contradiction_rate'])}"
+
+
 def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
@@ -58,8 +71,7 @@ def summary_lines(
         lines.append(
             f"dialogues {dd['total_dialogues']} ({dd['total_turns']} turns): accuracy "
             f"{_pct(summary['dialogue_accuracy']).strip()} {_ci(dd['accuracy_ci95'])}, turn accuracy "
-            f"{_pct(dd['turn_accuracy']).strip()}, FOL violation rate {_rate(summary['fol_violation_rate'])} "
-            f"({dd['dialogues_with_violations']} dialogues), contradiction rate {_rate(summary['contradiction_rate'])}"
+            f"{_pct(dd['turn_accuracy']).strip()}, {consistency(summary)}"
         )
     tokens = summary["tokens"]
     lines.append(
@@ -115,7 +127,7 @@ def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dic
         out += [
             "",
             f"Dialogues: {dd['total_dialogues']}, accuracy {_md_pct(summary['dialogue_accuracy'])}, "
-            f"FOL violation rate {_rate(summary['fol_violation_rate'])}, contradiction rate {_rate(summary['contradiction_rate'])}.",
+            f"{consistency(summary)}.",
         ]
     if comparison:
         c = comparison

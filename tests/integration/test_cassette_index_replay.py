@@ -73,7 +73,7 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
     assert db.execute("SELECT count(*) FROM cassettes").fetchone() == (12,)
     # Plant another answer in the index row of q-3 (the file unchanged): the next replay reads it,
     # which shows that the index, not the file, was read ...
-    path = str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / "q-3.yaml")
+    path = str(pytester.path / "cassettes" / "fake" / "bank-zeroshot" / "q-3.yaml")
     parsed, wire = db.execute("SELECT parsed, wire FROM cassettes WHERE path = ?", (path,)).fetchone()
     requests_, responses, _ = marshal.loads(parsed)
     flipped = "FALSE" if recorded["q-3"] == "TRUE" else "TRUE"
@@ -127,5 +127,5 @@ def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(p
         return
     [(folder, wire, paths, warmer)] = started
     assert folder == pytester.path / ".pytest_cache" / "d" / "reasoning-evals" and wire == "openai"
-    assert paths == [str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / f"{i}.yaml") for i in ids]
+    assert paths == [str(pytester.path / "cassettes" / "fake" / "bank-zeroshot" / f"{i}.yaml") for i in ids]
     assert warmer.process.poll() is not None and not warmer.paths_file.exists()  # ended with the session

@@ -94,6 +94,44 @@ def test_the_same_items_records_summary_and_cassettes_with_1_or_16_calls_in_flig
         assert concurrent == sequential, tag
 
 
+SCHEDULER_SPY = """
+import pytest
+
+made = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_xdist_make_scheduler(config, log):
+    made.append((yield))
+    return made[-1]
+
+
+def pytest_sessionfinish(session):
+    if made:
+        (session.config.rootpath / "scheduler.txt").write_text(made[0].__class__.__name__)
+"""
+
+
+def test_questions_asked_by_a_test_function_of_the_teams_own_name_are_kept_queued_for_their_calls_to_run_ahead(
+    pytester,
+) -> None:
+    """The scheduler keeps enough questions queued on each worker for their calls to run ahead,
+    whatever the team named the imported test function: the protocol knows its items."""
+    pytester.makepyfile(
+        test_exam="from pytest_reasoning_evals.chaosbench.items import test_question as test_exam_question  # noqa"
+    )
+    pytester.makeconftest(SCHEDULER_SPY)
+    cases = bank(pytester, 60, dialogues=0)
+    with FakeProvider() as server:
+        server.responder, server.delay = answer_by_text, 0.05
+        args = fake_run_args(pytester, server.openai_base, cases, out_dir=True)
+        result = pytester.runpytest_subprocess("test_exam.py", *args, "--eval-concurrency", "16", "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*20 passed, 40 wrong*"])  # every question answered
+    assert (pytester.path / "scheduler.txt").read_text() == "AheadScheduling"
+    assert "test_exam_question[q-000]" in pytester.runpytest("test_exam.py", *args, "--collect-only", "-q").stdout.str()
+
+
 def test_429s_lower_the_calls_in_flight_and_every_item_is_still_answered(pytester) -> None:
     add_eval_module(pytester)
     with FakeProvider() as server:

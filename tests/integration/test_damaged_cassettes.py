@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.slow]
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
 CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must not need it
-SUITE = "chaosbench-zeroshot"
+SUITE = "bank-zeroshot"
 
 
 def test_whole_run_a_malformed_200_is_asked_again_by_the_next_recording_run(pytester, server) -> None:

@@ -180,11 +180,11 @@ def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, serv
             f"TRUE (reply to turn {k})" for k in range(1, n)
         ]
     # one cassette for the whole dialogue, every turn in it
-    cassette = pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / f"{dialogue.id}.yaml"
+    cassette = pytester.path / "cassettes" / "fake" / "dialogues-zeroshot" / f"{dialogue.id}.yaml"
     assert len(yaml.safe_load(cassette.read_text())["interactions"]) == len(dialogue.turns)
     (record,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]
     assert [t["turn"] for t in record["turns"]] == list(range(1, len(dialogue.turns) + 1))
-    assert record["cassette"] == f"fake/chaosbench-zeroshot/{dialogue.id}.yaml"
+    assert record["cassette"] == f"fake/dialogues-zeroshot/{dialogue.id}.yaml"
 
     server.close()  # replay with the server gone: the same record
     models = pytester.path / "models.yaml"

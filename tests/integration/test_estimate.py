@@ -147,7 +147,7 @@ def test_with_cassettes_the_estimate_uses_the_models_recorded_tokens(pytester, s
     assert len(server.requests) == asked  # nothing more
     # the same four prompts: 30 recorded tokens each, 5 completion tokens each
     assert table(result.stdout.str())["chaosbench", "fake", "question"][:3] == (4, 4 * 30, 4 * 5)
-    assert "mean recorded completion tokens (chaosbench-zeroshot 5.0)" in result.stdout.str()
+    assert "mean recorded completion tokens (bank-zeroshot 5.0)" in result.stdout.str()
     assert "4 recorded calls' tokens per character" in result.stdout.str()
     # a recording may not say more than this run's max_tokens lets a call bill
     capped = estimate(pytester, server, "--eval-max-tokens", "2")
@@ -272,7 +272,7 @@ def test_a_sampled_cassette_that_cannot_be_read_is_skipped_with_a_warning(pytest
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)
     pytester.makeconftest(MEMORY_CAP)
     run = fake_run_args(pytester, server.openai_base, four_questions(pytester), price_in=PRICE_IN)
-    folder = pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot"
+    folder = pytester.path / "cassettes" / "fake" / "bank-zeroshot"
     folder.mkdir(parents=True)
     make(folder / "q-true-1.yaml")
     result = pytester.runpytest_subprocess(*run, "--eval-estimate", "--eval-reprompt", "0", timeout=60)

@@ -44,7 +44,7 @@ from pytest_reasoning_evals.registry import ModelSpec
 KEY_VAR = "FAKE_PROVIDER_KEY"
 POLICY = RetryPolicy(max_retries=0, timeout=5.0)
 CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must not need it
-SUITE = "chaosbench-zeroshot"
+SUITE = "bank-zeroshot"
 MODELS = (
     "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var}\n    base_url: {url}\n"
 )

@@ -56,12 +56,36 @@ def test_record_under_xdist_then_replay_offline(pytester, server) -> None:
     assert recorded.ret == 0, recorded.stdout.str()
     assert len(server.requests) == 6
     first = read_summary(pytester, "fake")
-    assert len(list((pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot").glob("*.yaml"))) == 6
+    assert len(list((pytester.path / "cassettes" / "fake" / "bank-zeroshot").glob("*.yaml"))) == 6
     server.close()
     replayed = fake_run(pytester, CLOSED_PORT_URL, "-n", "2")  # default mode: cassettes exist -> none
     assert replayed.ret == 0, replayed.stdout.str()
     assert read_summary(pytester, "fake") == first
     assert first["overall_accuracy"] == 0.5 and first["tokens"]["input"] > 0
+
+
+def test_own_questions_recorded_under_the_old_folder_name_replay_with_one_note_and_move_with_git_mv(
+    pytester, server
+) -> None:
+    """Recordings of a team's questions made when every cassette folder was chaosbench-<mode>."""
+    add_eval_module(pytester)
+    assert fake_run(pytester, server.openai_base, "--eval-record-mode", "once").ret == 0
+    model_dir = pytester.path / "cassettes" / "fake"
+    (model_dir / "bank-zeroshot").rename(model_dir / "chaosbench-zeroshot")
+    server.close()
+    old = fake_run(pytester, CLOSED_PORT_URL)
+    assert old.ret == 0, old.stdout.str()
+    old.stdout.fnmatch_lines(
+        [
+            "cassettes of bank read from cassettes/fake/chaosbench-zeroshot (the folder's name in earlier versions); "
+            "`git mv cassettes/fake/chaosbench-zeroshot cassettes/fake/bank-zeroshot` names them after your file *",
+        ]
+    )
+    assert "calls 6: 6 cassette hits, 0 live" in old.stdout.str()
+    (model_dir / "chaosbench-zeroshot").rename(model_dir / "bank-zeroshot")  # what the note says to do
+    moved = fake_run(pytester, CLOSED_PORT_URL)
+    assert moved.ret == 0 and "calls 6: 6 cassette hits" in moved.stdout.str()
+    assert "their folder's name before" not in moved.stdout.str()
 
 
 def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
@@ -85,7 +109,7 @@ def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
     item = first["id"]
     assert (
         first["error"]
-        == f"cassette miss for item '{item}': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'chaosbench-zeroshot' / f'{item}.yaml'}"
+        == f"cassette miss for item '{item}': no cassette file: {pytester.path / 'cassettes' / 'fake' / 'bank-zeroshot' / f'{item}.yaml'}"
     )
 
 

@@ -50,9 +50,7 @@ def summary_of(pytester: pytest.Pytester, tag: str = "") -> dict:
 
 
 def interactions(pytester: pytest.Pytester, item_id: str, tag: str = "") -> list[dict]:
-    path = cassette_path(
-        pytester.path / (f"cassettes-{tag}" if tag else "cassettes"), "fake", "chaosbench-zeroshot", item_id
-    )
+    path = cassette_path(pytester.path / (f"cassettes-{tag}" if tag else "cassettes"), "fake", "bank-zeroshot", item_id)
     return yaml.safe_load(path.read_text())["interactions"]
 
 
@@ -173,7 +171,7 @@ def test_a_cassette_without_the_reprompt_misses_and_refresh_records_only_the_rep
         args = fake_run_args(evals, server.openai_base, bank)
         # recorded before reprompts: one call per cassette
         assert evals.runpytest_subprocess(*args, "--eval-reprompt", "0", "--eval-min-coverage", "0").ret == 0
-        before = cassette_path(evals.path / "cassettes", "fake", "chaosbench-zeroshot", "q-true-1").read_bytes()
+        before = cassette_path(evals.path / "cassettes", "fake", "bank-zeroshot", "q-true-1").read_bytes()
         asked = len(server.requests)
 
         replay = evals.runpytest_subprocess(*args[:-4], "--eval-record-mode", "none", "-p", "no:cacheprovider")
@@ -188,7 +186,7 @@ def test_a_cassette_without_the_reprompt_misses_and_refresh_records_only_the_rep
         assert [len(r["body"]["messages"]) for r in server.requests[asked:]] == [3, 3, 3, 3]
         recorded = interactions(evals, "q-true-1")
         assert len(recorded) == 2
-        after = cassette_path(evals.path / "cassettes", "fake", "chaosbench-zeroshot", "q-true-1").read_bytes()
+        after = cassette_path(evals.path / "cassettes", "fake", "bank-zeroshot", "q-true-1").read_bytes()
         assert after.startswith(before[: before.index(b"version:")])
         assert summary_of(evals)["rescued_by_reprompt"] == 4
 

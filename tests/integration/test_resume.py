@@ -112,7 +112,7 @@ def test_sigkill_mid_dialogue_then_resume_pays_no_call_twice(pytester, key) -> N
         process.wait()
         directory = pytester.path / "results-killed" / whole.name
         assert len(completions(directory)) == 12, "every answered question was kept"
-        dialogue_cassette = pytester.path / "cassettes-killed" / "fake" / "chaosbench-zeroshot" / "d0.yaml"
+        dialogue_cassette = pytester.path / "cassettes-killed" / "fake" / "bank-zeroshot" / "d0.yaml"
         assert dialogue_cassette.read_text().count("request:") == 2, "the paid turns were saved before the kill"
 
         server.hold_after = None

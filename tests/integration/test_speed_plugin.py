@@ -66,7 +66,7 @@ def test_a_replay_without_the_speed_plugin_writes_the_same_and_freezes_and_warms
     assert on[:2] == off[:2]
     assert on[2:] == (
         True,
-        [[str(pytester.path / "cassettes" / "fake" / "chaosbench-zeroshot" / f"{i}.yaml") for i in ids]],
+        [[str(pytester.path / "cassettes" / "fake" / "bank-zeroshot" / f"{i}.yaml") for i in ids]],
     )
     assert off[2:] == (False, [])
     assert isinstance(plugins[0], SpeedPlugin) and plugins[1] is None

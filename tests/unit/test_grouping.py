@@ -10,7 +10,7 @@ import pytest
 from xdist.scheduler import LoadScheduling
 
 from pytest_reasoning_evals.dialectic.cases import Case, Variant
-from pytest_reasoning_evals.grouping import CHUNK, CaseGroupScheduling, EvalScheduling
+from pytest_reasoning_evals.grouping import CHUNK, AheadScheduling, CaseGroupScheduling, EvalScheduling
 
 
 class FakeNode:
@@ -110,3 +110,20 @@ def test_a_session_without_cases_keeps_xdist_load_scheduling(pytester, collectio
     assert asked == ([] if collection is QUESTIONS else [{"user@example.com"}]), "groups asked only for ids with @"
     sent = [i for node in nodes for i in node.sent]
     assert all(node.sent for node in nodes) and len(sent) == len(set(sent)), "xdist's own initial distribution"
+
+
+@pytest.mark.parametrize("asks_ahead", [True, False])
+def test_questions_under_a_teams_own_test_name_are_kept_queued_when_their_protocol_says_they_run_ahead(
+    pytester, asks_ahead: bool
+) -> None:
+    """A team imports test_question under its own name: the protocol, not the name, decides."""
+    config = pytester.parseconfig("--tx", "2*popen")
+    own = [f"evals/test_exam.py::test_pendulum_quiz[pl-{i:03d}]" for i in range(40)]
+    asked = []
+    sched = EvalScheduling(config, None, groups_of, keep=8, runs_ahead=lambda ids: asked.append(ids) or asks_ahead)
+    for node in (FakeNode("gw0"), FakeNode("gw1")):
+        sched.add_node(node)
+        sched.add_node_collection(node, own)
+    sched.schedule()
+    assert asked == [{f"pl-{i:03d}" for i in range(40)}]
+    assert sched.__class__ is (AheadScheduling if asks_ahead else LoadScheduling)

@@ -84,3 +84,32 @@ def test_flip_rate_is_the_share_of_facts_answered_both_ways() -> None:
     assert flip_rate(records) == pytest.approx(2 / 3)
     assert summarize(records, model="m", mode="zeroshot")["flip_rate"] == pytest.approx(2 / 3)
     assert flip_rate([record("a1", "TRUE", "FALSE")]) is None
+
+
+def dialogue(turns: list[tuple[str, str | None]], gold: str = "TRUE") -> dict:
+    """A dialogue record whose turns ask (predicate or "", the model's label)."""
+    out = []
+    for n, (predicate, label) in enumerate(turns, start=1):
+        names = [{"name": predicate, "polarity": "positive"}] if predicate else []
+        spend = {"input_tokens": 1, "output_tokens": 1, "thinking_tokens": 0, "cost_usd": 0.0}
+        out.append(
+            {"turn": n, "system_id": "pump", "label": label, "predicates": names, "correct": label == gold, **spend}
+        )
+    return {"correct": all(t["correct"] for t in out), "turns": out}
+
+
+def test_a_teams_dialogues_get_no_fol_rate_for_predicates_the_axioms_do_not_know_and_none_without_predicates() -> None:
+    from pytest_reasoning_evals.chaosbench.metrics import dialogue_metrics
+    from pytest_reasoning_evals.chaosbench.terminal import consistency
+
+    own = dialogue_metrics([dialogue([("Leaking", "TRUE"), ("Leaking", "FALSE")])])
+    assert own["fol_violation_rate"] is None and own["contradiction_rate"] == 1.0
+    assert consistency(own) == (
+        "FOL axioms not applicable (no turn names a ChaosBench predicate), contradiction rate 1.000"
+    )
+    bare = dialogue_metrics([dialogue([("", "TRUE"), ("", "FALSE")])])
+    assert bare["fol_violation_rate"] is bare["contradiction_rate"] is None
+    assert consistency(bare) == "consistency not checked (no turn names a predicate)"
+    bank = dialogue_metrics([dialogue([("Chaotic", "TRUE"), ("Deterministic", "FALSE")])])
+    assert bank["fol_violation_rate"] == 1.0  # Chaotic requires Deterministic
+    assert consistency(bank).startswith("FOL violation rate 1.000 (1 dialogues), contradiction rate 0.000")
