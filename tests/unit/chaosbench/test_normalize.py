@@ -519,3 +519,102 @@ def test_a_short_reply_read_again_gives_what_the_cascade_gives():
     for _ in range(2):
         for reply, expected in reversed(replies.items()):
             assert normalize_answer(reply) == expected, reply
+
+
+# --- issue 40: forms an expert reads one way ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("yes-thats-false", "Yes, that's false.", None),
+        ("no-thats-true", "No, that's true.", None),
+        ("yes-false", "Yes, FALSE.", None),
+        ("yes-then-false", "Yes. FALSE.", None),
+        # a label and its agreeing restatement stay that label
+        ("no-it-is-not-true", "No, it is not true.", F),
+        ("yes-its-true", "Yes, it's true.", T),
+        ("no-then-false", "No. FALSE.", F),
+        ("yes-it-is-not-false", "Yes, it is not false.", T),
+        # to "Is it false that ...?": a negated restatement echoes the answer (SmolLM2's replies)
+        ("no-it-is-not-false", "No, it is not false. The Rossler system is indeed dissipative.", F),
+        # a sub-claim after the opening label is no second label
+        ("yes-sub-claim-not-true", "Yes, it is not true that the orbit is periodic.", T),
+        ("true-concession", "True, the orbit looks irregular, but it is chaotic.", T),
+    ),
+)
+def test_a_reply_asserting_both_labels_is_unknown(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("depends-but-here", "It depends on the initial condition in general, but here the answer is FALSE.", F),
+        ("depends-colon-label", "It depends: TRUE for the standard parameters.", T),
+        ("unclear-but-therefore", "The transient is unclear, but the exponent is positive; therefore, TRUE.", T),
+        # a hedge that is not conceded still hides what follows it
+        ("depends-so", "It depends on r, so the statement is true for r = 4.", None),
+        ("depends-colon-both", "It depends: TRUE for r = 4, FALSE for r = 3.", None),
+        ("depends-semicolon", "It depends; for r = 4 it is true.", None),
+    ),
+)
+def test_a_hedge_on_the_answers_line_does_not_hide_it(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("true-slash-false", "True/False: False", F),
+        ("true-or-false", "True or False: True", T),
+        ("answer-parenthesised", "Answer (True/False): FALSE", F),
+        ("t-slash-f-letter", "T/F: T", T),
+        ("upper", "TRUE/FALSE: FALSE", F),
+        ("yes-slash-no", "Yes/No: no", F),
+        ("header-then-reasoning", "True/False: the map is chaotic, so it is true.", T),
+        ("header-without-label", "True/False: see the exponent.", None),
+    ),
+)
+def test_a_true_false_header_names_no_label(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("verdict-bool", '{"verdict": false, "reason": "the flow is not chaotic, true of every Hamiltonian flow"}', F),
+        ("answer-string", '{"answer": "TRUE", "explanation": "it is false that the orbit is periodic"}', T),
+        ("fenced", 'Here it is:\n```json\n{"reasoning": "yes, bounded", "final_answer": "FALSE"}\n```', F),
+        ("label", '{"label": "true"}', T),
+        ("is-true", '{"is_true": false, "note": "TRUE would need a positive exponent"}', F),
+        ("result-negated-string", '{"result": "not true"}', F),
+        ("upper-key", '{"Answer": "yes", "why": "no periodic orbit"}', T),
+        ("last-object-wins", '{"answer": true}\nOn reflection:\n{"answer": false, "note": "true only at r=4"}', F),
+        ("keys-disagree", '{"answer": true, "verdict": false}', None),
+        # no answer key, or no parsable object: the cascade reads the words
+        ("no-answer-key", '{"reason": "chaotic"}\nTRUE', T),
+        ("unparsable", '{"answer": TRUE, oops\nFinal answer: FALSE', F),
+        ("braces-in-prose", "The set {x : x > 0} is invariant. FALSE.", F),
+    ),
+)
+def test_a_json_reply_is_read_by_its_answer_key(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("neither-nor-then-label", "The statement is neither false nor misleading; it is TRUE.", T),
+        ("neither-true-nor-false", "It is neither true nor false.", None),
+        ("neither-alone", "The claim is neither false nor misleading.", None),
+    ),
+)
+def test_neither_nor_asserts_neither_label(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+def test_a_megabyte_of_json_like_text_finishes():
+    # unclosed objects from every brace: each failed parse may not rescan the rest of the reply
+    reply = "TRUE.\n" + _adversarial('{"answer": {"a": [1, ', 1_000_000) + "\n" + _adversarial("{", 500_000)
+    assert normalize_answer(reply) == T
