@@ -79,6 +79,30 @@ class AnswerWords(NamedTuple):
 
 
 ENGLISH = AnswerWords()
+_BUILT_IN = {TRUE: ("true", "yes", "yeah", "yep"), FALSE: ("false", "untrue", "nope", "no")}
+
+
+def parse_answer_words(text: str) -> AnswerWords:
+    """ "TRUE = wahr, richtig; FALSE = falsch" -> AnswerWords; ValueError says what is wrong."""
+    given: dict[str, list[str]] = {TRUE: [], FALSE: []}
+    for entry in filter(str.strip, text.split(";")):
+        label, eq, words = entry.partition("=")
+        label = label.strip().upper()
+        if not eq:
+            raise ValueError(f"{entry.strip()!r} has no '=': write LABEL = word, word; LABEL = word")
+        if label not in given:
+            raise ValueError(f"unknown label {label!r} in {entry.strip()!r}: the labels are TRUE and FALSE")
+        # lower-cased and with single spaces, as the reply is read
+        for word in (" ".join(w.split()).lower() for w in words.split(",")):
+            if not word:
+                raise ValueError(f"an empty word in {entry.strip()!r}")
+            given[label].append(word)
+    for label, other in ((TRUE, FALSE), (FALSE, TRUE)):
+        both = sorted(set(given[label]) & {*given[other], *_BUILT_IN[other]})
+        if both:
+            raise ValueError(f"{both[0]!r} is given for {label} but is a {other} word")
+    return AnswerWords(tuple(dict.fromkeys(given[TRUE])), tuple(dict.fromkeys(given[FALSE])))
+
 
 # --- step 0 / 5: cleaning -------------------------------------------------
 
@@ -98,7 +122,7 @@ _SPACE_RUN = re.compile(r"\s{2,}")
 _NEG = r"(?:\bnot|n't|\bnever)\s+(?:(?:quite|entirely|necessarily|really|actually|strictly|always|completely)\s+)?"
 # "no" followed by an ordinary word is a determiner ("there is no periodic orbit").
 _NOT_DETERMINER = r"(?![ \t]+(?!(?:it|it's|this|that|that's|the|because|since|as|but|and|or|i|we|wait|not)\b)[a-z])"
-_TRUE_WORDS, _FALSE_WORDS = ("true", "yes", "yeah", "yep"), ("false", "untrue", "nope")
+_TRUE_WORDS, _FALSE_WORDS = _BUILT_IN[TRUE], _BUILT_IN[FALSE][:-1]  # "no" has rules of its own
 
 
 def _alternation(words) -> str:

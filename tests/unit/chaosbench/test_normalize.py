@@ -4,6 +4,7 @@ chain-of-thought replies from small models."""
 
 import pytest
 
+from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, parse_answer_words
 from pytest_reasoning_evals.normalize import normalize_answer
 
 T, F = "TRUE", "FALSE"
@@ -618,3 +619,75 @@ def test_a_megabyte_of_json_like_text_finishes():
     # unclosed objects from every brace: each failed parse may not rescan the rest of the reply
     reply = "TRUE.\n" + _adversarial('{"answer": {"a": [1, ', 1_000_000) + "\n" + _adversarial("{", 500_000)
     assert normalize_answer(reply) == T
+
+
+# --- a team's own answer words (eval_answer_words) --------------------------------------
+
+SPANISH = parse_answer_words("TRUE = verdadero, cierto, sí; FALSE = falso, no es verdadero")
+GERMAN = parse_answer_words("TRUE = wahr, richtig, ja; FALSE = falsch, nein, nicht wahr")
+
+
+def test_the_words_option_is_parsed_per_label_lower_cased_and_without_repeats():
+    words = parse_answer_words(" true = Wahr,  richtig ; FALSE=falsch;TRUE = wahr, Stimmt ;")
+    assert words == AnswerWords(true=("wahr", "richtig", "stimmt"), false=("falsch",))
+    assert parse_answer_words("") == ENGLISH
+    assert parse_answer_words("TRUE = es  ist wahr") == AnswerWords(true=("es ist wahr",))
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("TRUE wahr", "'TRUE wahr' has no '='"),
+        ("MAYBE = vielleicht", "unknown label 'MAYBE'"),
+        ("TRUE = wahr,, ja", "an empty word in 'TRUE = wahr,, ja'"),
+        ("TRUE = ", "an empty word in 'TRUE ='"),
+        ("TRUE = ja; FALSE = nein, JA", "'ja' is given for TRUE but is a FALSE word"),
+        ("FALSE = yes", "'yes' is given for FALSE but is a TRUE word"),
+    ],
+)
+def test_a_malformed_words_option_says_what_is_wrong_in_one_line(value, message):
+    with pytest.raises(ValueError, match="^" + message.replace("(", r"\(")) as raised:
+        parse_answer_words(value)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("falso", "Falso.", F),
+        ("verdadero", "VERDADERO", T),
+        ("sentence", "La afirmación es falsa? No: la afirmación es falso.", F),
+        ("bold-opening", "**Verdadero.**\n\nEl exponente de Lyapunov es positivo.", T),
+        ("marker", "Respuesta final: cierto. Final answer: verdadero", T),
+        ("english-negation", "It is not verdadero.", F),
+        ("negated-phrase-as-a-word", "No es verdadero.", F),
+        ("both", "Verdadero o falso.", None),
+        ("accent", "Sí.", T),
+        ("inside-a-word", "Falsone", None),
+        ("english-still-read", "FALSE", F),
+    ),
+)
+def test_spanish_answer_words(reply, expected):
+    assert normalize_answer(reply, SPANISH) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("falsch", "Falsch.", F),
+        ("wahr", "Wahr.", T),
+        ("ja-richtig", "Ja, das ist richtig.", T),
+        ("nein-falsch", "Nein. FALSCH.", F),
+        ("contradiction", "Ja, falsch.", None),
+        ("nicht-wahr-as-a-word", "Nicht wahr.", F),
+        ("last-line", "Der Lyapunov-Exponent ist negativ.\nFalsch", F),
+        ("so-conclusion", "Die Bahn ist periodisch, so falsch.", F),
+        ("json", '{"antwort": "x", "answer": "wahr"}', T),
+    ),
+)
+def test_german_answer_words(reply, expected):
+    assert normalize_answer(reply, GERMAN) == expected
+
+
+def test_without_the_words_a_foreign_reply_is_unknown():
+    assert [normalize_answer(r) for r in ("Falsch.", "Wahr.", "Verdadero.", "falso")] == [None] * 4
