@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_reasoning_evals.chaosbench import ontology
+from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue
 from pytest_reasoning_evals.chaosbench.records import DialogueRecord, TurnRecord
@@ -31,8 +32,11 @@ from pytest_reasoning_evals.providers.base import Completion, Model
 NOT_ASKED = "not asked: an earlier turn of this dialogue failed"
 
 
-def run_dialogue(dialogue: Dialogue, prompt: PromptTemplate, model: Model) -> DialogueRecord:
-    """Ask every turn with the history so far; -> the dialogue's record (turn records inside)."""
+def run_dialogue(
+    dialogue: Dialogue, prompt: PromptTemplate, model: Model, words: AnswerWords = ENGLISH
+) -> DialogueRecord:
+    """Ask every turn with the history so far; -> the dialogue's record (turn records inside).
+    `words` are the team's own answer words (eval_answer_words)."""
     history: tuple[dict, ...] = ()
     turns: list[TurnRecord] = []
     failed: str | None = None
@@ -48,7 +52,7 @@ def run_dialogue(dialogue: Dialogue, prompt: PromptTemplate, model: Model) -> Di
                     failed = completion.error
                 else:
                     history = request.messages + ({"role": "assistant", "content": completion.text},)
-            record = score(question, completion, prompt.sha256)
+            record = score(question, completion, prompt.sha256, words=words)
             record.update(dialogue_id=dialogue.id, turn=question.turn)
             turns.append(record)
     return dialogue_record(dialogue, turns, prompt.sha256)

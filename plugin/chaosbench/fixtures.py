@@ -39,6 +39,11 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         return protocol().own.reprompt
 
     @pytest.fixture(scope="session")
+    def chaosbench_answer_words():
+        """The team's own answer words per label (--eval-answer-words), read beside TRUE/FALSE/YES/NO."""
+        return protocol().own.answer_words
+
+    @pytest.fixture(scope="session")
     def chaosbench_outcome():
         """`chaosbench_outcome(record)`: send the running item's record to the controller; a
         wrong or UNKNOWN answer fails the item with a one-line reason."""
@@ -46,10 +51,10 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         return lambda record: chaosbench.send_record(session.current_item, record)
 
     plugin = types.ModuleType(f"{__name__}.session")
-    plugin.chaosbench_prompt, plugin.chaosbench_model, plugin.chaosbench_reprompt, plugin.chaosbench_outcome = (
+    plugin.chaosbench_prompt, plugin.chaosbench_model, plugin.chaosbench_reprompt = (
         chaosbench_prompt,
         chaosbench_model,
         chaosbench_reprompt,
-        chaosbench_outcome,
     )
+    plugin.chaosbench_answer_words, plugin.chaosbench_outcome = chaosbench_answer_words, chaosbench_outcome
     return plugin

@@ -13,9 +13,20 @@ from pytest_reasoning_evals.chaosbench.dialogues import run_dialogue
 from pytest_reasoning_evals.chaosbench.scoring import ask
 
 
-def test_question(chaosbench_question, chaosbench_prompt, chaosbench_model, chaosbench_reprompt, chaosbench_outcome):
-    chaosbench_outcome(ask(chaosbench_question, chaosbench_prompt, chaosbench_model, chaosbench_reprompt))
+def test_question(
+    chaosbench_question,
+    chaosbench_prompt,
+    chaosbench_model,
+    chaosbench_reprompt,
+    chaosbench_answer_words,
+    chaosbench_outcome,
+):
+    chaosbench_outcome(
+        ask(chaosbench_question, chaosbench_prompt, chaosbench_model, chaosbench_reprompt, chaosbench_answer_words)
+    )
 
 
-def test_dialogue(chaosbench_dialogue, chaosbench_prompt, chaosbench_model, chaosbench_outcome):
-    chaosbench_outcome(run_dialogue(chaosbench_dialogue, chaosbench_prompt, chaosbench_model))
+def test_dialogue(
+    chaosbench_dialogue, chaosbench_prompt, chaosbench_model, chaosbench_answer_words, chaosbench_outcome
+):
+    chaosbench_outcome(run_dialogue(chaosbench_dialogue, chaosbench_prompt, chaosbench_model, chaosbench_answer_words))

@@ -107,7 +107,8 @@ class Protocol(EvalProtocol):
         """How the run directory names a prompt or option that is not the default one: <the prompt's
         folder, or "shipped">-<hash8> of what shapes the requests, so an edit runs beside the last
         run instead of over it; None for the shipped prompt with the mode's defaults."""
-        shape = self.request_shape
+        # the team's answer words decide labels: a run with them is a configuration of its own
+        shape = {**self.request_shape, **self.words_config}
         default = {
             "prompt_sha256": hashlib.sha256(self.shipped_prompt_text.encode("utf-8")).hexdigest(),
             "max_tokens": MAX_TOKENS[self.own.mode],
@@ -579,8 +580,17 @@ class Protocol(EvalProtocol):
         return files_digest(self.own.cases)
 
     @functools.cached_property
+    def words_config(self) -> dict:
+        """The team's own answer words (--eval-answer-words), when given: {} without them, so the
+        configuration (its hash, a resume's check) of a run without them stays what it was."""
+        words = self.own.answer_words
+        if not (words.true or words.false):
+            return {}
+        return {"answer_words": {"TRUE": list(words.true), "FALSE": list(words.false)}}
+
+    @functools.cached_property
     def answers_config(self) -> dict:
-        """What decides the answers: model, prompt, data, selection, seed (not the shard)."""
+        """What decides the answers: model, prompt, data, selection, seed, answer words (not the shard)."""
         s = self.settings
         return {
             "model": self.session.models.spec(s.model).to_dict(),
@@ -594,6 +604,7 @@ class Protocol(EvalProtocol):
             "max_items": s.max_items,
             "seed": s.seed,
             "reprompt": self.own.reprompt,
+            **self.words_config,
         }
 
     @functools.cached_property
@@ -658,6 +669,7 @@ class Protocol(EvalProtocol):
                 "shipped_default": self.prompt_is_shipped,
                 # an UNKNOWN answer asked again up to this many times, with this text
                 "reprompt": {"times": self.own.reprompt, "text": REPROMPT},
+                **self.words_config,  # the team's answer words, read beside TRUE/FALSE/YES/NO
             },
             selection={
                 "splits": list(self.own.splits),

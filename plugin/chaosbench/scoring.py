@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from pytest_reasoning_evals.chaosbench.normalize import normalize_answer
+from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
@@ -24,37 +24,43 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _label(completion: Completion) -> str | None:
-    return None if completion.error else normalize_answer(completion.text)
+def _label(completion: Completion, words: AnswerWords) -> str | None:
+    return None if completion.error else normalize_answer(completion.text, words)
 
 
-def ask(question: Question, prompt: PromptTemplate, model: Model, reprompt: int) -> QuestionRecord:
+def ask(
+    question: Question, prompt: PromptTemplate, model: Model, reprompt: int, words: AnswerWords = ENGLISH
+) -> QuestionRecord:
     """Ask a question; an UNKNOWN answer (a reply with no TRUE/FALSE, not a failed call) is asked
     again up to `reprompt` times in the same conversation, whose calls share the item's cassette.
-    The first labelled reply counts."""
+    The first labelled reply counts; `words` are the team's own answer words (eval_answer_words)."""
     request = prompt.request(question)
     first = model.complete(request)
     retries: list[Completion] = []
-    if reprompt and not first.error and _label(first) is None:
+    if reprompt and not first.error and _label(first, words) is None:
         # a model of a user's own (a conftest's chaosbench_model) may have no conversation(): separate calls then
         conversation = getattr(model, "conversation", None)
         together = conversation(request.cassette_folder, request.item_id) if conversation else contextlib.nullcontext()
         with together:
             last = first
-            while len(retries) < reprompt and not last.error and _label(last) is None:
+            while len(retries) < reprompt and not last.error and _label(last, words) is None:
                 request = prompt.reprompt(request, last.text)
                 last = complete_after(model, request)  # a refused key keeps the paid first reply
                 retries.append(last)
-    return score(question, first, prompt.sha256, retries)
+    return score(question, first, prompt.sha256, retries, words)
 
 
 def score(
-    question: Question, completion: Completion, prompt_sha256: str, reprompts: Sequence[Completion] = ()
+    question: Question,
+    completion: Completion,
+    prompt_sha256: str,
+    reprompts: Sequence[Completion] = (),
+    words: AnswerWords = ENGLISH,
 ) -> QuestionRecord:
     """The record of `completion`, the reply to the question, and of the `reprompts` that
     followed it (ask): the label is the first reply's that has one; usage counts every call."""
     calls = [completion, *reprompts]
-    labels = [_label(c) for c in calls]
+    labels = [_label(c, words) for c in calls]
     label_from = next((n for n, label in enumerate(labels) if label is not None), None)
     label = None if label_from is None else labels[label_from]
     # a failed reprompt is the item's error (a cassette miss says what to record)

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import pytest
 
 from pytest_reasoning_evals.chaosbench.names import MODES
+from pytest_reasoning_evals.chaosbench.normalize import AnswerWords, parse_answer_words
 from pytest_reasoning_evals.options import Option, Reader, Settings, answer_tokens, fraction
 from pytest_reasoning_evals.shipped import shipped
 
@@ -78,6 +79,14 @@ OPTIONS = (
         "with --eval-fail-on-regression a worse prompt fails the command)",
         metavar="NAME",
     ),
+    Option(
+        "answer-words",
+        "your own answer words per label, read wherever TRUE/FALSE/YES/NO are (whole words, any case; only English "
+        "'not' negates them, so give a negated phrase as a word of the other label), e.g. "
+        '"TRUE = wahr, richtig, ja; FALSE = falsch, nein, nicht wahr" or "TRUE = verdadero, cierto; '
+        "FALSE = falso, no es verdadero\"; they are part of the run's configuration (config_hash, run directory)",
+        metavar="WORDS",
+    ),
     Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
 )
 
@@ -97,6 +106,7 @@ class ChaosbenchSettings(NamedTuple):
     baseline: Path | None
     max_accuracy_drop: float | None
     resume: bool
+    answer_words: AnswerWords  # a team's own words per label (ENGLISH: none)
     max_tokens: int | None  # of each answer: its own option, else --eval-max-tokens; None: the mode's default
 
 
@@ -114,6 +124,10 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
     reprompt = get("reprompt")
     if reprompt is not None and reprompt < 0:
         raise pytest.UsageError(f"--eval-reprompt must be >= 0, got {reprompt}")
+    try:
+        answer_words = parse_answer_words(get("answer-words") or "")
+    except ValueError as exc:
+        raise pytest.UsageError(f"--eval-answer-words (ini eval_answer_words): {exc}") from None
     return ChaosbenchSettings(
         mode=get("mode") or "zeroshot",
         cases=get.path("cases", shipped("chaosbench")),
@@ -129,5 +143,6 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
         baseline=baseline,
         max_accuracy_drop=max_drop,
         resume=bool(get("resume")),
+        answer_words=answer_words,
         max_tokens=answer_tokens(get, "chaosbench-max-tokens") or generic.max_tokens,
     )

@@ -4,6 +4,7 @@ chain-of-thought replies from small models."""
 
 import pytest
 
+from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, parse_answer_words
 from pytest_reasoning_evals.normalize import normalize_answer
 
 T, F = "TRUE", "FALSE"
@@ -519,3 +520,174 @@ def test_a_short_reply_read_again_gives_what_the_cascade_gives():
     for _ in range(2):
         for reply, expected in reversed(replies.items()):
             assert normalize_answer(reply) == expected, reply
+
+
+# --- issue 40: forms an expert reads one way ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("yes-thats-false", "Yes, that's false.", None),
+        ("no-thats-true", "No, that's true.", None),
+        ("yes-false", "Yes, FALSE.", None),
+        ("yes-then-false", "Yes. FALSE.", None),
+        # a label and its agreeing restatement stay that label
+        ("no-it-is-not-true", "No, it is not true.", F),
+        ("yes-its-true", "Yes, it's true.", T),
+        ("no-then-false", "No. FALSE.", F),
+        ("yes-it-is-not-false", "Yes, it is not false.", T),
+        # to "Is it false that ...?": a negated restatement echoes the answer (SmolLM2's replies)
+        ("no-it-is-not-false", "No, it is not false. The Rossler system is indeed dissipative.", F),
+        # a sub-claim after the opening label is no second label
+        ("yes-sub-claim-not-true", "Yes, it is not true that the orbit is periodic.", T),
+        ("true-concession", "True, the orbit looks irregular, but it is chaotic.", T),
+    ),
+)
+def test_a_reply_asserting_both_labels_is_unknown(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("depends-but-here", "It depends on the initial condition in general, but here the answer is FALSE.", F),
+        ("depends-colon-label", "It depends: TRUE for the standard parameters.", T),
+        ("unclear-but-therefore", "The transient is unclear, but the exponent is positive; therefore, TRUE.", T),
+        # a hedge that is not conceded still hides what follows it
+        ("depends-so", "It depends on r, so the statement is true for r = 4.", None),
+        ("depends-colon-both", "It depends: TRUE for r = 4, FALSE for r = 3.", None),
+        ("depends-semicolon", "It depends; for r = 4 it is true.", None),
+    ),
+)
+def test_a_hedge_on_the_answers_line_does_not_hide_it(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("true-slash-false", "True/False: False", F),
+        ("true-or-false", "True or False: True", T),
+        ("answer-parenthesised", "Answer (True/False): FALSE", F),
+        ("t-slash-f-letter", "T/F: T", T),
+        ("upper", "TRUE/FALSE: FALSE", F),
+        ("yes-slash-no", "Yes/No: no", F),
+        ("header-then-reasoning", "True/False: the map is chaotic, so it is true.", T),
+        ("header-without-label", "True/False: see the exponent.", None),
+    ),
+)
+def test_a_true_false_header_names_no_label(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("verdict-bool", '{"verdict": false, "reason": "the flow is not chaotic, true of every Hamiltonian flow"}', F),
+        ("answer-string", '{"answer": "TRUE", "explanation": "it is false that the orbit is periodic"}', T),
+        ("fenced", 'Here it is:\n```json\n{"reasoning": "yes, bounded", "final_answer": "FALSE"}\n```', F),
+        ("label", '{"label": "true"}', T),
+        ("is-true", '{"is_true": false, "note": "TRUE would need a positive exponent"}', F),
+        ("result-negated-string", '{"result": "not true"}', F),
+        ("upper-key", '{"Answer": "yes", "why": "no periodic orbit"}', T),
+        ("last-object-wins", '{"answer": true}\nOn reflection:\n{"answer": false, "note": "true only at r=4"}', F),
+        ("keys-disagree", '{"answer": true, "verdict": false}', None),
+        # no answer key, or no parsable object: the cascade reads the words
+        ("no-answer-key", '{"reason": "chaotic"}\nTRUE', T),
+        ("unparsable", '{"answer": TRUE, oops\nFinal answer: FALSE', F),
+        ("braces-in-prose", "The set {x : x > 0} is invariant. FALSE.", F),
+    ),
+)
+def test_a_json_reply_is_read_by_its_answer_key(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("neither-nor-then-label", "The statement is neither false nor misleading; it is TRUE.", T),
+        ("neither-true-nor-false", "It is neither true nor false.", None),
+        ("neither-alone", "The claim is neither false nor misleading.", None),
+    ),
+)
+def test_neither_nor_asserts_neither_label(reply, expected):
+    assert normalize_answer(reply) == expected
+
+
+def test_a_megabyte_of_json_like_text_finishes():
+    # unclosed objects from every brace: each failed parse may not rescan the rest of the reply
+    reply = "TRUE.\n" + _adversarial('{"answer": {"a": [1, ', 1_000_000) + "\n" + _adversarial("{", 500_000)
+    assert normalize_answer(reply) == T
+
+
+# --- a team's own answer words (eval_answer_words) --------------------------------------
+
+SPANISH = parse_answer_words("TRUE = verdadero, cierto, sí; FALSE = falso, no es verdadero")
+GERMAN = parse_answer_words("TRUE = wahr, richtig, ja; FALSE = falsch, nein, nicht wahr")
+
+
+def test_the_words_option_is_parsed_per_label_lower_cased_and_without_repeats():
+    words = parse_answer_words(" true = Wahr,  richtig ; FALSE=falsch;TRUE = wahr, Stimmt ;")
+    assert words == AnswerWords(true=("wahr", "richtig", "stimmt"), false=("falsch",))
+    assert parse_answer_words("") == ENGLISH
+    assert parse_answer_words("TRUE = es  ist wahr") == AnswerWords(true=("es ist wahr",))
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("TRUE wahr", "'TRUE wahr' has no '='"),
+        ("MAYBE = vielleicht", "unknown label 'MAYBE'"),
+        ("TRUE = wahr,, ja", "an empty word in 'TRUE = wahr,, ja'"),
+        ("TRUE = ", "an empty word in 'TRUE ='"),
+        ("TRUE = ja; FALSE = nein, JA", "'ja' is given for TRUE but is a FALSE word"),
+        ("FALSE = yes", "'yes' is given for FALSE but is a TRUE word"),
+    ],
+)
+def test_a_malformed_words_option_says_what_is_wrong_in_one_line(value, message):
+    with pytest.raises(ValueError, match="^" + message.replace("(", r"\(")) as raised:
+        parse_answer_words(value)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("falso", "Falso.", F),
+        ("verdadero", "VERDADERO", T),
+        ("sentence", "La afirmación es falsa? No: la afirmación es falso.", F),
+        ("bold-opening", "**Verdadero.**\n\nEl exponente de Lyapunov es positivo.", T),
+        ("marker", "Respuesta final: cierto. Final answer: verdadero", T),
+        ("english-negation", "It is not verdadero.", F),
+        ("negated-phrase-as-a-word", "No es verdadero.", F),
+        ("both", "Verdadero o falso.", None),
+        ("accent", "Sí.", T),
+        ("inside-a-word", "Falsone", None),
+        ("english-still-read", "FALSE", F),
+    ),
+)
+def test_spanish_answer_words(reply, expected):
+    assert normalize_answer(reply, SPANISH) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    cases(
+        ("falsch", "Falsch.", F),
+        ("wahr", "Wahr.", T),
+        ("ja-richtig", "Ja, das ist richtig.", T),
+        ("nein-falsch", "Nein. FALSCH.", F),
+        ("contradiction", "Ja, falsch.", None),
+        ("nicht-wahr-as-a-word", "Nicht wahr.", F),
+        ("last-line", "Der Lyapunov-Exponent ist negativ.\nFalsch", F),
+        ("so-conclusion", "Die Bahn ist periodisch, so falsch.", F),
+        ("json", '{"antwort": "x", "answer": "wahr"}', T),
+    ),
+)
+def test_german_answer_words(reply, expected):
+    assert normalize_answer(reply, GERMAN) == expected
+
+
+def test_without_the_words_a_foreign_reply_is_unknown():
+    assert [normalize_answer(r) for r in ("Falsch.", "Wahr.", "Verdadero.", "falso")] == [None] * 4
