@@ -79,6 +79,12 @@ _HYP_BOLD = re.compile(r"\*\*H(\d+)(?:\s*:|\s*\(|\*\*\s*:)")
 # plain "Hypothesis N" counts: a word before it ("Counter-hypothesis 1", "Null hypothesis 2",
 # "Alternative hypothesis 3") names another kind of hypothesis.
 _HYP_OTHER = re.compile(r"^ {0,3}#{1,4}\s+H(\d+)\s*[:(]|(?<![\w-])(?<!\w[ \t])(?i:hypothesis)\s+(\d+)[*_]*\s*:", re.M)
+# A plain "H1: ..." / "H5 (NEW): ..." at a line's start (after a list marker). It counts only in a
+# reply about hypotheses: elsewhere "H1:" may be an HTML heading or a note.
+_HYP_PLAIN = re.compile(r"^[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?H(\d+)(?:[ \t]*\([^()\n]{0,60}\))?[ \t]*:", re.M)
+_HYP_STEM = re.compile(r"hypothes", re.I)
+# "PHASE 2:" before a plain heading's title numbers the step; the title is what follows.
+_PHASE = re.compile(r"^(?:phase|step|part|stage)[ \t]+\d+[ \t]*[:.)-][ \t]*", re.I)
 
 # Pipe-table delimiter row ("|---|:--:|"); at least two columns, so "---" alone is a rule.
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
@@ -175,9 +181,22 @@ def _headings(lines: list[str]) -> _Heads:
     return found
 
 
-def _h_count(text: str) -> int:
+def _plain_title(line: str) -> str | None:
+    """The title of a plain-text heading: a short line in capitals that is no list item, table row
+    or markup ("PHASE 2: HYPOTHESIZE" -> "HYPOTHESIZE", "CRUX IDENTIFICATION")."""
+    s = line.strip()
+    if len(s) > 80 or s[:1] in "#*_|>-+" or _NUMBERED.match(line) or s != s.upper():
+        return None
+    return _PHASE.sub("", s.rstrip(":").strip()) if sum(c.isalpha() for c in s) >= 3 else None
+
+
+def _h_count(text: str, lines: list[str], heads: _Heads) -> int:
     numbers = {int(m[1]) for m in _HYP_BOLD.finditer(text)}
     numbers |= {int(m[1] or m[2]) for m in _HYP_OTHER.finditer(text)}
+    # plain "H1:" lines count once the reply names hypotheses (a counted form or a heading)
+    about = numbers or any(_HYP_STEM.search(t) for _, _, t in heads)
+    if about or any(_HYP_STEM.search(_plain_title(line) or "") for line in lines):
+        numbers |= {int(m[1]) for m in _HYP_PLAIN.finditer(text)}
     return len(numbers)
 
 
@@ -423,7 +442,7 @@ def extract(text: str) -> Extraction:
     cruxes, has_cruxes = _cruxes(lines, heads)
     signals = _signals(visible, heads, has_cruxes)
     return {
-        "h_count": _h_count(visible),
+        "h_count": _h_count(visible, lines, heads),
         "oscillation_table": table,
         "stability": stability,
         "iteration_limit": iteration_limit,

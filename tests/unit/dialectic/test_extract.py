@@ -328,6 +328,13 @@ def test_thinking_block_with_a_bypass_answer_is_dialectic():
         ("hypothesis-numbered", "1. Hypothesis 3: x", 1),
         ("hypothesis-heading", "### Hypothesis 2: x", 1),
         ("hypothesis-in-parens", "(Hypothesis 2: x)", 1),
+        # issue 40: plain "H1:" lines count in a reply that names hypotheses, and only there
+        ("plain-under-plain-heading", "HYPOTHESES\nH1: a\nH2: b", 2),
+        ("plain-under-bold-phase", "**Phase 2: Hypothesize**\n\nH1: a\n- H2: b\n1. H3 (late): c", 3),
+        ("plain-beside-bold", "**H1: a**\n\nH4 (NEW): d", 2),
+        ("plain-without-hypotheses", "H1: Best running shoes\nH2: Why cushioning matters", 0),
+        ("plain-mid-line", "HYPOTHESES\nWe weigh H1: a against H2: b.", 0),
+        ("plain-heading-in-prose-case", "Phase 2: hypothesize\nH1: a\nH2: b", 0),
     ),
 )
 def test_h_count(text, expected):
@@ -1086,3 +1093,35 @@ def test_a_confidence_after_its_heading_is_checked_by_pcc():
 
     found = extract("## Hypotheses\n**H1:** a\n**H2:** b\n\n## CONFIDENCE\n\n**0.82**\n")
     assert found["confidence"] == 0.82 and pcc_valid(found, "dialectic") is False
+
+
+# --- issue 40: process written under plain headings --------------------------
+
+# Each shape of a real long "thinking-style" reply (written for the project), with the fields it
+# must give: (id, text, {field: expected}). Every field here was missed or misread before issue 40.
+HYPOTHESIS_SHAPES = cases(
+    (
+        "phase-heading-plain-h-lines",
+        "PHASE 1: DETECT\nA real decision.\n\nPHASE 2: HYPOTHESIZE\nH1: Hire now.\nH2: Hire in spring.\n"
+        "H3: Use a contractor.\nH4: Do not hire.\nH5: Split the role with a partner firm.\n\n"
+        "PHASE 3: OSCILLATE\nH2 loses to H3 on cost.\n",
+        {"h_count": 5},
+    ),
+    (
+        "hypothesis-word-then-new-h5",
+        "HYPOTHESIS 1: Move to a four-day week now.\nHYPOTHESIS 2: Move one team first.\n"
+        "HYPOTHESIS 3: Keep five days, shorter hours.\nHYPOTHESIS 4: Keep five days, one day without meetings.\n\n"
+        "OSCILLATION\nRound 2 shows a gap none of the four covers.\n\n"
+        "H5 (NEW): Pilot four days in one team for a quarter, then decide.\n",
+        {"h_count": 5},
+    ),
+)
+
+
+PLAIN_SHAPES = HYPOTHESIS_SHAPES
+
+
+@pytest.mark.parametrize("text, expected", PLAIN_SHAPES)
+def test_process_under_plain_headings(text, expected):
+    result = extract(text)
+    assert {field: result[field] for field in expected} == expected
