@@ -109,6 +109,10 @@ _STABILITY = re.compile(
     rf"(?<![\w-])stability[*_]*\s*(?::|=|\||\s[-\u2013\u2014]\s)[*_\s]*{_CHECK}(UNSTABLE|STABLE)\b",
     re.I,
 )
+# "Stability: Oscillation 3 rounds, stable at H4.": no value after the label, but a verdict later on
+# its line ("stable", "stabilized", "unstable", "not stable"); a template's "[STABLE / UNSTABLE]" is none.
+_STABILITY_LABEL = re.compile(r"(?<![\w-])stability[*_]*[ \t]*:", re.I)
+_STABILITY_VERDICT = re.compile(r"\b(?:(not|never)[ \t]+(?:yet[ \t]+)?)?(unstable|stable|stabili[sz]ed)\b", re.I)
 _LIMIT_PHRASE = re.compile(r"instability\s+flag|iteration\s+limit\s+reached", re.I)
 
 # A confidence label and its separator: the number after it is the statement's value, never a
@@ -221,8 +225,17 @@ def _oscillation_table(lines: list[str], heads: _Heads) -> bool:
 
 
 def _stability(text: str) -> str | None:
-    found = _STABILITY.findall(text)
-    return found[-1].upper() if found else None
+    """The last statement's verdict: a value right after the label, else one later on its line."""
+    found = {m.start(): m[1].upper() for m in _STABILITY.finditer(text)}
+    for m in _STABILITY_LABEL.finditer(text):
+        if m.start() not in found:
+            rest = text[m.end() : m.end() + 160].split("\n", 1)[0]
+            rest = _STABILITY_LABEL.split(rest, 1)[0]  # up to the next label on the line
+            verdict = None if rest.lstrip(" *_").startswith("[") else _STABILITY_VERDICT.search(rest)
+            if verdict:
+                negated = verdict[1] or verdict[2].lower() == "unstable"
+                found[m.start()] = "UNSTABLE" if negated else "STABLE"
+    return found[max(found)] if found else None
 
 
 def _value(rest: str) -> float | None:

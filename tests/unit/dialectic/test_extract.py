@@ -454,6 +454,18 @@ def test_oscillation_table(text, expected):
         ("word-value", "Stability: high", None),
         ("unlabelled", "The hypothesis space is STABLE.", None),
         ("in-code", "`Stability: STABLE`", None),
+        # issue 40: no value right after the label, a verdict later on its line
+        ("prose-stable-at", "Stability: Oscillation 3 rounds, stable at H4.", "STABLE"),
+        ("prose-stabilized", "**Stability:** after round 2 the ranking stabilized", "STABLE"),
+        ("prose-not-stable", "Stability: two rounds, not yet stable", "UNSTABLE"),
+        ("prose-unstable", "- Stability: H2 and H3 unstable after 3 rounds", "UNSTABLE"),
+        ("prose-no-verdict", "Stability: see the table below", None),
+        ("prose-next-line-not-read", "Stability: pending\nThe stable option is H2.", None),
+        ("prose-template-ignored", "- Stability: [STABLE / UNSTABLE]", None),
+        ("prose-failed-to-stabilize", "Stability: failed to stabilise", None),
+        ("prose-two-on-a-line", "Stability: not stable in round 1; Stability: stable by round 3", "STABLE"),
+        ("prose-then-value", "Stability: stable at H4\n\nStability: UNSTABLE", "UNSTABLE"),
+        ("value-then-prose", "Stability: UNSTABLE\n\nStability: round 3, stable at H4", "STABLE"),
     ),
 )
 def test_stability(text, expected):
@@ -1116,9 +1128,21 @@ HYPOTHESIS_SHAPES = cases(
         {"h_count": 5},
     ),
 )
+STABILITY_SHAPES = cases(
+    (
+        "stability-in-prose",
+        "Stability: Oscillation 3 rounds, stable at H4.",
+        {"stability": "STABLE", "iteration_limit": False},
+    ),
+    (
+        "stability-in-prose-not-stable",
+        "Stability: after 2 rounds H1 and H3 still trade places, not stable.",
+        {"stability": "UNSTABLE", "iteration_limit": True, "pcc_ceiling": 0.5},
+    ),
+)
 
 
-PLAIN_SHAPES = HYPOTHESIS_SHAPES
+PLAIN_SHAPES = HYPOTHESIS_SHAPES + STABILITY_SHAPES
 
 
 @pytest.mark.parametrize("text, expected", PLAIN_SHAPES)
