@@ -680,6 +680,21 @@ def test_confidences_list(text, expected):
             "- X (empirical + values \u2014 both open)",
             ["empirical", "value"],
         ),
+        # issue 40: a parenthetical is a type only when it names one
+        ("aside-priority", "**CRUX 1: Demand** (Highest priority)", []),
+        ("aside-long-term", "- **Trust** (long term)", []),
+        ("aside-one-word", "- **Trust** (Critical)", []),
+        ("aside-beside-canonical", "- **Trust** (empirical, high priority)", ["empirical"]),
+        ("type-word-claim", "- **Trust** (strategic claim)", ["other:strategic claim"]),
+        ("type-word-plural", "- **Trust** (core values)", ["other:core values"]),
+        ("type-word-question", "- **Trust** (open question)", ["other:open question"]),
+        ("typed-after-aside", "- **Trust** (Critical) (value)", ["value"]),
+        ("type-line", "**Trust** (Highest priority)\n- Type: empirical", ["empirical"]),
+        ("type-line-bold", "**Trust**\n**Crux type:** Values", ["value"]),
+        ("type-line-with-note", "**Trust**\n- Type: Normative (what is owed)", ["normative"]),
+        ("type-line-unknown", "**Trust**\n- Type: business assumption", ["other:business assumption"]),
+        ("type-line-prose", "**Trust**\n- Type: see above", []),
+        ("type-line-does-not-replace", "**Trust** (value)\n- Type: empirical", ["value"]),
     ),
 )
 def test_crux_types(line, expected):
@@ -716,6 +731,9 @@ def test_crux_types(line, expected):
             "- **Is the risk acceptable?** [inference\u2014high uncertainty]",
             "Is the risk acceptable?",
         ),
+        # issue 40: an aside where a label stands is dropped from the name, as a label is
+        ("aside-removed", "**CRUX 1: Demand** (Highest priority)", "Demand"),
+        ("aside-inside-bold-removed", "- **Trust (long term)**", "Trust"),
     ),
 )
 def test_crux_names(line, expected):
@@ -1111,6 +1129,16 @@ def test_a_confidence_after_its_heading_is_checked_by_pcc():
 
 # Each shape of a real long "thinking-style" reply (written for the project), with the fields it
 # must give: (id, text, {field: expected}). Every field here was missed or misread before issue 40.
+CRUX_SECTION_WITH_RULES = (
+    "{heading}\n\n**CRUX 1: WINTER DEMAND** (empirical)\nWhether the queue outlasts the cold months.\n\n---\n\n"
+    "**CRUX 2: RISK APPETITE** (value)\nHow much debt the owner will carry.\n\n---\n\n"
+    "**CRUX 3: CAFE PAYMENT TERMS**\nWhether wholesale buyers pay within thirty days.\n"
+)
+CRUXES_OF_THE_RULED_SECTION = [
+    crux("WINTER DEMAND", "empirical"),
+    crux("RISK APPETITE", "value"),
+    crux("CAFE PAYMENT TERMS"),
+]
 HYPOTHESIS_SHAPES = cases(
     (
         "phase-heading-plain-h-lines",
@@ -1140,12 +1168,136 @@ STABILITY_SHAPES = cases(
         {"stability": "UNSTABLE", "iteration_limit": True, "pcc_ceiling": 0.5},
     ),
 )
+CRUX_SHAPES = cases(
+    (
+        "cruxes-identified-list",
+        "**H1: Sign the retainer**\n\nCRUXES IDENTIFIED:\n1. Whether the client renews after a year (empirical)\n"
+        "2. How much the founders value control over steady income (value)\n",
+        {
+            "cruxes": [
+                crux("Whether the client renews after a year", "empirical"),
+                crux("How much the founders value control over steady income", "value"),
+            ],
+            "signals": ["**H<n>:", "## Cruxes"],
+            "mode": "dialectic",
+        },
+    ),
+    (
+        "cruxes-identified-inline",
+        "CRUXES IDENTIFIED: 1. Whether demand lasts the winter (empirical) 2. How much debt is acceptable (value)",
+        {
+            "cruxes": [
+                crux("Whether demand lasts the winter", "empirical"),
+                crux("How much debt is acceptable", "value"),
+            ]
+        },
+    ),
+    (
+        "crux-identified-during-oscillation",
+        "Round 2 of the oscillation.\n\nCrux identified during oscillation: **whether the landlord renews the lease**\n\n"
+        "**Confidence:** 0.4\n",
+        {
+            "cruxes": [crux("whether the landlord renews the lease")],
+            "signals": ["## Cruxes", "**Confidence**"],
+            "mode": "dialectic",
+        },
+    ),
+    (
+        "crux-identification-ruled-entries",
+        CRUX_SECTION_WITH_RULES.format(heading="## CRUX IDENTIFICATION"),
+        {"cruxes": CRUXES_OF_THE_RULED_SECTION},
+    ),
+    (
+        "crux-identification-plain-heading",
+        CRUX_SECTION_WITH_RULES.format(heading="CRUX IDENTIFICATION"),
+        {"cruxes": CRUXES_OF_THE_RULED_SECTION},
+    ),
+    (
+        "crux-identification-bold-label",
+        CRUX_SECTION_WITH_RULES.format(heading="**CRUX IDENTIFICATION**"),
+        {"cruxes": CRUXES_OF_THE_RULED_SECTION},
+    ),
+    (
+        "priority-aside-is-no-type",
+        "## Cruxes\n\n**CRUX 1: WINTER DEMAND** (Highest priority)\n**CRUX 2: LEASE RENEWAL** (long term)\n",
+        {"cruxes": [crux("WINTER DEMAND"), crux("LEASE RENEWAL")]},
+    ),
+    (
+        "type-on-its-own-line",
+        "## CRUX IDENTIFICATION\n\n**CRUX 1: WINTER DEMAND** (Highest priority)\n- Type: empirical\n"
+        "- Resolves with: two months of sales\n\n**CRUX 2: RISK APPETITE**\n- Type: Value (the owner's call)\n",
+        {"cruxes": [crux("WINTER DEMAND", "empirical"), crux("RISK APPETITE", "value")]},
+    ),
+)
+WHOLE_REPLY_SHAPES = cases(
+    (
+        "whole-reply-plain-headings",
+        (SAMPLES / "plain_headings.md").read_text(encoding="utf-8"),
+        {
+            "h_count": 5,
+            "stability": "STABLE",
+            "iteration_limit": False,
+            "confidence": 0.4,
+            "cruxes": [
+                crux("Whether the client's budget survives its reorganisation", "empirical"),
+                crux("How much variety of work the founders will give up for a steady income", "value"),
+            ],
+            "signals": ["## Cruxes", "**Confidence**"],
+            "mode": "dialectic",
+            "pcc_ceiling": 0.45,
+        },
+    ),
+)
 
 
-PLAIN_SHAPES = HYPOTHESIS_SHAPES + STABILITY_SHAPES
+PLAIN_SHAPES = HYPOTHESIS_SHAPES + STABILITY_SHAPES + CRUX_SHAPES + WHOLE_REPLY_SHAPES
 
 
 @pytest.mark.parametrize("text, expected", PLAIN_SHAPES)
 def test_process_under_plain_headings(text, expected):
     result = extract(text)
     assert {field: result[field] for field in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected, signal",
+    cases(
+        ("plain-label-lower-case", "Key cruxes:\n- Demand (empirical)\n- Risk (value)\n", ["Demand", "Risk"], True),
+        ("plain-label-capitals", "CRUXES\n1. Demand (empirical)\n", ["Demand"], True),
+        ("plain-label-phase", "PHASE 4: CRUX IDENTIFICATION\n- Demand (empirical)\n", ["Demand"], True),
+        ("plain-label-inline-one", "Cruxes identified: 1. Demand (empirical)", ["Demand"], True),
+        ("plain-label-ends-at-prose", "CRUXES:\n- Demand\nThe rest is prose.\n- Later item\n", ["Demand"], True),
+        ("plain-label-without-entries", "Cruxes: none beyond the above.\n\nThanks.", [], False),
+        ("plain-label-prose-case", "Two cruxes remain open and matter\n- Demand (empirical)\n", [], False),
+        ("plain-label-bulleted-no-label", "- Cruxes: a and b\n", [], False),
+        ("bold-label-before-plain", "**Cruxes:**\n- Demand (empirical)\n\nCRUXES:\n- Risk (value)\n", ["Demand"], True),
+        ("heading-beats-plain", "CRUXES:\n- Demand (empirical)\n\n## Cruxes\n- Risk (value)\n", ["Risk"], True),
+        ("stated-bold", "Crux identified: **Demand** (empirical) decides H1 vs H2.", ["Demand"], True),
+        ("stated-plain", "Crux identified in round 2: whether demand lasts", ["whether demand lasts"], True),
+        ("stated-none", "Crux identified during oscillation: none yet", [], False),
+        ("stated-after-numbered", "**Crux 1:** Demand\n\nCrux identified: **Risk**", ["Demand"], True),
+        ("cruxes-identified-is-no-statement", "Cruxes identified during oscillation in prose", [], False),
+        (
+            "ruled-sub-headings",
+            "## CRUX IDENTIFICATION\n### Crux 1: Demand (empirical)\n---\n### Crux 2: Risk\n",
+            ["Demand", "Risk"],
+            True,
+        ),
+        (
+            "rule-then-other-heading-still-ends",
+            "## CRUX IDENTIFICATION\n**CRUX 1: Demand** (empirical)\n---\n**Synthesis**\n- b (value)\n",
+            ["Demand"],
+            True,
+        ),
+        (
+            "type-line-joins-typed-tier",
+            "## Cruxes\n**Demand** (empirical)\n**Risk**\n- Type: value\n**Note**: prose\n",
+            ["Demand", "Risk"],
+            True,
+        ),
+    ),
+)
+def test_plain_crux_labels_and_stated_cruxes(text, expected, signal):
+    result = extract(text)
+    assert [c["name"] for c in result["cruxes"]] == expected
+    assert ("## Cruxes" in result["signals"]) is signal
