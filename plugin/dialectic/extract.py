@@ -191,12 +191,22 @@ _TYPE_LINE = re.compile(
     r"^[ \t]*(?:[-*+][ \t]+)?[*_]*(?:crux[ \t]+)?types?[*_]*[ \t]*:[*_ \t]*(?P<label>[A-Za-z][A-Za-z +/,&-]{0,60})",
     re.I,
 )
-# "**Definitional:** ..." — a canonical label before the first colon.
-_LEAD_LABEL = re.compile(r"^[*_\s]*([A-Za-z][A-Za-z +/,&-]*?)[*_\s]*:[*_]*\s*")
+# "**Definitional:** ..." — a canonical label before the first colon (bounded: a long run of blanks
+# after an unbounded lazy label cost quadratic time; every canonical compound is shorter).
+_LEAD_LABEL = re.compile(r"^[*_\s]*([A-Za-z][A-Za-z +/,&-]{0,80}?)[*_\s]*:[*_]*\s*")
 # Where a label sits: right after the list marker or a bold span, or before "**", ":" or a dash.
 _LABEL_AFTER = re.compile(r"\s*(?:\*\*|__|:|[-\u2013\u2014]\s|$)")
-_MARKUP = re.compile(r"\*\*|__|^[*_\s]+|[*_\s]+$")
+# Bold markers and a leading run of markup; a trailing run is cut by _unmark (a "[*_\s]+$" here was
+# retried at every position of a long inner run of blanks: quadratic).
+_MARKUP = re.compile(r"\*\*|__|^[*_\s]+")
+_MARKUP_RUN = re.compile(r"[*_\s]*")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[:,.])")
+
+
+def _unmark(text: str) -> str:
+    """The text without bold markers and without leading and trailing markup or blanks."""
+    trailing = _MARKUP_RUN.match(text[::-1]).end()
+    return _MARKUP.sub("", text[: len(text) - trailing])
 
 
 def _visible(text: str) -> str:
@@ -211,7 +221,7 @@ def _headings(lines: list[str]) -> _Heads:
         atx, bold = _ATX.match(line), _BOLD_LINE.match(line)
         if atx or bold:
             level, raw = (len(atx[1]), atx[2]) if atx else (7, bold[2])
-            title = _TITLE_NUMBER.sub("", _MARKUP.sub("", raw).rstrip(":").strip())
+            title = _TITLE_NUMBER.sub("", _unmark(raw).rstrip(":").strip())
             found.append((i, level, title))
     return found
 
@@ -236,7 +246,7 @@ def _h_count(text: str, lines: list[str], heads: _Heads) -> int:
 
 
 def _cells(line: str) -> list[str]:
-    return [_MARKUP.sub("", c).strip() for c in line.strip().strip("|").split("|")]
+    return [_unmark(c).strip() for c in line.strip().strip("|").split("|")]
 
 
 def _oscillation_table(lines: list[str], heads: _Heads) -> bool:
@@ -435,7 +445,7 @@ def _parse_entry(text: str) -> tuple[Crux, bool]:
         chosen = chosen or next(((m, t) for m, t, _ in groups if t and canonical & set(t)), None)
         m, types = chosen or next(((m, t) for m, t in placed if t == []), (None, []))
         name = text[: m.start()] + text[m.end() :] if m else text
-    name = _TITLE_NUMBER.sub("", _MARKUP.sub("", name))
+    name = _TITLE_NUMBER.sub("", _unmark(name))
     name = _SPACE_BEFORE_PUNCT.sub("", " ".join(name.split())).strip(" :-\u2013\u2014")
     # "Crux 1: Payment" is named "Payment"; a bare "Crux 1" keeps its number as its name
     return {"name": _CRUX_NUMBER_PREFIX.sub("", name) or name, "types": types}, bool(types or m or lead_types)

@@ -3,6 +3,7 @@ reference folder beside this checkout, never copied), the project's own sample r
 dialectic_samples/ beside this file, and one parametrized table per format variant."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -1301,3 +1302,39 @@ def test_plain_crux_labels_and_stated_cruxes(text, expected, signal):
     result = extract(text)
     assert [c["name"] for c in result["cruxes"]] == expected
     assert ("## Cruxes" in result["signals"]) is signal
+
+
+# Issue 40's patterns on long adversarial input: CPU time, not wall time, must grow in proportion
+# to the size (8x the text about 8x the time, never the 64x of a quadratic scan). Repeated bold
+# crux labels took 50 s at 8000 labels before the labels tried were bounded, and an entry with
+# 40,000 blanks inside took 10 s.
+ADVERSARIAL = cases(
+    ("stability-labels-one-line", "", "Stability: "),
+    ("stability-labels-no-verdict", "", "Stability: pending review\n"),
+    ("bold-crux-labels-without-entries", "", "**Cruxes**\nprose\n"),
+    ("plain-crux-labels-without-entries", "", "CRUXES IDENTIFIED:\nprose\n"),
+    ("inline-list-of-blanks", "CRUXES IDENTIFIED: 1. a", " "),
+    ("stated-crux-unclosed-bold", "", "Crux identified in round 2: **a "),
+    ("stated-crux-no-colon", "", "crux identified "),
+    ("plain-hypotheses", "PHASE 2: HYPOTHESIZE\n", "H1 (NEW "),
+    ("type-lines", "", "**CRUX 1: a** (Highest priority)\n- Type: empirical\n"),
+    # a long run of blanks and markup inside one entry (the lead label and markup scans were quadratic)
+    ("entry-with-inner-markup-run", "## Cruxes\n- **a", " _"),
+)
+
+
+def _extract_cpu_seconds(prefix: str, unit: str, size: int, repeat: int) -> float:
+    text = prefix + unit * (size // len(unit)) + "end"
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        extract(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+@pytest.mark.parametrize("prefix, unit", ADVERSARIAL)
+def test_a_long_adversarial_reply_costs_cpu_in_proportion_to_its_size(prefix, unit):
+    small = _extract_cpu_seconds(prefix, unit, 100_000, repeat=3)
+    large = _extract_cpu_seconds(prefix, unit, 800_000, repeat=1)
+    assert large / max(small, 1e-3) < 20, (small, large)
