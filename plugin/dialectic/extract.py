@@ -4,7 +4,9 @@
 
 - ``h_count``: distinct hypothesis numbers in ``**H1:`` / ``**H1 (`` / ``**H1**:``,
   ``## H1:`` / ``## H1 (`` (heading levels 1-4) and a plain ``Hypothesis 1:`` (not
-  "Counter-hypothesis 1:", "Null hypothesis 1:").
+  "Counter-hypothesis 1:", "Null hypothesis 1:"). A plain ``H1: ...`` / ``H5 (NEW): ...`` at
+  a line's start (after a list marker) counts too once the reply names hypotheses: one of the
+  forms above, or a heading of any kind about them ("PHASE 2: HYPOTHESIZE", "## Hypotheses").
 - ``oscillation_table``: a pipe table (header row plus ``|---|`` delimiter row) whose first
   header cell starts with "Hypothes" or is "H" and with another header cell starting with
   "Post" or about surviving or oscillation ("Survived", "Confidence after oscillation"); or a
@@ -12,7 +14,9 @@
   ``**H1**``, ``H2 (Pay)``, ``H3: Wait`` (distinct numbers), whatever its header; or a heading
   "Oscillation Results". A hypotheses table with free-text rows is not one.
 - ``stability``: "STABLE" / "UNSTABLE" / None from ``Stability: STABLE`` (bold, check-mark and
-  table-cell variants); the last one wins.
+  table-cell variants); a ``Stability:`` label with no value right after it takes the first
+  verdict later on its line ("Oscillation 3 rounds, stable at H4." -> STABLE; "unstable",
+  "not stable" -> UNSTABLE; "stabilized" -> STABLE); the last statement wins.
 - ``iteration_limit``: final stability is UNSTABLE, or "instability flag" /
   "iteration limit reached" appears.
 - ``confidences`` / ``confidence``: every labelled value in order / the last one. Labels:
@@ -34,8 +38,15 @@
   "**Crux 1:** name", "### Crux 1: ...", "1. Crux 1: ...") are the entries wherever they are
   in the section, and the name drops the "Crux N:"; with no crux section (or one with no
   entries) the "Crux N" entries anywhere are the cruxes: a "### Crux 1" sub-heading is an
-  entry, never a section title. Types: canonical ones, plurals and case folded; unknown
-  labels kept as ``other:<label>``, multi-word ones only in label position (see ``_types``).
+  entry, never a section title; a rule between entries does not end the section. Plain crux
+  labels count after the bold ones: a line in capitals ("CRUX IDENTIFICATION") or a title
+  ending in a colon ("CRUXES IDENTIFIED:", "Key cruxes:"), its list on the next lines or after
+  the colon ("CRUXES IDENTIFIED: 1. ... 2. ..."). Last come cruxes stated in the prose,
+  "Crux identified during oscillation: **name** (type)". Types: canonical ones, plurals and
+  case folded; unknown labels kept as ``other:<label>``, multi-word ones only in label position
+  and only when they name a type, i.e. end in a type word ("(business assumption)"); asides such
+  as "(Highest priority)", "(long term)", "(Critical)" are no type and leave the name (see
+  ``_types``). A ``Type: empirical`` line under an untyped entry gives its type.
 - ``signals`` (in ``SIGNALS`` order), ``mode`` ("dialectic" with >= 2 signals, else "bypass")
   and ``pcc_ceiling`` (table+STABLE 0.85 > iteration limit 0.50 > table 0.70 > 0.45).
 
@@ -44,7 +55,9 @@ Reasoning a model writes into its answer text (``<thinking>``, ``<think>``, ``<e
 dropped (each becomes a line break). Code never counts for any field: fenced blocks and inline
 code are removed first. A "heading" is an ATX heading (``#``..``######``) or a line
 that is wholly bold (``**Cruxes**``, ``**Oscillation Results:**``); heading titles are
-compared without markdown, a trailing colon or a leading number ("3. Oscillation").
+compared without markdown, a trailing colon or a leading number ("3. Oscillation"). A plain
+heading (a short line in capitals, "PHASE 2: HYPOTHESIZE") is read only for hypotheses and
+cruxes, as above: it gives no signal and bounds no section.
 """
 
 from __future__ import annotations
