@@ -3,6 +3,7 @@ reference folder beside this checkout, never copied), the project's own sample r
 dialectic_samples/ beside this file, and one parametrized table per format variant."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -328,6 +329,13 @@ def test_thinking_block_with_a_bypass_answer_is_dialectic():
         ("hypothesis-numbered", "1. Hypothesis 3: x", 1),
         ("hypothesis-heading", "### Hypothesis 2: x", 1),
         ("hypothesis-in-parens", "(Hypothesis 2: x)", 1),
+        # issue 40: plain "H1:" lines count in a reply that names hypotheses, and only there
+        ("plain-under-plain-heading", "HYPOTHESES\nH1: a\nH2: b", 2),
+        ("plain-under-bold-phase", "**Phase 2: Hypothesize**\n\nH1: a\n- H2: b\n1. H3 (late): c", 3),
+        ("plain-beside-bold", "**H1: a**\n\nH4 (NEW): d", 2),
+        ("plain-without-hypotheses", "H1: Best running shoes\nH2: Why cushioning matters", 0),
+        ("plain-mid-line", "HYPOTHESES\nWe weigh H1: a against H2: b.", 0),
+        ("plain-heading-in-prose-case", "Phase 2: hypothesize\nH1: a\nH2: b", 0),
     ),
 )
 def test_h_count(text, expected):
@@ -447,6 +455,18 @@ def test_oscillation_table(text, expected):
         ("word-value", "Stability: high", None),
         ("unlabelled", "The hypothesis space is STABLE.", None),
         ("in-code", "`Stability: STABLE`", None),
+        # issue 40: no value right after the label, a verdict later on its line
+        ("prose-stable-at", "Stability: Oscillation 3 rounds, stable at H4.", "STABLE"),
+        ("prose-stabilized", "**Stability:** after round 2 the ranking stabilized", "STABLE"),
+        ("prose-not-stable", "Stability: two rounds, not yet stable", "UNSTABLE"),
+        ("prose-unstable", "- Stability: H2 and H3 unstable after 3 rounds", "UNSTABLE"),
+        ("prose-no-verdict", "Stability: see the table below", None),
+        ("prose-next-line-not-read", "Stability: pending\nThe stable option is H2.", None),
+        ("prose-template-ignored", "- Stability: [STABLE / UNSTABLE]", None),
+        ("prose-failed-to-stabilize", "Stability: failed to stabilise", None),
+        ("prose-two-on-a-line", "Stability: not stable in round 1; Stability: stable by round 3", "STABLE"),
+        ("prose-then-value", "Stability: stable at H4\n\nStability: UNSTABLE", "UNSTABLE"),
+        ("value-then-prose", "Stability: UNSTABLE\n\nStability: round 3, stable at H4", "STABLE"),
     ),
 )
 def test_stability(text, expected):
@@ -661,6 +681,21 @@ def test_confidences_list(text, expected):
             "- X (empirical + values \u2014 both open)",
             ["empirical", "value"],
         ),
+        # issue 40: a parenthetical is a type only when it names one
+        ("aside-priority", "**CRUX 1: Demand** (Highest priority)", []),
+        ("aside-long-term", "- **Trust** (long term)", []),
+        ("aside-one-word", "- **Trust** (Critical)", []),
+        ("aside-beside-canonical", "- **Trust** (empirical, high priority)", ["empirical"]),
+        ("type-word-claim", "- **Trust** (strategic claim)", ["other:strategic claim"]),
+        ("type-word-plural", "- **Trust** (core values)", ["other:core values"]),
+        ("type-word-question", "- **Trust** (open question)", ["other:open question"]),
+        ("typed-after-aside", "- **Trust** (Critical) (value)", ["value"]),
+        ("type-line", "**Trust** (Highest priority)\n- Type: empirical", ["empirical"]),
+        ("type-line-bold", "**Trust**\n**Crux type:** Values", ["value"]),
+        ("type-line-with-note", "**Trust**\n- Type: Normative (what is owed)", ["normative"]),
+        ("type-line-unknown", "**Trust**\n- Type: business assumption", ["other:business assumption"]),
+        ("type-line-prose", "**Trust**\n- Type: see above", []),
+        ("type-line-does-not-replace", "**Trust** (value)\n- Type: empirical", ["value"]),
     ),
 )
 def test_crux_types(line, expected):
@@ -697,6 +732,9 @@ def test_crux_types(line, expected):
             "- **Is the risk acceptable?** [inference\u2014high uncertainty]",
             "Is the risk acceptable?",
         ),
+        # issue 40: an aside where a label stands is dropped from the name, as a label is
+        ("aside-removed", "**CRUX 1: Demand** (Highest priority)", "Demand"),
+        ("aside-inside-bold-removed", "- **Trust (long term)**", "Trust"),
     ),
 )
 def test_crux_names(line, expected):
@@ -1086,3 +1124,217 @@ def test_a_confidence_after_its_heading_is_checked_by_pcc():
 
     found = extract("## Hypotheses\n**H1:** a\n**H2:** b\n\n## CONFIDENCE\n\n**0.82**\n")
     assert found["confidence"] == 0.82 and pcc_valid(found, "dialectic") is False
+
+
+# --- issue 40: process written under plain headings --------------------------
+
+# Each shape of a real long "thinking-style" reply (written for the project), with the fields it
+# must give: (id, text, {field: expected}). Every field here was missed or misread before issue 40.
+CRUX_SECTION_WITH_RULES = (
+    "{heading}\n\n**CRUX 1: WINTER DEMAND** (empirical)\nWhether the queue outlasts the cold months.\n\n---\n\n"
+    "**CRUX 2: RISK APPETITE** (value)\nHow much debt the owner will carry.\n\n---\n\n"
+    "**CRUX 3: CAFE PAYMENT TERMS**\nWhether wholesale buyers pay within thirty days.\n"
+)
+CRUXES_OF_THE_RULED_SECTION = [
+    crux("WINTER DEMAND", "empirical"),
+    crux("RISK APPETITE", "value"),
+    crux("CAFE PAYMENT TERMS"),
+]
+HYPOTHESIS_SHAPES = cases(
+    (
+        "phase-heading-plain-h-lines",
+        "PHASE 1: DETECT\nA real decision.\n\nPHASE 2: HYPOTHESIZE\nH1: Hire now.\nH2: Hire in spring.\n"
+        "H3: Use a contractor.\nH4: Do not hire.\nH5: Split the role with a partner firm.\n\n"
+        "PHASE 3: OSCILLATE\nH2 loses to H3 on cost.\n",
+        {"h_count": 5},
+    ),
+    (
+        "hypothesis-word-then-new-h5",
+        "HYPOTHESIS 1: Move to a four-day week now.\nHYPOTHESIS 2: Move one team first.\n"
+        "HYPOTHESIS 3: Keep five days, shorter hours.\nHYPOTHESIS 4: Keep five days, one day without meetings.\n\n"
+        "OSCILLATION\nRound 2 shows a gap none of the four covers.\n\n"
+        "H5 (NEW): Pilot four days in one team for a quarter, then decide.\n",
+        {"h_count": 5},
+    ),
+)
+STABILITY_SHAPES = cases(
+    (
+        "stability-in-prose",
+        "Stability: Oscillation 3 rounds, stable at H4.",
+        {"stability": "STABLE", "iteration_limit": False},
+    ),
+    (
+        "stability-in-prose-not-stable",
+        "Stability: after 2 rounds H1 and H3 still trade places, not stable.",
+        {"stability": "UNSTABLE", "iteration_limit": True, "pcc_ceiling": 0.5},
+    ),
+)
+CRUX_SHAPES = cases(
+    (
+        "cruxes-identified-list",
+        "**H1: Sign the retainer**\n\nCRUXES IDENTIFIED:\n1. Whether the client renews after a year (empirical)\n"
+        "2. How much the founders value control over steady income (value)\n",
+        {
+            "cruxes": [
+                crux("Whether the client renews after a year", "empirical"),
+                crux("How much the founders value control over steady income", "value"),
+            ],
+            "signals": ["**H<n>:", "## Cruxes"],
+            "mode": "dialectic",
+        },
+    ),
+    (
+        "cruxes-identified-inline",
+        "CRUXES IDENTIFIED: 1. Whether demand lasts the winter (empirical) 2. How much debt is acceptable (value)",
+        {
+            "cruxes": [
+                crux("Whether demand lasts the winter", "empirical"),
+                crux("How much debt is acceptable", "value"),
+            ]
+        },
+    ),
+    (
+        "crux-identified-during-oscillation",
+        "Round 2 of the oscillation.\n\nCrux identified during oscillation: **whether the landlord renews the lease**\n\n"
+        "**Confidence:** 0.4\n",
+        {
+            "cruxes": [crux("whether the landlord renews the lease")],
+            "signals": ["## Cruxes", "**Confidence**"],
+            "mode": "dialectic",
+        },
+    ),
+    (
+        "crux-identification-ruled-entries",
+        CRUX_SECTION_WITH_RULES.format(heading="## CRUX IDENTIFICATION"),
+        {"cruxes": CRUXES_OF_THE_RULED_SECTION},
+    ),
+    (
+        "crux-identification-plain-heading",
+        CRUX_SECTION_WITH_RULES.format(heading="CRUX IDENTIFICATION"),
+        {"cruxes": CRUXES_OF_THE_RULED_SECTION},
+    ),
+    (
+        "crux-identification-bold-label",
+        CRUX_SECTION_WITH_RULES.format(heading="**CRUX IDENTIFICATION**"),
+        {"cruxes": CRUXES_OF_THE_RULED_SECTION},
+    ),
+    (
+        "priority-aside-is-no-type",
+        "## Cruxes\n\n**CRUX 1: WINTER DEMAND** (Highest priority)\n**CRUX 2: LEASE RENEWAL** (long term)\n",
+        {"cruxes": [crux("WINTER DEMAND"), crux("LEASE RENEWAL")]},
+    ),
+    (
+        "type-on-its-own-line",
+        "## CRUX IDENTIFICATION\n\n**CRUX 1: WINTER DEMAND** (Highest priority)\n- Type: empirical\n"
+        "- Resolves with: two months of sales\n\n**CRUX 2: RISK APPETITE**\n- Type: Value (the owner's call)\n",
+        {"cruxes": [crux("WINTER DEMAND", "empirical"), crux("RISK APPETITE", "value")]},
+    ),
+)
+WHOLE_REPLY_SHAPES = cases(
+    (
+        "whole-reply-plain-headings",
+        (SAMPLES / "plain_headings.md").read_text(encoding="utf-8"),
+        {
+            "h_count": 5,
+            "stability": "STABLE",
+            "iteration_limit": False,
+            "confidence": 0.4,
+            "cruxes": [
+                crux("Whether the client's budget survives its reorganisation", "empirical"),
+                crux("How much variety of work the founders will give up for a steady income", "value"),
+            ],
+            "signals": ["## Cruxes", "**Confidence**"],
+            "mode": "dialectic",
+            "pcc_ceiling": 0.45,
+        },
+    ),
+)
+
+
+PLAIN_SHAPES = HYPOTHESIS_SHAPES + STABILITY_SHAPES + CRUX_SHAPES + WHOLE_REPLY_SHAPES
+
+
+@pytest.mark.parametrize("text, expected", PLAIN_SHAPES)
+def test_process_under_plain_headings(text, expected):
+    result = extract(text)
+    assert {field: result[field] for field in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected, signal",
+    cases(
+        ("plain-label-lower-case", "Key cruxes:\n- Demand (empirical)\n- Risk (value)\n", ["Demand", "Risk"], True),
+        ("plain-label-capitals", "CRUXES\n1. Demand (empirical)\n", ["Demand"], True),
+        ("plain-label-phase", "PHASE 4: CRUX IDENTIFICATION\n- Demand (empirical)\n", ["Demand"], True),
+        ("plain-label-inline-one", "Cruxes identified: 1. Demand (empirical)", ["Demand"], True),
+        ("plain-label-ends-at-prose", "CRUXES:\n- Demand\nThe rest is prose.\n- Later item\n", ["Demand"], True),
+        ("plain-label-without-entries", "Cruxes: none beyond the above.\n\nThanks.", [], False),
+        ("plain-label-prose-case", "Two cruxes remain open and matter\n- Demand (empirical)\n", [], False),
+        ("plain-label-bulleted-no-label", "- Cruxes: a and b\n", [], False),
+        ("bold-label-before-plain", "**Cruxes:**\n- Demand (empirical)\n\nCRUXES:\n- Risk (value)\n", ["Demand"], True),
+        ("heading-beats-plain", "CRUXES:\n- Demand (empirical)\n\n## Cruxes\n- Risk (value)\n", ["Risk"], True),
+        ("stated-bold", "Crux identified: **Demand** (empirical) decides H1 vs H2.", ["Demand"], True),
+        ("stated-plain", "Crux identified in round 2: whether demand lasts", ["whether demand lasts"], True),
+        ("stated-none", "Crux identified during oscillation: none yet", [], False),
+        ("stated-after-numbered", "**Crux 1:** Demand\n\nCrux identified: **Risk**", ["Demand"], True),
+        ("cruxes-identified-is-no-statement", "Cruxes identified during oscillation in prose", [], False),
+        (
+            "ruled-sub-headings",
+            "## CRUX IDENTIFICATION\n### Crux 1: Demand (empirical)\n---\n### Crux 2: Risk\n",
+            ["Demand", "Risk"],
+            True,
+        ),
+        (
+            "rule-then-other-heading-still-ends",
+            "## CRUX IDENTIFICATION\n**CRUX 1: Demand** (empirical)\n---\n**Synthesis**\n- b (value)\n",
+            ["Demand"],
+            True,
+        ),
+        (
+            "type-line-joins-typed-tier",
+            "## Cruxes\n**Demand** (empirical)\n**Risk**\n- Type: value\n**Note**: prose\n",
+            ["Demand", "Risk"],
+            True,
+        ),
+    ),
+)
+def test_plain_crux_labels_and_stated_cruxes(text, expected, signal):
+    result = extract(text)
+    assert [c["name"] for c in result["cruxes"]] == expected
+    assert ("## Cruxes" in result["signals"]) is signal
+
+
+# Issue 40's patterns on long adversarial input: CPU time, not wall time, must grow in proportion
+# to the size (8x the text about 8x the time, never the 64x of a quadratic scan). Repeated bold
+# crux labels took 50 s at 8000 labels before the labels tried were bounded, and an entry with
+# 40,000 blanks inside took 10 s.
+ADVERSARIAL = cases(
+    ("stability-labels-one-line", "", "Stability: "),
+    ("stability-labels-no-verdict", "", "Stability: pending review\n"),
+    ("bold-crux-labels-without-entries", "", "**Cruxes**\nprose\n"),
+    ("plain-crux-labels-without-entries", "", "CRUXES IDENTIFIED:\nprose\n"),
+    ("inline-list-of-blanks", "CRUXES IDENTIFIED: 1. a", " "),
+    ("stated-crux-unclosed-bold", "", "Crux identified in round 2: **a "),
+    ("stated-crux-no-colon", "", "crux identified "),
+    ("plain-hypotheses", "PHASE 2: HYPOTHESIZE\n", "H1 (NEW "),
+    ("type-lines", "", "**CRUX 1: a** (Highest priority)\n- Type: empirical\n"),
+    # a long run of blanks and markup inside one entry (the lead label and markup scans were quadratic)
+    ("entry-with-inner-markup-run", "## Cruxes\n- **a", " _"),
+)
+
+
+def _extract_cpu_seconds(prefix: str, unit: str, size: int, repeat: int) -> float:
+    text = prefix + unit * (size // len(unit)) + "end"
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        extract(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+@pytest.mark.parametrize("prefix, unit", ADVERSARIAL)
+def test_a_long_adversarial_reply_costs_cpu_in_proportion_to_its_size(prefix, unit):
+    small = _extract_cpu_seconds(prefix, unit, 100_000, repeat=3)
+    large = _extract_cpu_seconds(prefix, unit, 800_000, repeat=1)
+    assert large / max(small, 1e-3) < 20, (small, large)
