@@ -81,6 +81,16 @@ def collect_directories(directories: list[Path], folders: list[str], alpha: floa
     return {"format": FORMAT, "folders": folders, "alpha": alpha, "tables": tables}
 
 
+def tell_apart(rows: list[dict], key: str, digest: str) -> None:
+    """A name given to different contents (an edited prompt or question file) adds their hash."""
+    digests: dict[str, set] = {}
+    for row in rows:
+        digests.setdefault(row[key], set()).add(row[digest])
+    for row in rows:
+        if len(digests[row[key]]) > 1:
+            row[key] = f"{row[key]}@{row[digest][:8]}"
+
+
 def name_runs(table: dict) -> None:
     """A table with `identity` fields (key, heading, kind, bare): each row's `label` is its values of
     the fields that differ between the rows (all alike: the first two), `common` says once the

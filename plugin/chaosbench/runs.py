@@ -15,7 +15,7 @@ from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
 from pytest_reasoning_evals.chaosbench.names import BANK, is_bank
 from pytest_reasoning_evals.chaosbench.regression import SMALL_SET, baseline_of, compare
 from pytest_reasoning_evals.completions import read_completions
-from pytest_reasoning_evals.runs_table import ALPHA, UNREADABLE, checked, is_number
+from pytest_reasoning_evals.runs_table import ALPHA, UNREADABLE, checked, is_number, tell_apart
 from pytest_reasoning_evals.stats import detectable_difference
 
 COLUMNS = [
@@ -106,16 +106,6 @@ def _prompt_name(prompt: dict) -> str:
     return str(prompt.get("name") or Path(prompt.get("path") or "?").parent.name)
 
 
-def _tell_apart(rows: list[dict], key: str, digest: str) -> None:
-    """A name given to different contents (an edited prompt or question file) adds their hash."""
-    digests: dict[str, set] = {}
-    for row in rows:
-        digests.setdefault(row[key], set()).add(row[digest])
-    for row in rows:
-        if len(digests[row[key]]) > 1:
-            row[key] = f"{row[key]}@{row[digest][:8]}"
-
-
 def _title(rows: list[dict]) -> str:
     """The bank's runs are ChaosBench-Logic's; a team's quiz is named by its files."""
     if is_bank({family for row in rows for family in row["families"]}):
@@ -174,8 +164,8 @@ def read_runs(directories: list[Path]) -> tuple[list[Run], list[str]]:
     for run in runs:
         if names[run.row["run"]] > 1:
             run.row["run"] = f"{Path(run.row['path']).parent.name}/{run.row['run']}"
-    _tell_apart([r.row for r in runs], "dataset", "dataset_sha256")
-    _tell_apart([r.row for r in runs], "prompt", "prompt_sha256")
+    tell_apart([r.row for r in runs], "dataset", "dataset_sha256")
+    tell_apart([r.row for r in runs], "prompt", "prompt_sha256")
     runs.sort(key=lambda r: (r.row["dataset"], str(r.row["model"]), str(r.row["mode"]), r.row["run"]))
     _mark_datasets([r.row for r in runs])
     return runs, problems

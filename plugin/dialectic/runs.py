@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_reasoning_evals.runs_table import UNREADABLE, checked
+from pytest_reasoning_evals.runs_table import UNREADABLE, checked, tell_apart
 
 COLUMNS = [
-    ("run", "run", "text"),
-    ("variant", "variant", "text"),
-    ("model", "model", "text"),
+    ("label", "run", "text"),  # what differs between the rows shown (runs_table.name_runs)
+    ("run", "directory", "text"),
     ("cases", "cases", "int"),
     ("mean_score", "mean score", "float"),
     ("hard_fails", "hard fails", "int"),
@@ -26,7 +25,14 @@ COLUMNS = [
     ("complete", "complete", "bool"),
     ("note", "note", "text"),
 ]
-
+# what tells a row from another: (key, what it is called, kind, whether a label shows the value alone)
+IDENTITY = [
+    ("model", "model", "text", True),
+    ("variant", "variant", "text", True),
+    ("dataset", "cases file", "text", False),
+    ("judges", "judges", "text", False),
+    ("max_tokens", "max tokens", "int", False),
+]
 
 CROSS_COLUMNS = [
     ("run", "run", "text"),
@@ -78,13 +84,22 @@ def _rows(directory: Path) -> list[dict]:
     meta = json.loads((directory / "run_meta.json").read_text(encoding="utf-8"))
     page = directory / "report.html"
     complete = meta.get("complete", True)
+    cases, prompts = (
+        meta.get("cases") or {},
+        {v.get("name"): v.get("prompt_sha256") for v in meta.get("variants") or []},
+    )
     return [
         {
             "run": directory.name,
             "path": str(directory),
             "report": str(page) if page.is_file() else None,
             "variant": v["variant"],
+            "variant_sha256": prompts.get(v["variant"]) or "",
             "model": v["model"],
+            "dataset": Path(cases.get("path") or "?").name,
+            "dataset_sha256": cases.get("sha256") or "",
+            "judges": ", ".join(meta.get("judges") or []) or "none",
+            "max_tokens": meta.get("max_tokens"),
             "cases": v["test_cases"],
             "mean_score": v["mean_score"],
             "hard_fails": v["hard_fails"],
@@ -108,17 +123,20 @@ def runs_table(directories: list[Path]) -> list[dict]:
         if not (directory / "variant_summary.json").is_file():
             continue
         try:  # both read before either is kept: a directory is all rows or one problem line
-            own = [checked(row, COLUMNS) for row in _rows(directory)]
+            own = [checked(row, COLUMNS + [spec[:3] for spec in IDENTITY]) for row in _rows(directory)]
             compared = [checked(row, CROSS_COLUMNS) for row in _cross_rows(directory)]
         except UNREADABLE as exc:
             problems.append(f"{directory}: not read ({type(exc).__name__}: {exc})")
             continue
         rows += own
         cross += compared
+    tell_apart(rows, "variant", "variant_sha256")  # one variant name, two prompt texts
+    tell_apart(rows, "dataset", "dataset_sha256")
     tables = []
     if rows or problems:
         table = {"id": "dialectic", "protocol": "dialectic", "title": "Dialectic runs (variant x model)"}
-        tables.append({**table, "columns": COLUMNS, "rows": rows, "comparisons": [], "problems": problems})
+        table |= {"columns": COLUMNS, "identity": IDENTITY, "rows": rows, "comparisons": [], "problems": problems}
+        tables.append(table)
     if cross:
         tables.append(
             {

@@ -80,7 +80,8 @@ def test_runs_of_three_models_and_a_dialectic_run(folder, capsys) -> None:
     for model, accuracy in (("oracle", "100.0%"), ("always-true", "50.0%")):
         assert any(f"| {model} |" in line and f"| {accuracy} |" in line for line in out.splitlines()), out
     assert "| random |" in out
-    assert "## Dialectic runs" in out and "| dialectic | smollm2-135m |" in out
+    assert "## Dialectic runs" in out and "| dialectic | smollm2-135m_dialectic-subset |" in out, out
+    assert "All runs: model smollm2-135m, cases file dialectic, judges smollm2-135m" in out
     for name in ("runs.json", "runs.csv", "runs.md", "runs.html"):
         assert (folder / name).is_file(), name
     data = json.loads((folder / "runs.json").read_text())
