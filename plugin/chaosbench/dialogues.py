@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_reasoning_evals.chaosbench import ontology
-from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords
+from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue
 from pytest_reasoning_evals.chaosbench.records import DialogueRecord, TurnRecord
@@ -52,7 +52,9 @@ def run_dialogue(
                     failed = completion.error
                 else:
                     history = request.messages + ({"role": "assistant", "content": completion.text},)
-            record = score(question, completion, prompt.sha256, words=words)
+            record = score(
+                question, completion, prompt.sha256, words=words, parse=getattr(prompt, "label", normalize_answer)
+            )
             record.update(dialogue_id=dialogue.id, turn=question.turn)
             turns.append(record)
     return dialogue_record(dialogue, turns, prompt.sha256)

@@ -16,6 +16,8 @@ FAMILIES = (
 )
 SPLITS = ("core", "robustness", "heldout_systems", "heldout_templates", "hard")
 MODES = ("zeroshot", "cot")
+PROFILES = ("harness", "upstream")  # --eval-profile (profiles.py)
+DEFAULT_PROFILE = "harness"
 BANK = "ChaosBench-Logic"
 
 

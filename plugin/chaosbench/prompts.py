@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.providers.base import Request
 
@@ -56,6 +57,7 @@ class PromptTemplate:
     )
     temperature: float = 0.0  # --eval-temperature
     dataset: str = SHIPPED_DATASET  # names the cassette folder (cassette_folder_name)
+    profile = "harness"  # not a field: --eval-profile (profiles.py)
 
     @classmethod
     def load(
@@ -103,6 +105,10 @@ class PromptTemplate:
             max_tokens=self.answer_tokens,
             temperature=self.temperature,
         )
+
+    def label(self, text: str, words: AnswerWords = ENGLISH) -> str | None:
+        """The label of a reply (the harness's normaliser, with the team's answer words)."""
+        return normalize_answer(text, words)
 
     @staticmethod
     def reprompt(request: Request, reply: str) -> Request:

@@ -23,8 +23,9 @@ from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints, ResumeErr
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
-from pytest_reasoning_evals.chaosbench.names import FAMILIES, run_title
+from pytest_reasoning_evals.chaosbench.names import DEFAULT_PROFILE, FAMILIES, run_title
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
+from pytest_reasoning_evals.chaosbench.profiles import UpstreamPrompt
 from pytest_reasoning_evals.chaosbench.prompts import (
     MAX_TOKENS,
     REPROMPT,
@@ -118,6 +119,7 @@ class Protocol(EvalProtocol):
         if shape == default:
             return None
         label = "shipped" if self.prompt_is_shipped else folder_label(self.own.prompts_dir.name, "prompt")
+        label = self.own.profile if self.own.profile != DEFAULT_PROFILE else label
         return f"{label}-{hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:8]}"
 
     @functools.cached_property
@@ -129,7 +131,13 @@ class Protocol(EvalProtocol):
             "max_tokens": prompt.answer_tokens,
             "temperature": prompt.temperature,
             "reprompt": self.own.reprompt,
+            **self.profile_config,
         }
+
+    @functools.cached_property
+    def profile_config(self) -> dict:
+        """{} for the harness profile (its configuration stays what it was), else the profile's name."""
+        return {} if self.own.profile == DEFAULT_PROFILE else {"profile": self.own.profile}
 
     @functools.cached_property
     def run_dir(self) -> Path:
@@ -176,6 +184,8 @@ class Protocol(EvalProtocol):
         try:
             s = self.settings
             dataset = self.cassette_dataset[0]
+            if self.own.profile == "upstream":
+                return UpstreamPrompt.make(self.own.max_tokens, s.temperature, dataset)
             return PromptTemplate.load(self.own.prompts_dir, self.own.mode, self.own.max_tokens, s.temperature, dataset)
         except (OSError, ValueError) as exc:
             raise UsageProblem(str(exc)) from None
@@ -605,6 +615,7 @@ class Protocol(EvalProtocol):
             "seed": s.seed,
             "reprompt": self.own.reprompt,
             **self.words_config,
+            **self.profile_config,
         }
 
     @functools.cached_property
@@ -669,6 +680,7 @@ class Protocol(EvalProtocol):
                 "shipped_default": self.prompt_is_shipped,
                 # an UNKNOWN answer asked again up to this many times, with this text
                 "reprompt": {"times": self.own.reprompt, "text": REPROMPT},
+                "profile": self.own.profile,  # --eval-profile: whose prompt, parser and reprompt
                 **self.words_config,  # the team's answer words, read beside TRUE/FALSE/YES/NO
             },
             selection={

@@ -164,6 +164,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
             "model_id": (manifest.get("model_config") or {}).get("model_id"),
             "prompt_sha256": prompt.get("sha256"),
             "prompt_path": prompt.get("path"),
+            "profile": prompt.get("profile") or "harness",  # runs before --eval-profile ran the harness's
             "dataset_version": meta.get("dataset_version") or dataset.get("version"),
             "dataset_path": dataset.get("path"),
             "dataset_name": Path(dataset.get("path") or "").name,

@@ -6,7 +6,7 @@ The record is what travels from a worker to the controller (plain JSON-able valu
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
@@ -24,8 +24,12 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _label(completion: Completion, words: AnswerWords) -> str | None:
-    return None if completion.error else normalize_answer(completion.text, words)
+# how a reply's label is read: the harness's normaliser, or a profile's (PromptTemplate.label)
+Parse = Callable[[str, AnswerWords], "str | None"]
+
+
+def _label(completion: Completion, words: AnswerWords, parse: Parse = normalize_answer) -> str | None:
+    return None if completion.error else parse(completion.text, words)
 
 
 def ask(
@@ -37,17 +41,18 @@ def ask(
     request = prompt.request(question)
     first = model.complete(request)
     retries: list[Completion] = []
-    if reprompt and not first.error and _label(first, words) is None:
+    parse = getattr(prompt, "label", normalize_answer)  # a conftest's own prompt object may have none
+    if reprompt and not first.error and _label(first, words, parse) is None:
         # a model of a user's own (a conftest's chaosbench_model) may have no conversation(): separate calls then
         conversation = getattr(model, "conversation", None)
         together = conversation(request.cassette_folder, request.item_id) if conversation else contextlib.nullcontext()
         with together:
             last = first
-            while len(retries) < reprompt and not last.error and _label(last, words) is None:
+            while len(retries) < reprompt and not last.error and _label(last, words, parse) is None:
                 request = prompt.reprompt(request, last.text)
                 last = complete_after(model, request)  # a refused key keeps the paid first reply
                 retries.append(last)
-    return score(question, first, prompt.sha256, retries, words)
+    return score(question, first, prompt.sha256, retries, words, parse)
 
 
 def score(
@@ -56,11 +61,12 @@ def score(
     prompt_sha256: str,
     reprompts: Sequence[Completion] = (),
     words: AnswerWords = ENGLISH,
+    parse: Parse = normalize_answer,
 ) -> QuestionRecord:
     """The record of `completion`, the reply to the question, and of the `reprompts` that
     followed it (ask): the label is the first reply's that has one; usage counts every call."""
     calls = [completion, *reprompts]
-    labels = [_label(c, words) for c in calls]
+    labels = [_label(c, words, parse) for c in calls]
     label_from = next((n for n, label in enumerate(labels) if label is not None), None)
     label = None if label_from is None else labels[label_from]
     # a failed reprompt is the item's error (a cassette miss says what to record)

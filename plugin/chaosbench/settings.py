@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import pytest
 
-from pytest_reasoning_evals.chaosbench.names import MODES
+from pytest_reasoning_evals.chaosbench.names import DEFAULT_PROFILE, MODES, PROFILES
 from pytest_reasoning_evals.chaosbench.normalize import AnswerWords, parse_answer_words
 from pytest_reasoning_evals.options import Option, Reader, Settings, answer_tokens, fraction
 from pytest_reasoning_evals.shipped import shipped
@@ -18,6 +18,14 @@ DEFAULT_REPROMPT = 1
 
 OPTIONS = (
     Option("mode", "ChaosBench prompt: zeroshot or cot (default zeroshot)", choices=MODES),
+    Option(
+        "profile",
+        "whose conditions ChaosBench questions are asked under: harness (default: the prompt files, the mode's "
+        "max_tokens, the harness's normaliser, reprompts in the conversation) or upstream (upstream "
+        "ChaosBench-Logic's `chaosbench eval`: its prompt, max_tokens 16, the reply cut to 200 characters, its "
+        "parser and reprompt; zero-shot only, no --eval-prompts or --eval-answer-words)",
+        choices=PROFILES,
+    ),
     Option(
         "cases",
         "ChaosBench question file or folder: the project's format or upstream v2 JSONL (default: the shipped bank)",
@@ -108,6 +116,7 @@ class ChaosbenchSettings(NamedTuple):
     resume: bool
     answer_words: AnswerWords  # a team's own words per label (ENGLISH: none)
     max_tokens: int | None  # of each answer: its own option, else --eval-max-tokens; None: the mode's default
+    profile: str = DEFAULT_PROFILE  # --eval-profile (profiles.py)
 
 
 def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
@@ -128,6 +137,10 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
         answer_words = parse_answer_words(get("answer-words") or "")
     except ValueError as exc:
         raise pytest.UsageError(f"--eval-answer-words (ini eval_answer_words): {exc}") from None
+    profile = get("profile") or DEFAULT_PROFILE
+    if profile == "upstream":
+        _check_upstream(get, reprompt)
+    max_tokens = answer_tokens(get, "chaosbench-max-tokens")
     return ChaosbenchSettings(
         mode=get("mode") or "zeroshot",
         cases=get.path("cases", shipped("chaosbench")),
@@ -144,5 +157,20 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
         max_accuracy_drop=max_drop,
         resume=bool(get("resume")),
         answer_words=answer_words,
-        max_tokens=answer_tokens(get, "chaosbench-max-tokens") or generic.max_tokens,
+        # upstream's --max-tokens is --eval-chaosbench-max-tokens alone: the generic one is other protocols' too
+        max_tokens=max_tokens if profile == "upstream" else max_tokens or generic.max_tokens,
+        profile=profile,
     )
+
+
+def _check_upstream(get: Reader, reprompt: int | None) -> None:
+    """What upstream's `chaosbench eval` cannot do is a usage error with --eval-profile=upstream."""
+    conflicts = {
+        "--eval-prompts (upstream has one prompt)": get("prompts") is not None,
+        "--eval-mode=cot (upstream asks zero-shot only)": (get("mode") or "zeroshot") != "zeroshot",
+        "--eval-answer-words (upstream's parser reads its own words only)": bool(get("answer-words")),
+        "--eval-reprompt above 1 (upstream reprompts once at most)": reprompt is not None and reprompt > 1,
+    }
+    for what, given in conflicts.items():
+        if given:
+            raise pytest.UsageError(f"--eval-profile=upstream cannot be used with {what}")

@@ -99,6 +99,8 @@ class Request:
     max_tokens: int = 512
     json_schema: dict | None = None  # ask for JSON of this shape where the provider can constrain it
     seed: int | None = None  # a sampling seed (a judge panel's repeats); None: the provider's default body
+    seeded: bool = True  # False: an OpenAI body carries no seed at all (upstream ChaosBench-Logic's bodies have none)
+    completion_cap: int | None = None  # an OpenAI reasoning model's whole max_completion_tokens; None: output_cap
 
 
 @dataclass

@@ -106,10 +106,14 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     body = {"model": spec.model_id, "messages": list(request.messages)}
     if sent_temperature(spec, request.temperature) is None:
         # o1/o3/o4-mini/gpt-5 refuse temperature and max_tokens; their reasoning counts against this cap
-        body["max_completion_tokens"] = output_cap(spec, request.max_tokens)
-    else:
+        cap = request.completion_cap
+        body["max_completion_tokens"] = output_cap(spec, request.max_tokens) if cap is None else cap
+    elif request.seeded:
         body.update(temperature=request.temperature, max_tokens=request.max_tokens)
-    body["seed"] = 0 if request.seed is None else request.seed
+    else:  # upstream ChaosBench-Logic's key order too, so its bodies are the same bytes
+        body.update(max_tokens=request.max_tokens, temperature=request.temperature)
+    if request.seeded:
+        body["seed"] = 0 if request.seed is None else request.seed
     if request.json_schema is not None:
         if spec.provider == "openai":
             body["response_format"] = {
