@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pytest_reasoning_evals.markdown import inline
 from pytest_reasoning_evals.results import replacing, write_json
-from pytest_reasoning_evals.stats import holm
+from pytest_reasoning_evals.stats import SMALL_SET, detectable_difference, holm
 
 FORMAT = "pytest-reasoning-evals/runs/1"
 ALPHA = 0.05  # the family-wise level of the pairwise comparisons (after Holm)
@@ -76,9 +76,30 @@ def collect_directories(directories: list[Path], folders: list[str], alpha: floa
             for comparison, adjusted in zip(comparisons, holm([c["p_value"] for c in comparisons])):
                 comparison["p_holm"] = adjusted
                 comparison["significant"] = adjusted < alpha
+                if "fixed" in comparison:  # a paired comparison of right and wrong answers (McNemar)
+                    discordant = comparison["fixed"] + comparison["broken"]
+                    comparison["detectable_delta"] = detectable_difference(
+                        comparison["n_paired"], discordant, alpha=alpha
+                    )
+            table["notes"] = table.get("notes", []) + small_set_note(comparisons, alpha)
             name_runs(table)
             tables.append(table)
     return {"format": FORMAT, "folders": folders, "alpha": alpha, "tables": tables}
+
+
+def small_set_note(comparisons: list[dict], alpha: float) -> list[str]:
+    """One note when comparisons pair fewer than SMALL_SET items: what change they could detect."""
+    small = [c for c in comparisons if c.get("detectable_delta") is not None and c["n_paired"] < SMALL_SET]
+    if not small:
+        return []
+    least, most = min(c["detectable_delta"] for c in small), max(c["detectable_delta"] for c in small)
+    size = f"{least * 100:.1f}" + ("" if most == least else f" to {most * 100:.1f}")
+    return [
+        f"small sets: {len(small)} of the comparisons pair fewer than {SMALL_SET} items and can only detect a paired "
+        f"change of about {size} points or more (alpha {alpha:g} uncorrected, 80% power, from their discordant "
+        "pairs; each one's detectable_delta is in runs.json); to gate a smaller drop whatever the p-value, "
+        "run with --eval-baseline and --eval-max-accuracy-drop X"
+    ]
 
 
 def tell_apart(rows: list[dict], key: str, digest: str) -> None:

@@ -78,6 +78,9 @@ def mcnemar_exact(down: int, up: int) -> float:
     return min(1.0, 2 * tail / 2**n)
 
 
+SMALL_SET = 100  # fewer paired items: a comparison says what change it could detect
+
+
 def detectable_difference(n: int, discordant: int, *, alpha: float, power: float = 0.8) -> float | None:
     """The smallest paired accuracy difference n pairs could detect with McNemar's test at `alpha`
     (two-sided) with `power`, from the observed share of discordant pairs psi = discordant / n: the

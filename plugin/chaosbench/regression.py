@@ -25,11 +25,10 @@ from pathlib import Path
 
 from pytest_reasoning_evals import gates
 from pytest_reasoning_evals.completions import read_completions
-from pytest_reasoning_evals.stats import detectable_difference, mcnemar_exact, paired_delta_interval, ratio
+from pytest_reasoning_evals.stats import SMALL_SET, detectable_difference, mcnemar_exact, paired_delta_interval, ratio
 
 BASELINE_FORMAT = "pytest-reasoning-evals/chaosbench-baseline/1"
 SHOWN = 20  # broken items named in the terminal
-SMALL_SET = 100  # fewer paired items: the summary says what change the comparison could detect
 
 
 class BaselineError(gates.BaselineError):

@@ -13,10 +13,9 @@ from typing import NamedTuple
 
 from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
 from pytest_reasoning_evals.chaosbench.names import BANK, is_bank
-from pytest_reasoning_evals.chaosbench.regression import SMALL_SET, baseline_of, compare
+from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
 from pytest_reasoning_evals.completions import read_completions
-from pytest_reasoning_evals.runs_table import ALPHA, UNREADABLE, checked, is_number, tell_apart
-from pytest_reasoning_evals.stats import detectable_difference
+from pytest_reasoning_evals.runs_table import UNREADABLE, checked, is_number, tell_apart
 
 COLUMNS = [
     ("label", "run", "text"),  # what differs between the runs shown (runs_table.name_runs)
@@ -234,26 +233,10 @@ def pairwise(runs: list[Run]) -> tuple[list[dict], list[str]]:
                 "p_value": c["p_value"],
                 # items whose calls failed in either run (a stale replay's misses): counted apart, never broken
                 "n_failed": c["n_baseline_failed"] + c["n_current_failed"],
-                "detectable_delta": detectable_difference(c["n_paired"], c["fixed"] + c["broken"], alpha=ALPHA),
                 "all_pairs": all_pairs,  # runs.html draws its delta matrix of these only
             }
         )
-    return out, notes + small_set_note(out)
-
-
-def small_set_note(comparisons: list[dict]) -> list[str]:
-    """One note when comparisons pair fewer than SMALL_SET items: what change they could detect."""
-    small = [c for c in comparisons if c["detectable_delta"] is not None and c["n_paired"] < SMALL_SET]
-    if not small:
-        return []
-    least, most = min(c["detectable_delta"] for c in small), max(c["detectable_delta"] for c in small)
-    size = f"{least * 100:.1f}" + ("" if most == least else f" to {most * 100:.1f}")
-    return [
-        f"small sets: {len(small)} of the comparisons pair fewer than {SMALL_SET} items and can only detect a paired "
-        f"change of about {size} points or more (alpha {ALPHA:g} uncorrected, 80% power, from their discordant "
-        "pairs; each one's detectable_delta is in runs.json); to gate a smaller drop whatever the p-value, "
-        "run with --eval-baseline and --eval-max-accuracy-drop X"
-    ]
+    return out, notes
 
 
 def runs_table(directories: list[Path]) -> list[dict]:

@@ -123,6 +123,10 @@ def test_small_sets_say_what_change_their_comparisons_could_detect(pytester, cap
         f"{comparison['detectable_delta'] * 100:.1f} points or more"
     ) in out
     assert "--eval-max-accuracy-drop X" in out
+    code, out = runs(capsys, folder, "--alpha", "0.01")  # the level the table tests at, in the note too
+    (strict,) = json.loads((folder / "runs.json").read_text())["tables"][0]["comparisons"]
+    assert strict["detectable_delta"] == pytest.approx((2.57583 + 0.84162) * math.sqrt(12 / 24 / 24), rel=1e-4)
+    assert f"about {strict['detectable_delta'] * 100:.1f} points or more (alpha 0.01 uncorrected" in out
 
 
 def test_shards_are_one_row_unless_their_merge_is_there(pytester, capsys) -> None:
