@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,7 +96,7 @@ def cassette(prompt: PromptTemplate, q: Question) -> dict:
 
 def write_fixture(root: Path, n: int) -> None:
     prompt = PromptTemplate.load(shipped("chaosbench", "prompts"), "zeroshot")
-    folder = root / "cassettes" / "bench" / cassette_folder_name("zeroshot")
+    folder = root / "cassettes" / "bench" / cassette_folder_name("zeroshot", "bank")  # bank.jsonl's
     folder.mkdir(parents=True)
     with (root / "bank.jsonl").open("w") as bank:
         for i in range(n):
@@ -157,55 +158,68 @@ def eval_args(root: Path) -> list[str]:
     ]
 
 
-def fastest(args: list[str], cwd: Path, repeat: int, before=lambda: None) -> tuple[float, float]:
-    """(seconds, peak RSS MiB) of the fastest of `repeat` runs, `before` called before each."""
-    runs = []
-    for _ in range(repeat):
-        before()
-        runs.append(timed(args, cwd))
-    return min(runs)
+STATES = ("bare cold", "bare warm", "cold", "warm", "restored")
+
+
+def one_round(root: Path, workers: str) -> dict[str, tuple[float, float]]:
+    """Each state once, back to back: state -> (seconds, peak RSS MiB)."""
+    common = ["-q", "--tb=no", "-p", "no:randomly", "-n", workers]
+    bare, evals = ["test_bare.py", *common, "-o", f"cache_dir={BARE_CACHE}"], [*eval_args(root), *common]
+    shutil.rmtree(root / BARE_CACHE, ignore_errors=True)
+    out = {"bare cold": timed(bare, root), "bare warm": timed(bare, root)}
+    shutil.rmtree(root / ".pytest_cache", ignore_errors=True)
+    out |= {"cold": timed(evals, root), "warm": timed(evals, root)}
+    touch_cassettes(root)
+    out["restored"] = timed(evals, root)
+    return out
+
+
+def ratios(measured: dict[str, tuple[float, float]]) -> tuple[float, float, float]:
+    """eval / bare in the same state, from one round (restored against bare warm)."""
+    seconds = {state: measured[state][0] for state in STATES}
+    return (
+        seconds["cold"] / seconds["bare cold"],
+        seconds["warm"] / seconds["bare warm"],
+        seconds["restored"] / seconds["bare warm"],
+    )
+
+
+def spread(values: list[float]) -> str:
+    """The median of the rounds, and their range when there is more than one."""
+    middle = statistics.median(values)
+    return f"{middle:.2f}" + (f" ({min(values):.2f}-{max(values):.2f})" if len(values) > 1 else "")
+
+
+def report(n: int, workers: str, rounds: list[dict]) -> str:
+    seconds = {state: statistics.median(r[state][0] for r in rounds) for state in STATES}
+    rss = {state: max(r[state][1] for r in rounds) for state in STATES}
+    cold_x, warm_x, restored_x = (spread(list(column)) for column in zip(*map(ratios, rounds)))
+    return (
+        f"{n:>7} {workers:>3} {seconds['bare cold']:>11.2f} {seconds['bare warm']:>11.2f} {seconds['cold']:>7.2f}"
+        f" {seconds['warm']:>7.2f} {seconds['restored']:>10.2f} {seconds['warm'] / n * 1000:>10.3f}"
+        f" {cold_x:>17} {warm_x:>17} {restored_x:>17}  " + " / ".join(f"{rss[state]:.0f}" for state in STATES)
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 40000])
     parser.add_argument("--workers", nargs="+", default=["0", "2"])
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     options = parser.parse_args()
-    common = ["-q", "--tb=no", "-p", "no:randomly"]
     print(
         f"{'items':>7} {'-n':>3} {'bare cold s':>11} {'bare warm s':>11} {'cold s':>7} {'warm s':>7} {'restored s':>10}"
-        f" {'warm ms/it':>10} {'cold x':>6} {'warm x':>6} {'restored x':>10}"
-        f"  {'RSS MiB bare cold / warm, eval cold / warm / restored':>52}"
+        f" {'warm ms/it':>10} {'cold x':>17} {'warm x':>17} {'restored x':>17}"
+        "  peak RSS MiB: bare cold / warm, eval cold / warm / restored"
     )
     for index, n in enumerate(options.sizes):
         with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
             root = Path(tmp)
             write_fixture(root, n)
-
-            def no_cache(folder: str, root: Path = root):
-                return lambda: shutil.rmtree(root / folder, ignore_errors=True)
-
-            bare_args = ["test_bare.py", *common, "-o", f"cache_dir={BARE_CACHE}"]
             for workers in options.workers:
-                xdist = ["-n", workers]
-                bare_cold, bare_cold_rss = fastest([*bare_args, *xdist], root, options.repeat, no_cache(BARE_CACHE))
-                bare_warm, bare_warm_rss = fastest([*bare_args, *xdist], root, options.repeat)
-                cold, cold_rss = fastest(
-                    [*eval_args(root), *common, *xdist], root, options.repeat, no_cache(".pytest_cache")
-                )
-                warm, warm_rss = fastest([*eval_args(root), *common, *xdist], root, options.repeat)
-                restored, restored_rss = fastest(
-                    [*eval_args(root), *common, *xdist], root, options.repeat, lambda root=root: touch_cassettes(root)
-                )
-                rss = f"{bare_cold_rss:.0f} / {bare_warm_rss:.0f}, {cold_rss:.0f} / {warm_rss:.0f} / {restored_rss:.0f}"
-                print(
-                    f"{n:>7} {workers:>3} {bare_cold:>11.2f} {bare_warm:>11.2f} {cold:>7.2f} {warm:>7.2f} {restored:>10.2f}"
-                    f" {warm / n * 1000:>10.3f} {cold / bare_cold:>6.2f} {warm / bare_warm:>6.2f} {restored / bare_warm:>10.2f}"
-                    f"  {rss:>52}",
-                    flush=True,
-                )
+                rounds = [one_round(root, workers) for _ in range(options.repeat)]
+                print(report(n, workers, rounds), flush=True)
             if options.profile and index == 0:
                 out = PROJECT_ROOT / "benchmarks" / f"replay_{n}.prof"
                 subprocess.run(
@@ -218,7 +232,10 @@ def main() -> None:
                         "-m",
                         "pytest",
                         *eval_args(root),
-                        *common,
+                        "-q",
+                        "--tb=no",
+                        "-p",
+                        "no:randomly",
                         "-n",
                         "0",
                     ],
