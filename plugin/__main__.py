@@ -114,7 +114,19 @@ def level(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reasoning-evals", description="evaluation harness commands")
     commands = parser.add_subparsers(dest="command", required=True)
+    for add in (_serve_command, _scan_command, _report_command, _runs_command, _cassettes_command):
+        add(commands)
+    from pytest_reasoning_evals.protocol import declared_protocols, load, warn_left_out
 
+    warn_left_out()
+    for info in declared_protocols():
+        if info.commands:
+            load(info.commands)(commands)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def _serve_command(commands) -> None:
     serve = commands.add_parser(
         "serve-local", help="run the local SmolLM2 model behind llama.cpp's OpenAI-compatible server"
     )
@@ -130,10 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.set_defaults(run=serve_local)
 
+
+def _scan_command(commands) -> None:
     scan = commands.add_parser("scan-secrets", help="fail on API-key shapes in cassettes, snapshots and results")
     scan.add_argument("paths", nargs="*", help="files or directories (default: cassettes snapshots results)")
     scan.set_defaults(run=scan_secrets)
 
+
+def _report_command(commands) -> None:
     page = commands.add_parser("report", help="(re)build report.html of a run directory from its output files")
     page.add_argument(
         "run_dir",
@@ -151,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     page.set_defaults(run=report)
 
+
+def _runs_command(commands) -> None:
     table = commands.add_parser(
         "runs",
         help="many runs side by side: a table of every run directory under the folders, with paired comparisons",
@@ -170,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     table.set_defaults(run=runs)
 
+
+def _cassettes_command(commands) -> None:
     tapes = commands.add_parser("cassettes", help="manage the cassettes").add_subparsers(dest="action", required=True)
     prune = tapes.add_parser(
         "prune",
@@ -183,15 +203,6 @@ def main(argv: list[str] | None = None) -> int:
         help="the command whose configurations are kept (every --eval-prompts folder of it), after --",
     )
     prune.set_defaults(run=cassettes_prune)
-
-    from pytest_reasoning_evals.protocol import declared_protocols, load, warn_left_out
-
-    warn_left_out()
-    for info in declared_protocols():
-        if info.commands:
-            load(info.commands)(commands)
-    args = parser.parse_args(argv)
-    return args.run(args)
 
 
 if __name__ == "__main__":

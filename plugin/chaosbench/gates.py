@@ -35,34 +35,14 @@ def check_gates(
         results.append(default_coverage_floor(summary["coverage"], floor_option))
     # failed calls are an outage or a stale recording whatever the floor: their own gate
     if summary["num_errors"]:
-        rate, kinds = summary["error_rate"], summary["errors_by_kind"]
-        results.append(
-            GateResult(
-                "failed-calls",
-                rate <= MAX_ERROR_RATE,
-                f"{summary['num_errors']} items ({rate:.1%}) ended in failed calls ({kinds['provider']} "
-                f"provider errors, {kinds['cassette_miss']} cassette misses"
-                + (f", {kinds['harness']} harness errors" if kinds["harness"] else "")
-                + f"), allowed {MAX_ERROR_RATE:.0%}",
-            )
-        )
+        results.append(failed_calls_gate(summary))
     if min_accuracy is not None:
         accuracy = summary["overall_accuracy"]
         results.append(
             at_least("min-accuracy", accuracy, min_accuracy, "overall accuracy {}", "n/a (nothing evaluated)")
         )
     if strict_items:
-        wrong = summary["total_evaluated"] - summary["num_correct"]
-        unknown = summary["num_unknown"]
-        evaluated = summary["total_evaluated"] + summary["dialogue_details"]["evaluated"]
-        results.append(
-            GateResult(
-                "strict-items",
-                evaluated > 0 and wrong == 0 and unknown == 0,
-                f"{wrong} wrong and {unknown} UNKNOWN answers, allowed 0"
-                + ("; nothing evaluated" if evaluated == 0 else ""),
-            )
-        )
+        results.append(strict_items_gate(summary))
     if max_fol_violation_rate is not None:
         results.append(
             at_most(
@@ -70,12 +50,37 @@ def check_gates(
                 summary["fol_violation_rate"],
                 max_fol_violation_rate,
                 "FOL violation rate {}",
-                "n/a (no dialogue turn carries predicates)",
+                "n/a (no dialogue turn names a ChaosBench predicate)",
             )
         )
     if regression is not None:
         results.append(regression_gate(*regression))
     return results
+
+
+def failed_calls_gate(summary: dict) -> GateResult:
+    """Failed calls are an outage or a stale recording whatever the floor: their own gate."""
+    rate, kinds = summary["error_rate"], summary["errors_by_kind"]
+    return GateResult(
+        "failed-calls",
+        rate <= MAX_ERROR_RATE,
+        f"{summary['num_errors']} items ({rate:.1%}) ended in failed calls ({kinds['provider']} "
+        f"provider errors, {kinds['cassette_miss']} cassette misses"
+        + (f", {kinds['harness']} harness errors" if kinds["harness"] else "")
+        + f"), allowed {MAX_ERROR_RATE:.0%}",
+    )
+
+
+def strict_items_gate(summary: dict) -> GateResult:
+    """Every item right: no wrong and no UNKNOWN answer, and something evaluated."""
+    wrong = summary["total_evaluated"] - summary["num_correct"]
+    unknown = summary["num_unknown"]
+    evaluated = summary["total_evaluated"] + summary["dialogue_details"]["evaluated"]
+    return GateResult(
+        "strict-items",
+        evaluated > 0 and wrong == 0 and unknown == 0,
+        f"{wrong} wrong and {unknown} UNKNOWN answers, allowed 0" + ("; nothing evaluated" if evaluated == 0 else ""),
+    )
 
 
 def set_coverage(summary: dict) -> tuple[float | None, str]:

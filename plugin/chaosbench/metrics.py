@@ -159,19 +159,13 @@ def summarize(
     not asked (budget) the summary is incomplete too."""
     records = sorted(records, key=lambda r: r["id"])
     questions = [r for r in records if r.get("kind", "question") == "question"]
-    dialogues = [r for r in records if r.get("kind") == "dialogue"]
+    dialogue = dialogue_metrics([r for r in records if r.get("kind") == "dialogue"])
     overall = _group_details(questions)
-    total = overall["total"]
-    evaluated_pairs = [(r["gold"], r["label"]) for r in questions if r["correct"] is not None]
-    counts = confusion(evaluated_pairs)
     # a run of a team's own families only lists just those (and their splits), not ten empty ones
     chaosbench = is_bank({r["family"] for r in records})
     task_details = _by(questions, "family", _names(questions, "family", FAMILIES, chaosbench))
     split_details = _by(questions, "split", _names(questions, "split", SPLITS, chaosbench))
-    biased = [r for r in questions if r.get("bias") and r["correct"] is not None]
-    bias_errors = sum(not r["correct"] for r in biased)
-    with_gold = sum(r["gold"] is not None for r in questions)
-    dialogue = dialogue_metrics(dialogues)
+    total = overall["total"]
     return {
         # --- the protocol's schema ---
         "overall_accuracy": overall["accuracy"],
@@ -187,8 +181,24 @@ def summarize(
         # --- extras ---
         "model": model,
         "mode": mode,
+        **_question_extras(questions, overall),
+        "split_details": split_details,
+        "task_details": task_details,
+        "dialogue_details": dialogue["dialogue_details"],
+        **_spend(records),
+        **_run_state(records, not_asked, stopped),
+    }
+
+
+def _question_extras(questions: list[dict], overall: dict) -> dict:
+    """The single questions' scores beyond the protocol's schema."""
+    counts = confusion([(r["gold"], r["label"]) for r in questions if r["correct"] is not None])
+    biased = [r for r in questions if r.get("bias") and r["correct"] is not None]
+    bias_errors = sum(not r["correct"] for r in biased)
+    with_gold = sum(r["gold"] is not None for r in questions)
+    return {
         "num_correct": overall["correct"],
-        "num_items_no_gold": sum(r["gold"] is None for r in questions),
+        "num_items_no_gold": len(questions) - with_gold,
         # questions whose first reply was UNKNOWN and were asked again (--eval-reprompt), and those of
         # them a reprompt's reply labelled
         "reprompted": sum(bool(r.get("reprompts")) for r in questions),
@@ -197,7 +207,7 @@ def summarize(
         # an UNKNOWN counts as wrong: correct over every question with gold (coverage x accuracy
         # when every question has gold)
         "effective_accuracy": ratio(overall["correct"], with_gold),
-        "invalid_rate": ratio(overall["unknown"], total),
+        "invalid_rate": ratio(overall["unknown"], overall["total"]),
         "balanced_accuracy": balanced_accuracy(counts),
         "mcc": mcc(counts),
         "confusion": counts,
@@ -205,12 +215,15 @@ def summarize(
         "flip_rate": flip_rate(questions),
         "bias_error_rate": ratio(bias_errors, len(biased)),
         "bias_error_rate_ci95": wilson_interval(bias_errors, len(biased)),
-        "split_details": split_details,
-        "task_details": task_details,
-        "dialogue_details": dialogue["dialogue_details"],
-        **_spend(records),
-        "num_errors": sum(r["error"] is not None for r in records),
-        "error_rate": ratio(sum(r["error"] is not None for r in records), len(records)),
+    }
+
+
+def _run_state(records: list[dict], not_asked: list[str], stopped: str | None) -> dict:
+    """Failed calls, items not asked, and whether the run is complete."""
+    failed = sum(r["error"] is not None for r in records)
+    return {
+        "num_errors": failed,
+        "error_rate": ratio(failed, len(records)),
         "errors_by_kind": errors_by_kind(records),
         "not_asked": {"count": len(not_asked), "ids": sorted(not_asked)},
         "complete": stopped is None and not not_asked,

@@ -407,7 +407,7 @@ def test_a_gate_over_zero_items_fails_with_a_reason(evals: pytest.Pytester) -> N
     )
     result.stdout.fnmatch_lines(
         [
-            "gate max-fol-violation-rate: FAILED (FOL violation rate n/a (no dialogue turn carries predicates), allowed <= 0.1)"
+            "gate max-fol-violation-rate: FAILED (FOL violation rate n/a (no dialogue turn names a ChaosBench predicate), allowed <= 0.1)"
         ]
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
