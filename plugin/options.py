@@ -403,14 +403,11 @@ def fraction(get: Reader, name: str) -> float | None:
     return value
 
 
-def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
-    options = all_options(protocols)
-    get = Reader(config, options)
-    rootdir = config.rootpath
-    max_items = get("max-items")
+def _check_numbers(get: Reader) -> None:
+    """The generic numeric options in their ranges, each a one-line usage error."""
+    max_items, max_cost = get("max-items"), get("max-cost")
     if max_items is not None and max_items < 1:
         raise pytest.UsageError(f"--eval-max-items must be at least 1, got {max_items}")
-    max_cost = get("max-cost")
     if max_cost is not None and max_cost < 0:
         raise pytest.UsageError(f"{label('max-cost')} must be a number of USD >= 0, got {max_cost:g}")
     max_retry_wait = get("max-retry-wait")
@@ -421,9 +418,15 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         raise pytest.UsageError(
             f"{label('concurrency')} must be a number of calls from 1 to {MAX_CONCURRENCY}, got {concurrency}"
         )
-    max_tokens, temperature = answer_tokens(get, "max-tokens"), get("temperature")
+    temperature = get("temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         raise pytest.UsageError(f"{label('temperature')} must be from 0 to 2, got {temperature:g}")
+    alpha = get("regression-alpha")
+    if alpha is not None and not 0.0 < alpha < 1.0:
+        raise pytest.UsageError(f"--eval-regression-alpha must be between 0 and 1, got {alpha}")
+
+
+def _checked_base_url(get: Reader) -> str | None:
     base_url = get("base-url")
     if base_url is not None:
         from pytest_reasoning_evals.providers.base import url_problem  # (lazy: only a given URL is checked)
@@ -431,9 +434,10 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         problem = url_problem(base_url)
         if problem:
             raise pytest.UsageError(f"{label('base-url')} {problem}")
-    alpha = get("regression-alpha")
-    if alpha is not None and not 0.0 < alpha < 1.0:
-        raise pytest.UsageError(f"--eval-regression-alpha must be between 0 and 1, got {alpha}")
+    return base_url
+
+
+def _checked_shard(get: Reader) -> tuple[int | None, int | None]:
     count, index = get("num-shards"), get("shard-index")
     if (count is None) != (index is None):
         raise pytest.UsageError("--eval-num-shards and --eval-shard-index go together")
@@ -441,6 +445,18 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         raise pytest.UsageError(
             f"--eval-shard-index must be in 0..{count - 1} for --eval-num-shards {count}, got {index}"
         )
+    return count, index
+
+
+def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
+    options = all_options(protocols)
+    get = Reader(config, options)
+    rootdir = config.rootpath
+    _check_numbers(get)
+    max_items, max_cost, max_retry_wait = get("max-items"), get("max-cost"), get("max-retry-wait")
+    concurrency, alpha, base_url = get("concurrency"), get("regression-alpha"), _checked_base_url(get)
+    max_tokens, temperature = answer_tokens(get, "max-tokens"), get("temperature")
+    count, index = _checked_shard(get)
     generic = Settings(
         model=alias("model", get("model")) if get("model") else DEFAULT_MODEL,  # the default is a good name
         max_items=max_items,

@@ -148,9 +148,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
     else:
         comparison = read_json(run_dir / "comparison.json", required=False)
     families = [name for name, d in summary["task_details"].items() if d["total"]]
-    prompt = manifest.get("prompt") or {}
     dataset = manifest.get("dataset_config") or {}
-    execution = manifest.get("execution") or {}
     return {
         "kind": "chaosbench",
         "template": TEMPLATE,
@@ -158,30 +156,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "table_script": TABLE_SCRIPT,
         "title": run_title(summary["model"], summary["mode"], families, Path(dataset.get("path") or "").name),
         "run_dir": str(run_dir),
-        "header": {
-            "model": summary["model"],
-            "mode": summary["mode"],
-            "model_id": (manifest.get("model_config") or {}).get("model_id"),
-            "prompt_sha256": prompt.get("sha256"),
-            "prompt_path": prompt.get("path"),
-            "profile": prompt.get("profile") or "harness",  # runs before --eval-profile ran the harness's
-            "dataset_version": meta.get("dataset_version") or dataset.get("version"),
-            "dataset_path": dataset.get("path"),
-            "dataset_name": Path(dataset.get("path") or "").name,
-            "questions": summary["total_questions"],
-            "dialogues": summary["dialogue_details"]["total_dialogues"],
-            "started": meta.get("timestamp"),
-            "ended": execution.get("end_time"),
-            "seconds": meta.get("execution_time_seconds"),
-            "workers": meta.get("num_workers"),
-            "complete": summary.get("complete", True),
-            "incomplete_reason": summary.get("incomplete_reason"),
-            "calls": meta.get("calls"),
-            "cost_usd": summary["cost_usd"],
-            "tokens": summary["tokens"],
-            "resumed": meta.get("resumed_items", 0),
-            "merged": bool(execution.get("merged")),
-        },
+        "header": _header(summary, meta, manifest),
         "gates": read_gates(run_dir),
         "summary": summary,
         "families": [(name, summary["task_details"][name]) for name in families],
@@ -190,9 +165,39 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "bias_rows": _bias_rows(records),
         "has_bias": any(r.get("bias") for r in records),  # a team's quiz without misconceptions has no bias card
         "comparison": comparison,
-        "prompt_template": prompt.get("text"),
+        "prompt_template": (manifest.get("prompt") or {}).get("text"),
         "rows": lambda: _spooled(rows),  # JSON text per row
         "items_note": items_note,  # the page and the command say when item rows are missing
+    }
+
+
+def _header(summary: dict, meta: dict, manifest: dict) -> dict:
+    """The page's header: what ran, on what, when, and what it cost."""
+    prompt, dataset = manifest.get("prompt") or {}, manifest.get("dataset_config") or {}
+    execution = manifest.get("execution") or {}
+    return {
+        "model": summary["model"],
+        "mode": summary["mode"],
+        "model_id": (manifest.get("model_config") or {}).get("model_id"),
+        "prompt_sha256": prompt.get("sha256"),
+        "prompt_path": prompt.get("path"),
+        "profile": prompt.get("profile") or "harness",  # runs before --eval-profile ran the harness's
+        "dataset_version": meta.get("dataset_version") or dataset.get("version"),
+        "dataset_path": dataset.get("path"),
+        "dataset_name": Path(dataset.get("path") or "").name,
+        "questions": summary["total_questions"],
+        "dialogues": summary["dialogue_details"]["total_dialogues"],
+        "started": meta.get("timestamp"),
+        "ended": execution.get("end_time"),
+        "seconds": meta.get("execution_time_seconds"),
+        "workers": meta.get("num_workers"),
+        "complete": summary.get("complete", True),
+        "incomplete_reason": summary.get("incomplete_reason"),
+        "calls": meta.get("calls"),
+        "cost_usd": summary["cost_usd"],
+        "tokens": summary["tokens"],
+        "resumed": meta.get("resumed_items", 0),
+        "merged": bool(execution.get("merged")),
     }
 
 

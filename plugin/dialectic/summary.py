@@ -26,6 +26,36 @@ def _key(response: PublicResponse | PerResponseRecord) -> tuple[str, str, str]:
     return response["query_id"], response["variant"], response["model"]
 
 
+# what a response's entry copies from the response as sent, and from its judge item's judgement
+RESPONSE_FIELDS = (
+    "category",
+    "expected_mode",
+    "mode",
+    "signals",
+    "stability",
+    "pcc_ceiling",
+    "confidences",
+    "cruxes",
+    "latency_ms",
+    "error",
+    "query",
+    "text",
+    "thinking",
+)
+JUDGE_FIELDS = (
+    "n_judges",
+    "n_valid",
+    "spread",
+    "agreement",
+    "needs_human_review",
+    "errors",
+    "judgements",
+    "self_judged",
+    "not_judged",
+    "cost_usd",
+)
+
+
 def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> list[PerResponseRecord]:
     """One entry per (query, variant, model), merged from its check items (SPEC 6.8 fields first);
     `sent` holds each response as it was sent once, by (query, variant, model)."""
@@ -34,60 +64,31 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
         if "response_key" not in record:
             continue
         r = sent[tuple(record["response_key"])]
-        entry = merged.setdefault(
-            _key(r),
-            {
-                "query_id": r["query_id"],
-                "variant": r["variant"],
-                "model": r["model"],
-                "hard_fail": r["hard_fail"],
-                "score": None,
-                "metrics": r["metrics"],
-                "judge_scores": None,
-                "tokens": r["tokens"],
-                "cost": r["cost_usd"],
-                "judge": None,
-                "checks": {},
-                **{
-                    k: r[k]
-                    for k in (
-                        "category",
-                        "expected_mode",
-                        "mode",
-                        "signals",
-                        "stability",
-                        "pcc_ceiling",
-                        "confidences",
-                        "cruxes",
-                        "latency_ms",
-                        "error",
-                        "query",
-                        "text",
-                        "thinking",
-                    )
-                },
-            },
-        )
+        entry = merged.setdefault(_key(r), _entry(r))
         entry["checks"][record["check"]] = record["passed"]
         if record["check"] == "judge":
             entry["score"] = record["score"]
             entry["judge_scores"] = record["judge"]["medians"]
-            entry["judge"] = {
-                k: record["judge"][k]
-                for k in (
-                    "n_judges",
-                    "n_valid",
-                    "spread",
-                    "agreement",
-                    "needs_human_review",
-                    "errors",
-                    "judgements",
-                    "self_judged",
-                    "not_judged",
-                    "cost_usd",
-                )
-            }
+            entry["judge"] = {k: record["judge"][k] for k in JUDGE_FIELDS}
     return [merged[k] for k in sorted(merged)]
+
+
+def _entry(r: PublicResponse) -> PerResponseRecord:
+    """A response's entry before its check items fill in their verdicts."""
+    return {
+        "query_id": r["query_id"],
+        "variant": r["variant"],
+        "model": r["model"],
+        "hard_fail": r["hard_fail"],
+        "score": None,
+        "metrics": r["metrics"],
+        "judge_scores": None,
+        "tokens": r["tokens"],
+        "cost": r["cost_usd"],
+        "judge": None,
+        "checks": {},
+        **{k: r[k] for k in RESPONSE_FIELDS},
+    }
 
 
 def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> list[dict]:
