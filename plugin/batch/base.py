@@ -1,0 +1,332 @@
+"""What every batch client takes and returns, and the rules they share (docs/batch.md).
+
+A batch entry is one ordinary provider request body (built by providers.wire, the same bytes a
+live call would send) with its custom_id; a handle is one batch the provider accepted; a result
+is the provider's ordinary reply body for one custom_id, or the kind of error that took its place.
+The key goes only into request headers, as a Secret: it is in no handle, status, result, message
+or file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, ClassVar
+from urllib.parse import quote
+
+import requests
+
+from pytest_reasoning_evals.providers.base import Request, Secret, mask_url, url_problem
+from pytest_reasoning_evals.providers.http import excerpt
+from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
+from pytest_reasoning_evals.registry import ModelSpec
+from pytest_reasoning_evals.secrets import redact_traceback
+
+if TYPE_CHECKING:
+    from pytest_reasoning_evals.batch.ledger import BatchLedger
+
+# What took the place of a reply (BatchResult.error)
+FAILED = "failed"
+EXPIRED = "expired"
+CANCELED = "canceled"
+
+# Where a batch is (BatchStatus.state), the same words for every provider
+IN_PROGRESS = "in_progress"
+CANCELING = "canceling"
+ENDED = "ended"
+
+ID_LENGTH = 64  # Anthropic's custom_id is 1-64 of [A-Za-z0-9_-]; OpenAI takes any string
+ID_HASH = 12  # hex digits of the hash: 48 bits, no collision among millions of requests
+_NOT_ID = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+class BatchError(Exception):
+    """A batch call failed or a provider's answer could not be read; the message shows no key."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status  # the HTTP status when the provider answered one
+
+
+def compact(value: object) -> str:
+    """JSON as it is sent and hashed: sorted nowhere (the body's own order), no spaces, UTF-8."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def custom_id(cassette_folder: str, item_id: str, body: dict) -> str:
+    """A stable id of one request: `<folder>--<item id>` made of [A-Za-z0-9_-] and cut to fit,
+    then `_` and 12 hex digits of sha256 over folder, item id and the body with sorted keys (so
+    two items whose names read alike once cut never share an id, and a changed body is a new one)."""
+    canonical = json.dumps([cassette_folder, item_id, body], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:ID_HASH]
+    readable = _NOT_ID.sub("-", f"{cassette_folder}--{item_id}").strip("-") or "request"
+    return f"{readable[: ID_LENGTH - ID_HASH - 1]}_{digest}"
+
+
+@dataclass(frozen=True)
+class BatchEntry:
+    """One request of a batch: the provider's ordinary body and the ids it came from."""
+
+    custom_id: str
+    body: dict
+    cassette_folder: str = ""
+    item_id: str = ""
+
+    def __repr__(self) -> str:  # a body can be long: the id says which request it is
+        return f"BatchEntry({self.custom_id!r})"
+
+
+def entry_for(spec: ModelSpec, request: Request) -> BatchEntry:
+    """The batch entry of `request` to the model `spec`: the body its live call would send."""
+    build = WIRE_FORMATS[spec.provider][0]
+    # the builders need a base URL only for the call's URL, which a batch line does not carry
+    call = build(spec if spec.base_url else replace(spec, base_url="https://batch.invalid"), request, None)
+    return BatchEntry(
+        custom_id(request.cassette_folder, request.item_id, call.body),
+        call.body,
+        request.cassette_folder,
+        request.item_id,
+    )
+
+
+@dataclass(frozen=True)
+class BatchHandle:
+    """One batch a provider accepted: what the ledger keeps to find it again."""
+
+    provider: str
+    batch_id: str
+    custom_ids: tuple[str, ...]
+    created: str  # ISO 8601 UTC, our clock
+    input_file_id: str | None = None  # OpenAI: the JSONL file the batch reads
+
+    def __repr__(self) -> str:
+        return f"BatchHandle({self.provider} {self.batch_id}, {len(self.custom_ids)} requests, created {self.created})"
+
+    def to_json(self) -> dict:
+        return {
+            "provider": self.provider,
+            "batch_id": self.batch_id,
+            "custom_ids": list(self.custom_ids),
+            "created": self.created,
+            "input_file_id": self.input_file_id,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> BatchHandle:
+        ids = data["custom_ids"]
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise TypeError("custom_ids is not a list of strings")
+        fields = (data["provider"], data["batch_id"], data["created"], data.get("input_file_id") or "")
+        if not all(isinstance(f, str) for f in fields):
+            raise TypeError("provider, batch_id, created and input_file_id are strings")
+        return cls(data["provider"], data["batch_id"], tuple(ids), data["created"], data.get("input_file_id"))
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    state: str  # IN_PROGRESS, CANCELING or ENDED
+    provider_state: str  # the provider's own word (OpenAI: validating, finalizing, expired, ...)
+    total: int
+    done: int  # requests that ended, in any way
+    failed: int  # requests that ended without a reply (errored, expired, canceled)
+
+    @property
+    def ended(self) -> bool:
+        return self.state == ENDED
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """One request's outcome: `body` the provider's ordinary chat/messages reply, or `error` one
+    of FAILED, EXPIRED, CANCELED with the provider's message."""
+
+    custom_id: str
+    body: dict | None = None
+    error: str | None = None
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def split(
+    entries: Iterable[BatchEntry], max_requests: int, max_bytes: int, size: Callable[[BatchEntry], int]
+) -> list[list[BatchEntry]]:
+    """`entries` in order, cut into batches of at most `max_requests` entries and `max_bytes` bytes
+    (each entry's `size`); one entry larger than a batch can hold raises BatchError."""
+    chunks: list[list[BatchEntry]] = []
+    current: list[BatchEntry] = []
+    used = 0
+    for entry in entries:
+        n = size(entry)
+        if n > max_bytes:
+            raise BatchError(f"request {entry.custom_id} is {n} bytes: more than one batch may hold ({max_bytes})")
+        if current and (len(current) >= max_requests or used + n > max_bytes):
+            chunks.append(current)
+            current, used = [], 0
+        current.append(entry)
+        used += n
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def unique(entries: Iterable[BatchEntry]) -> list[BatchEntry]:
+    """The entries with each custom_id once (the first): one request is never sent twice."""
+    seen: dict[str, BatchEntry] = {}
+    for entry in entries:
+        seen.setdefault(entry.custom_id, entry)
+    return list(seen.values())
+
+
+class BatchClient(ABC):
+    """A provider's batch API over a requests.Session the caller owns. The limits are class
+    attributes (a test lowers them to see a split); with a ledger, every batch is recorded the
+    moment the provider accepts it, and a request a recorded batch carries is never sent again."""
+
+    provider: ClassVar[str]
+    MAX_REQUESTS: ClassVar[int]
+    MAX_BYTES: ClassVar[int]
+    OVERHEAD: ClassVar[int] = 0  # bytes of a batch besides its entries (a JSON envelope)
+
+    def __init__(
+        self,
+        session: requests.Session,
+        base_url: str,
+        key: str | None,
+        ledger: BatchLedger | None = None,
+        timeout: float = 120.0,
+    ):
+        if problem := url_problem(base_url):
+            raise BatchError(f"base URL {problem}")
+        self.session = session
+        self.base_url = base_url.rstrip("/")
+        self._key = Secret(key) if key else None
+        self.ledger = ledger
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({mask_url(self.base_url)!r})"
+
+    # -- what every provider does alike --
+
+    def submit(self, entries: Iterable[BatchEntry]) -> list[BatchHandle]:
+        """Send `entries` in as few batches as the limits allow; the handles of the ledger's
+        batches already carrying some of them come first, and those are not sent again."""
+        entries = list(entries)
+        known = {cid: h for h in self._pending() for cid in h.custom_ids}
+        handles = list(
+            {known[e.custom_id].batch_id: known[e.custom_id] for e in entries if e.custom_id in known}.values()
+        )
+        fresh = [e for e in unique(entries) if e.custom_id not in known]
+        for chunk in self.chunks(fresh):
+            handle = self._create(chunk)
+            if self.ledger is not None:  # before anything else can fail: a rerun must find it
+                self.ledger.record(handle)
+            handles.append(handle)
+        return handles
+
+    def chunks(self, entries: list[BatchEntry]) -> list[list[BatchEntry]]:
+        return split(entries, self.MAX_REQUESTS, self.MAX_BYTES - self.OVERHEAD, self.size)
+
+    def _pending(self) -> list[BatchHandle]:
+        if self.ledger is None:
+            return []
+        return [h for h in self.ledger.pending() if h.provider == self.provider]
+
+    def url(self, *parts: str) -> str:
+        """The base URL and `parts`, each quoted: an id read from a file cannot change the path."""
+        return "/".join([self.base_url, *(quote(p, safe="") for p in parts)])
+
+    def call(self, method: str, url: str, headers_extra: dict | None = None, **kwargs) -> requests.Response:
+        """One request with the key's headers; a failure or non-2xx raises BatchError naming
+        the method, the URL (credentials masked) and the provider's message (keys masked)."""
+        where = f"{method} {mask_url(url)}"
+        try:
+            headers = {**self.headers(), **(headers_extra or {})}
+            response = self.session.request(method, url, headers=headers, timeout=self.timeout, **kwargs)
+        except requests.RequestException as exc:
+            redact_traceback(exc, self._keys())
+            raise BatchError(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}") from None
+        if not 200 <= response.status_code < 300:
+            text = excerpt(response.text, self._keys())
+            raise BatchError(f"{where}: HTTP {response.status_code}: {text}", response.status_code)
+        return response
+
+    def call_json(self, method: str, url: str, **kwargs) -> dict:
+        response = self.call(method, url, **kwargs)
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise BatchError(f"{method} {mask_url(url)}: the reply is not a JSON object: {self.clean(response.text)}")
+        return data
+
+    def clean(self, text: object) -> str:
+        """A provider's text for a message: the key and anything key-shaped masked."""
+        return excerpt(str(text), self._keys())
+
+    def _keys(self) -> list[str]:
+        return [self._key] if self._key else []
+
+    def results_of(
+        self, handle: BatchHandle, found: dict[str, BatchResult], kind: str, message: str = ""
+    ) -> dict[str, BatchResult]:
+        """Every custom_id of `handle`: its line's result, else `kind` (the batch ended without it)."""
+        return {cid: found.get(cid) or BatchResult(cid, None, kind, message) for cid in handle.custom_ids}
+
+    # -- what each provider does its own way --
+
+    @abstractmethod
+    def headers(self) -> dict: ...
+
+    @abstractmethod
+    def size(self, entry: BatchEntry) -> int:
+        """The bytes `entry` adds to a batch, as sent."""
+
+    @abstractmethod
+    def _create(self, chunk: list[BatchEntry]) -> BatchHandle: ...
+
+    @abstractmethod
+    def poll(self, handle: BatchHandle) -> BatchStatus: ...
+
+    @abstractmethod
+    def results(self, handle: BatchHandle) -> dict[str, BatchResult]:
+        """Every custom_id of an ended batch with its result; BatchError while it has not ended."""
+
+    @abstractmethod
+    def cancel(self, handle: BatchHandle) -> BatchStatus: ...
+
+
+def jsonl(text: str, where: str) -> list[dict]:
+    """The objects of a JSONL text; a line that is not one raises BatchError."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+            raise BatchError(f"{where}: line {number} is not a JSON object with a custom_id")
+        rows.append(row)
+    return rows
+
+
+def count(data: dict, name: str) -> int:
+    value = data.get(name) or 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BatchError(f"request count {name} is not a whole number >= 0: {str(value)[:20]}")
+    return value
