@@ -6,7 +6,9 @@
         server.requests  # what the server received, in order
 
 Routes (POST): /v1/chat/completions (OpenAI), /v1/messages (Anthropic),
-/v1beta/models/<model>:generateContent (Gemini). Anything else is a 404 (recorded, but it
+/v1beta/models/<model>:generateContent (Gemini); `live_calls` counts them. The batch endpoints
+of OpenAI and Anthropic are `batch` (fakebatch.FakeBatches: its own states, outcomes and
+counters; a scripted `status` fault applies to them too). Anything else is a 404 (recorded, but it
 does not consume a scripted fault).
 
 Each scripted fault applies to one request, in order; once the script is used up, `fault_for`
@@ -36,6 +38,8 @@ from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from fakebatch import FakeBatches
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -160,6 +164,8 @@ class FakeProvider:
         self.in_flight = 0
         self.max_in_flight = 0  # the most routed requests answered at once, 429s included
         self.rate_limited = 0  # 429s sent for being over capacity
+        self.live_calls = 0  # routed chat / messages / generateContent requests answered or faulted
+        self.batch = FakeBatches(self)  # the batch endpoints, their states and counters
         self._lock = threading.Lock()
         self._requests: list[dict] = []
         self._faults: deque[Fault] = deque()
@@ -248,12 +254,14 @@ class FakeProvider:
     def _serve(self, handler: _Handler) -> None:
         split = urlsplit(handler.path)
         length = int(handler.headers.get("Content-Length") or 0)
-        raw = handler.rfile.read(length).decode("utf-8", "replace") if length else ""
+        data = handler.rfile.read(length) if length else b""
+        raw = data.decode("utf-8", "replace")
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw
         route = self._route(handler.command, split.path)
+        batch = None if route else self.batch.route(handler.command, split.path)
         with self._lock:
             parked = self.hold_after is not None and len(self._requests) >= self.hold_after
             if parked:
@@ -271,7 +279,11 @@ class FakeProvider:
                     "body": body,
                 }
             )
-            fault = self._faults.popleft() if route and self._faults else None
+            fault = self._faults.popleft() if (route or batch) and self._faults else None
+            self.live_calls += route is not None
+        if batch is not None:
+            self._serve_batch(handler, batch, data, fault)
+            return
         if fault is None and route and self.fault_for is not None:
             fault = self.fault_for(body)
         if route is None:
@@ -294,6 +306,15 @@ class FakeProvider:
             self._send(handler, 429, json.dumps({"error": "rate limited"}), {"Retry-After": "0"})
         else:
             self._answer(handler, route, body, fault)
+
+    def _serve_batch(self, handler: _Handler, route, data: bytes, fault: Fault | None) -> None:
+        if fault is not None and fault.kind == "status":
+            self._send(
+                handler, fault.code, fault.body or "", {"Retry-After": fault.retry_after} if fault.retry_after else {}
+            )
+            return
+        code, text, ctype = self.batch.serve(route, data, {k.lower(): v for k, v in handler.headers.items()})
+        self._send(handler, code, text, ctype=ctype)
 
     def _answer(self, handler: _Handler, route: tuple[str, str | None], body, fault: Fault | None) -> None:
         fmt, model = route

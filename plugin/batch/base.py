@@ -259,8 +259,9 @@ class BatchClient(ABC):
             redact_traceback(exc, self._keys())
             raise BatchError(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}") from None
         if not 200 <= response.status_code < 300:
-            text = excerpt(response.text, self._keys())
-            raise BatchError(f"{where}: HTTP {response.status_code}: {text}", response.status_code)
+            code, text = response.status_code, excerpt(response.text, self._keys())
+            del response  # the exception's traceback keeps this frame: a live response keeps its socket open
+            raise BatchError(f"{where}: HTTP {code}: {text}", code)
         return response
 
     def call_json(self, method: str, url: str, **kwargs) -> dict:
@@ -270,7 +271,9 @@ class BatchClient(ABC):
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            raise BatchError(f"{method} {mask_url(url)}: the reply is not a JSON object: {self.clean(response.text)}")
+            text = self.clean(response.text)
+            del response  # as in call: the traceback must not keep the socket open
+            raise BatchError(f"{method} {mask_url(url)}: the reply is not a JSON object: {text}")
         return data
 
     def clean(self, text: object) -> str:

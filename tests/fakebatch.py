@@ -1,0 +1,262 @@
+"""The fake provider's batch endpoints (FakeProvider.batch): OpenAI's files and batches, Anthropic's
+message batches, over the same server and answering each request with the same responder as a
+live call (stdlib only).
+
+    server.batch.polls = 2                       # each batch answers in progress to 2 polls, then ends
+    server.batch.outcome = lambda cid, body: "expired" if cid.endswith("3") else None
+    server.batch.created, server.batch.uploaded  # batches created, files uploaded
+    server.live_calls                            # live chat calls, beside
+
+Routes: POST /v1/files (multipart, purpose=batch), GET /v1/files/{id}/content, POST /v1/batches,
+GET /v1/batches/{id}, POST /v1/batches/{id}/cancel; POST /v1/messages/batches, GET
+/v1/messages/batches/{id}, GET .../results, POST .../cancel. A batch is answered when it ends (its
+last poll), so a request cancelled before then is never answered. An OpenAI file whose lines name
+two models or repeat a custom_id makes a failed batch, as OpenAI's validation does; an Anthropic
+custom_id outside [A-Za-z0-9_-]{1,64} or repeated is a 400.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+
+ANTHROPIC_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+FAILURE = {"type": "invalid_request_error", "message": "fake batch failure"}
+EXPIRY = "This request could not be executed before the completion window expired."
+
+
+@dataclass
+class _Batch:
+    fmt: str  # "openai" | "anthropic"
+    id: str
+    requests: list[tuple[str, dict]]  # (custom_id, body)
+    left: int  # polls still answered in progress
+    state: str = "running"  # running | canceling | ended | canceled | failed
+    input_file_id: str | None = None
+    errors: list[str] = field(default_factory=list)
+    outcomes: dict[str, tuple[str, dict | None]] = field(default_factory=dict)  # cid -> (kind, reply)
+    files: dict[str, str] = field(default_factory=dict)  # "output"/"error" -> file id
+
+
+class FakeBatches:
+    def __init__(self, provider) -> None:
+        self.provider = provider  # its responder / reply_text and reply shapes answer each request
+        self.polls = 0  # GETs of a batch answered in progress before it ends
+        self.outcome = None  # callable(custom_id, body) -> "failed" | "expired" | None (answered)
+        self.created = 0  # batches created (both providers)
+        self.uploaded = 0  # files uploaded
+        self.cancels = 0
+        self._files: dict[str, str] = {}
+        self._batches: dict[str, _Batch] = {}
+        self._lock = threading.Lock()
+        self._routes = [
+            ("POST", re.compile(r"/v1/files"), self._upload),
+            ("GET", re.compile(r"/v1/files/([^/]+)/content"), self._content),
+            ("POST", re.compile(r"/v1/batches"), self._create_openai),
+            ("GET", re.compile(r"/v1/batches/([^/]+)"), self._get),
+            ("POST", re.compile(r"/v1/batches/([^/]+)/cancel"), self._cancel),
+            ("POST", re.compile(r"/v1/messages/batches"), self._create_anthropic),
+            ("GET", re.compile(r"/v1/messages/batches/([^/]+)"), self._get),
+            ("GET", re.compile(r"/v1/messages/batches/([^/]+)/results"), self._results),
+            ("POST", re.compile(r"/v1/messages/batches/([^/]+)/cancel"), self._cancel),
+        ]
+
+    def route(self, method: str, path: str):
+        """The handler and its path arguments for a batch route, or None."""
+        for verb, pattern, handler in self._routes:
+            match = pattern.fullmatch(path)
+            if verb == method and match:
+                return handler, match.groups()
+        return None
+
+    def serve(self, route, raw: bytes, headers: dict) -> tuple[int, str, str]:
+        """The status, body and content type of a batch route's answer."""
+        handler, args = route
+        with self._lock:
+            code, text = handler(*args, raw=raw, headers=headers)
+        lines = code == 200 and handler in (self._content, self._results)
+        return code, text, "application/jsonl" if lines else "application/json"
+
+    # -- OpenAI --
+
+    def _upload(self, raw: bytes, headers: dict) -> tuple[int, str]:
+        message = BytesParser(policy=HTTP).parsebytes(
+            b"Content-Type: " + headers["content-type"].encode() + b"\r\n\r\n" + raw
+        )
+        parts = {p.get_param("name", header="content-disposition"): p for p in message.iter_parts()}
+        if "file" not in parts or parts.get("purpose") is None or parts["purpose"].get_content().strip() != "batch":
+            return 400, _error("a file and purpose=batch are required")
+        file_id = f"file-{uuid.uuid4().hex[:16]}"
+        data = parts["file"].get_payload(decode=True)
+        self._files[file_id] = data.decode("utf-8")
+        self.uploaded += 1
+        return 200, json.dumps({"id": file_id, "object": "file", "bytes": len(data), "purpose": "batch"})
+
+    def _content(self, file_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        if file_id not in self._files:
+            return 404, _error(f"no file {file_id}")
+        return 200, self._files[file_id]
+
+    def _create_openai(self, raw: bytes, headers: dict) -> tuple[int, str]:
+        body = json.loads(raw or b"null")
+        if not isinstance(body, dict) or body.get("input_file_id") not in self._files:
+            return 400, _error("input_file_id names no uploaded file")
+        if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
+            return 400, _error("endpoint must be /v1/chat/completions and completion_window 24h")
+        lines = [json.loads(line) for line in self._files[body["input_file_id"]].splitlines() if line.strip()]
+        batch = _Batch(
+            "openai", f"batch_{uuid.uuid4().hex[:16]}", [(r["custom_id"], r["body"]) for r in lines], self.polls
+        )
+        batch.input_file_id = body["input_file_id"]
+        batch.errors = _openai_problems(lines)
+        if batch.errors:
+            batch.state = "failed"
+        self._batches[batch.id] = batch
+        self.created += 1
+        return 200, json.dumps(self._openai_view(batch))
+
+    def _openai_view(self, batch: _Batch) -> dict:
+        kinds = [kind for kind, _ in batch.outcomes.values()]
+        status = {"running": "in_progress", "canceling": "cancelling", "canceled": "cancelled", "failed": "failed"}
+        ended = "expired" if "expired" in kinds else "completed"
+        return {
+            "id": batch.id,
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "input_file_id": batch.input_file_id,
+            "completion_window": "24h",
+            "status": status.get(batch.state, ended),
+            "output_file_id": batch.files.get("output"),
+            "error_file_id": batch.files.get("error"),
+            "errors": {"object": "list", "data": [{"message": e} for e in batch.errors]} if batch.errors else None,
+            "request_counts": {
+                "total": len(batch.requests),
+                "completed": kinds.count("succeeded"),
+                "failed": len(kinds) - kinds.count("succeeded"),
+            },
+        }
+
+    def _openai_files(self, batch: _Batch) -> None:
+        """The ended batch's output and error files, as OpenAI writes them."""
+        output, errors = [], []
+        for cid, (kind, reply) in batch.outcomes.items():
+            row = {"id": f"batch_req_{uuid.uuid4().hex[:12]}", "custom_id": cid, "response": None, "error": None}
+            if kind == "succeeded":
+                row["response"] = {"status_code": 200, "request_id": uuid.uuid4().hex, "body": reply}
+            elif kind == "failed":
+                row["response"] = {"status_code": 400, "request_id": uuid.uuid4().hex, "body": {"error": FAILURE}}
+            elif kind == "expired":
+                row["error"] = {"code": "batch_expired", "message": EXPIRY}
+            (output if kind == "succeeded" else errors).append(json.dumps(row) + "\n")
+        for name, rows in (("output", output), ("error", errors)):
+            if rows:
+                file_id = f"file-{uuid.uuid4().hex[:16]}"
+                self._files[file_id] = "".join(rows)
+                batch.files[name] = file_id
+
+    # -- Anthropic --
+
+    def _create_anthropic(self, raw: bytes, headers: dict) -> tuple[int, str]:
+        body = json.loads(raw or b"null")
+        items = body.get("requests") if isinstance(body, dict) else None
+        if not isinstance(items, list) or not items:
+            return 400, _error("requests: a non-empty list is required")
+        ids = [item.get("custom_id") for item in items]
+        if not all(isinstance(i, str) and ANTHROPIC_ID.fullmatch(i) for i in ids) or len(set(ids)) != len(ids):
+            return 400, _error("custom_id must be unique and match ^[a-zA-Z0-9_-]{1,64}$")
+        batch = _Batch(
+            "anthropic", f"msgbatch_{uuid.uuid4().hex[:16]}", [(i["custom_id"], i["params"]) for i in items], self.polls
+        )
+        self._batches[batch.id] = batch
+        self.created += 1
+        return 200, json.dumps(self._anthropic_view(batch))
+
+    def _anthropic_view(self, batch: _Batch) -> dict:
+        kinds = [kind for kind, _ in batch.outcomes.values()]
+        ended = batch.state in ("ended", "canceled")
+        counts = {k: kinds.count(k) for k in ("succeeded", "canceled", "expired")}
+        counts["errored"] = kinds.count("failed")
+        counts["processing"] = len(batch.requests) - len(kinds)
+        return {
+            "id": batch.id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "canceling" if batch.state == "canceling" else "in_progress",
+            "request_counts": counts,
+            "results_url": f"{self.provider.url}/v1/messages/batches/{batch.id}/results" if ended else None,
+        }
+
+    def _results(self, batch_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        batch = self._batches.get(batch_id)
+        if batch is None or batch.fmt != "anthropic" or batch.state not in ("ended", "canceled"):
+            return 404, _error(f"no ended batch {batch_id}")
+        rows = []
+        for cid, (kind, reply) in batch.outcomes.items():
+            result = {"type": "errored" if kind == "failed" else kind}
+            if kind == "succeeded":
+                result["message"] = reply
+            elif kind == "failed":
+                result["error"] = {"type": "error", "error": FAILURE}
+            rows.append(json.dumps({"custom_id": cid, "result": result}) + "\n")
+        return 200, "".join(rows)
+
+    # -- both --
+
+    def _get(self, batch_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        batch = self._batches.get(batch_id)
+        if batch is None:
+            return 404, _error(f"no batch {batch_id}")
+        if batch.state == "running" and batch.left > 0:
+            batch.left -= 1
+        elif batch.state == "running":
+            self._end(batch, cancelled=False)
+        elif batch.state == "canceling":
+            self._end(batch, cancelled=True)
+        return 200, json.dumps(self._view(batch))
+
+    def _cancel(self, batch_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        batch = self._batches.get(batch_id)
+        if batch is None:
+            return 404, _error(f"no batch {batch_id}")
+        if batch.state == "running":
+            batch.state = "canceling"
+            self.cancels += 1
+        return 200, json.dumps(self._view(batch))
+
+    def _view(self, batch: _Batch) -> dict:
+        return self._openai_view(batch) if batch.fmt == "openai" else self._anthropic_view(batch)
+
+    def _end(self, batch: _Batch, cancelled: bool) -> None:
+        """Answer every request (none once cancelled: the fake runs a batch only at its end)."""
+        for cid, body in batch.requests:
+            kind = "canceled" if cancelled else (self.outcome(cid, body) if self.outcome else None) or "succeeded"
+            batch.outcomes[cid] = (kind, self._answer(batch.fmt, body) if kind == "succeeded" else None)
+        batch.state = "canceled" if cancelled else "ended"
+        if batch.fmt == "openai":
+            # OpenAI writes no line for a request a cancel stopped before it ran
+            batch.outcomes = {c: o for c, o in batch.outcomes.items() if o[0] != "canceled"}
+            self._openai_files(batch)
+
+    def _answer(self, fmt: str, body: dict) -> dict:
+        text = self.provider.responder(body) if self.provider.responder else self.provider.reply_text
+        return self.provider._reply(fmt, body.get("model", ""), text)
+
+
+def _openai_problems(lines: list[dict]) -> list[str]:
+    """What OpenAI's validation refuses in a file: two models, a repeated custom_id, another url."""
+    problems = []
+    if len({str(r.get("body", {}).get("model")) for r in lines}) > 1:
+        problems.append("every request of a batch must name the same model")
+    if len({r.get("custom_id") for r in lines}) != len(lines):
+        problems.append("custom_id values must be unique within a batch")
+    if any(r.get("url") != "/v1/chat/completions" or r.get("method") != "POST" for r in lines):
+        problems.append("every line must be POST /v1/chat/completions")
+    return problems
+
+
+def _error(message: str) -> str:
+    return json.dumps({"error": {"type": "invalid_request_error", "message": message}})
