@@ -4,6 +4,10 @@ Every entry is checked when its file is read, so a bad one is one error naming t
 alias: an alias is a name and never a path (it names cassette and result folders), a base URL is
 an http(s) address with a host, a price is a finite number >= 0, `reasoning` is true or false and
 `thinking_budget` (a reasoning model's tokens of thinking, providers.wire) a whole number.
+
+Batch prices (docs/batch.md): `price_batch_in` / `price_batch_out` when an entry gives them, else
+the provider's batch share of price_in / price_out (OpenAI and Anthropic bill a batch at half);
+`price_cached_in` (cached input tokens) is recorded, not yet read by any cost.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
 BASELINES = ("always-true", "always-false", "random", "oracle", "shortcut")
 THINKING_PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats that send a thinking budget
 MIN_THINKING_BUDGET = {"anthropic": 1024}  # the Messages API refuses a smaller budget_tokens
+BATCH_SHARE = {"openai": 0.5, "anthropic": 0.5}  # what a batch costs of the live price where the provider says so
+PRICES = ("price_in", "price_out")
+OPTIONAL_PRICES = ("price_batch_in", "price_batch_out", "price_cached_in")  # absent or null: not given
 
 
 class RegistryError(Exception):
@@ -37,16 +44,37 @@ class ModelSpec:
     price_out: float = 0.0  # $ per 1M output tokens
     reasoning: bool = False  # a reasoning model: its wire format sends its own parameters (providers.wire)
     thinking_budget: int | None = None  # tokens it may think, on top of the answer's max_tokens
+    price_batch_in: float | None = None  # $ per 1M input tokens sent in a batch; None: batch_prices' default
+    price_batch_out: float | None = None  # $ per 1M output tokens of a batch; None: batch_prices' default
+    price_cached_in: float | None = None  # $ per 1M cached input tokens; None: not given
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.price_in + output_tokens * self.price_out) / 1e6
 
     def to_dict(self) -> dict:
-        """The entry as JSON-able values, for outputs: a base URL's credentials masked."""
+        """The entry as JSON-able values, for outputs: a base URL's credentials masked. A price
+        not given is left out, so a run's configuration (and its hash) reads as before they existed."""
         fields = asdict(self)
         if fields["base_url"]:
             fields["base_url"] = mask_url(fields["base_url"])
-        return fields
+        return {k: v for k, v in fields.items() if not (k in OPTIONAL_PRICES and v is None)}
+
+
+def batch_prices(spec: ModelSpec) -> tuple[float, float]:
+    """$ per 1M input and output tokens of a batch: the entry's own, else the provider's batch
+    share of its live prices (a provider without a known batch discount: the live prices)."""
+    share = BATCH_SHARE.get(spec.provider, 1.0)
+    given_in, given_out = spec.price_batch_in, spec.price_batch_out
+    return (
+        spec.price_in * share if given_in is None else given_in,
+        spec.price_out * share if given_out is None else given_out,
+    )
+
+
+def batch_cost(spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
+    """US dollars of one request answered in a batch."""
+    price_in, price_out = batch_prices(spec)
+    return (input_tokens * price_in + output_tokens * price_out) / 1e6
 
 
 def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
@@ -66,9 +94,9 @@ def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
         raise RegistryError(f"{where}: provider {entry['provider']!r} is not one of {', '.join(PROVIDERS)}")
     if entry["provider"] == "baseline" and entry["model_id"] not in BASELINES:
         raise RegistryError(f"{where}: baseline model_id must be one of {', '.join(BASELINES)}")
-    for field in ("price_in", "price_out"):
-        value = entry.get(field, 0.0)
-        if not finite_at_least_zero(value):
+    for field in (*PRICES, *OPTIONAL_PRICES):
+        value = entry.get(field, 0.0 if field in PRICES else None)
+        if not (finite_at_least_zero(value) or value is None and field in OPTIONAL_PRICES):
             raise RegistryError(
                 f"{where}: {field} must be a finite number >= 0 (US dollars per 1M tokens), got {value!r}"
             )

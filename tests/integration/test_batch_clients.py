@@ -102,7 +102,8 @@ def test_a_failed_and_an_expired_request_are_reported_with_their_kind(client, fa
     fake.batch.outcome = lambda cid, body: outcome.get(body["messages"][-1]["content"])
     batches, entries = client(provider), questions(provider)
     [handle] = batches.submit(entries)
-    assert (until_ended(batches, handle)[-1].done, until_ended(batches, handle)[-1].failed) == (20, 2)
+    last = until_ended(batches, handle)[-1]
+    assert (last.done, last.failed) == (20, 2)
     results = batches.results(handle)
     assert (results[entries[3].custom_id].error, results[entries[5].custom_id].error) == (FAILED, EXPIRED)
     assert "fake batch failure" in results[entries[3].custom_id].message
