@@ -19,6 +19,7 @@ from pytest_reasoning_evals.batch import (
     LEDGER_FILE,
     AnthropicBatchClient,
     BatchError,
+    BatchHandle,
     BatchLedger,
     OpenAIBatchClient,
     client_for,
@@ -158,6 +159,38 @@ def test_results_of_a_batch_still_running_are_refused(client, fake, provider):
     [handle] = batches.submit(questions(provider, 2))
     with pytest.raises(BatchError, match="has not ended"):
         batches.results(handle)
+
+
+def test_an_openai_batch_refused_as_a_whole_fails_every_request_with_the_reason(client, fake, monkeypatch):
+    monkeypatch.setattr(OpenAIBatchClient, "chunks", lambda self, entries: [entries])  # two models in one file
+    batches = client("openai")
+    [handle] = batches.submit(questions("openai", 2, "gpt-4.1-mini") + questions("openai", 1, "gpt-4.1"))
+    status = batches.poll(handle)
+    assert (status.state, status.provider_state) == (ENDED, "failed")
+    results = batches.results(handle)
+    assert {(r.error, r.message) for r in results.values()} == {
+        (FAILED, "every request of a batch must name the same model")
+    }
+
+
+def test_a_reply_that_is_no_batch_is_an_error_naming_the_call(client, fake, provider):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 1))
+    fake.script(status(200, body="<html>maintenance</html>"))
+    with pytest.raises(BatchError, match=r"GET http://127.0.0.1:\d+/v1/.*batches/.*: the reply is not a JSON object"):
+        batches.poll(handle)
+    fake.script(status(404, body='{"error": {"message": "no such batch"}}'))
+    with pytest.raises(BatchError, match="HTTP 404: .*no such batch") as caught:
+        batches.poll(handle)
+    assert caught.value.status == 404
+
+
+def test_an_id_read_from_a_ledger_cannot_leave_the_batch_path(client, fake, provider):
+    batches = client(provider)
+    odd = BatchHandle(provider, "../../files/x", ("a",), "2026-01-01T00:00:00+00:00")
+    with pytest.raises(BatchError, match="HTTP 404"):
+        batches.poll(odd)
+    assert fake.requests[-1]["path"].endswith("batches/..%2F..%2Ffiles%2Fx")
 
 
 # --- the ledger: a rerun never sends a request twice ---
