@@ -86,7 +86,7 @@ class FakeBatches:
 
     def _upload(self, raw: bytes, headers: dict) -> tuple[int, str]:
         message = BytesParser(policy=HTTP).parsebytes(
-            b"Content-Type: " + headers["content-type"].encode() + b"\r\n\r\n" + raw
+            b"Content-Type: " + headers.get("content-type", "").encode() + b"\r\n\r\n" + raw
         )
         parts = {p.get_param("name", header="content-disposition"): p for p in message.iter_parts()}
         if "file" not in parts or parts.get("purpose") is None or parts["purpose"].get_content().strip() != "batch":

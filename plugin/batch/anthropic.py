@@ -39,6 +39,7 @@ class AnthropicBatchClient(BatchClient):
     MAX_REQUESTS = 100_000
     MAX_BYTES = 256 * 1024 * 1024
     OVERHEAD = ENVELOPE
+    BATCHES = ("messages", "batches")
 
     def headers(self) -> dict:
         return {"x-api-key": Secret(self._key or ""), "anthropic-version": API_VERSION}
@@ -53,7 +54,7 @@ class AnthropicBatchClient(BatchClient):
         # sent as the bytes sized, not re-encoded by requests (its json= escapes non-ASCII, so grows)
         data = ('{"requests":[' + ",".join(self.item(e) for e in chunk) + "]}").encode("utf-8")
         batch = self.call_json(
-            "POST", self.url("messages", "batches"), data=data, headers_extra={"Content-Type": "application/json"}
+            "POST", self.url(*self.BATCHES), data=data, headers_extra={"Content-Type": "application/json"}
         )
         batch_id = batch.get("id")
         if not isinstance(batch_id, str) or not batch_id:
@@ -61,14 +62,14 @@ class AnthropicBatchClient(BatchClient):
         return BatchHandle(self.provider, batch_id, tuple(e.custom_id for e in chunk), now())
 
     def _batch(self, handle: BatchHandle) -> tuple[dict, BatchStatus]:
-        batch = self.call_json("GET", self.url("messages", "batches", handle.batch_id))
+        batch = self.call_json("GET", self.batch_url(handle))
         return batch, status_of(batch)
 
     def poll(self, handle: BatchHandle) -> BatchStatus:
         return self._batch(handle)[1]
 
     def cancel(self, handle: BatchHandle) -> BatchStatus:
-        return status_of(self.call_json("POST", self.url("messages", "batches", handle.batch_id, "cancel")))
+        return status_of(self.call_json("POST", self.batch_url(handle, "cancel")))
 
     def results(self, handle: BatchHandle) -> dict[str, BatchResult]:
         batch, status = self._batch(handle)

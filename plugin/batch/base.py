@@ -198,6 +198,7 @@ class BatchClient(ABC):
     MAX_REQUESTS: ClassVar[int]
     MAX_BYTES: ClassVar[int]
     OVERHEAD: ClassVar[int] = 0  # bytes of a batch besides its entries (a JSON envelope)
+    BATCHES: ClassVar[tuple[str, ...]]  # the path of the batches under the base URL
 
     def __init__(
         self,
@@ -243,6 +244,12 @@ class BatchClient(ABC):
         if self.ledger is None:
             return []
         return [h for h in self.ledger.pending() if h.provider == self.provider]
+
+    def batch_url(self, handle: BatchHandle, *more: str) -> str:
+        """The URL of `handle`'s batch (and `more`); a handle of another provider is refused."""
+        if handle.provider != self.provider:
+            raise BatchError(f"{handle!r} is not a batch of {self.provider}")
+        return self.url(*self.BATCHES, handle.batch_id, *more)
 
     def url(self, *parts: str) -> str:
         """The base URL and `parts`, each quoted: an id read from a file cannot change the path."""

@@ -46,6 +46,7 @@ class OpenAIBatchClient(BatchClient):
     provider = "openai"
     MAX_REQUESTS = 50_000
     MAX_BYTES = 200 * 1024 * 1024
+    BATCHES = ("batches",)
 
     def headers(self) -> dict:
         return {"Authorization": Secret(f"Bearer {self._key}")} if self._key else {}
@@ -81,14 +82,14 @@ class OpenAIBatchClient(BatchClient):
         return BatchHandle(self.provider, _id(batch, "batch"), tuple(e.custom_id for e in chunk), now(), file_id)
 
     def _batch(self, handle: BatchHandle) -> tuple[dict, BatchStatus]:
-        batch = self.call_json("GET", self.url("batches", handle.batch_id))
+        batch = self.call_json("GET", self.batch_url(handle))
         return batch, status_of(batch)
 
     def poll(self, handle: BatchHandle) -> BatchStatus:
         return self._batch(handle)[1]
 
     def cancel(self, handle: BatchHandle) -> BatchStatus:
-        return status_of(self.call_json("POST", self.url("batches", handle.batch_id, "cancel")))
+        return status_of(self.call_json("POST", self.batch_url(handle, "cancel")))
 
     def results(self, handle: BatchHandle) -> dict[str, BatchResult]:
         batch, status = self._batch(handle)
@@ -101,7 +102,8 @@ class OpenAIBatchClient(BatchClient):
                 rows = jsonl(text, f"batch {handle.batch_id}'s {name}")
                 found.update({r.custom_id: r for r in map(self.result, rows) if r.custom_id in wanted})
         kind = UNANSWERED.get(status.provider_state, FAILED)
-        return self.results_of(handle, found, kind, self.clean(_batch_errors(batch)))
+        why = self.clean(_batch_errors(batch)) or f"no line in the batch's files ({status.provider_state})"
+        return self.results_of(handle, found, kind, why)
 
     def result(self, row: dict) -> BatchResult:
         """One line of an output or error file."""

@@ -185,6 +185,13 @@ def test_a_reply_that_is_no_batch_is_an_error_naming_the_call(client, fake, prov
     assert caught.value.status == 404
 
 
+def test_a_handle_of_another_provider_is_refused_before_any_request(client, fake):
+    claude = BatchHandle("anthropic", "msgbatch_1", ("a",), "2026-01-01T00:00:00+00:00")
+    with pytest.raises(BatchError, match="msgbatch_1, 1 requests.* is not a batch of openai"):
+        client("openai").poll(claude)
+    assert fake.requests == []
+
+
 def test_an_id_read_from_a_ledger_cannot_leave_the_batch_path(client, fake, provider):
     batches = client(provider)
     odd = BatchHandle(provider, "../../files/x", ("a",), "2026-01-01T00:00:00+00:00")
