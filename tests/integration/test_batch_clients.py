@@ -4,6 +4,7 @@ splitting, cancel, a rerun that finds its batch in the ledger, and no key anywhe
 
 import json
 import traceback
+from dataclasses import replace
 
 import pytest
 import requests
@@ -26,6 +27,7 @@ from pytest_reasoning_evals.batch import (
     entry_for,
 )
 from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.providers.http import HttpModel
 from pytest_reasoning_evals.providers.wire import anthropic_parse, openai_parse
 from pytest_reasoning_evals.registry import ModelSpec
 
@@ -96,6 +98,24 @@ def test_twenty_requests_are_one_batch_polled_until_done_and_read_as_ordinary_re
         assert results[entry.custom_id].ok
         assert PARSE[provider](results[entry.custom_id].body).text == f"answer to question {i}"
     assert (fake.batch.created, fake.batch.uploaded, fake.live_calls) == (1, 1 if provider == "openai" else 0, 0)
+
+
+def test_a_batch_line_is_the_body_the_live_call_sends(client, fake, provider):
+    ask = Request("q-00001", "zero_shot", ({"role": "user", "content": "question 1"},))
+    live = HttpModel(replace(SPECS[provider], base_url=fake.url + "/v1")).complete(ask)
+    assert live.error is None and fake.live_calls == 1
+    sent_live = fake.requests[-1]["body"]
+    batches = client(provider)
+    [handle] = batches.submit([entry_for(SPECS[provider], ask)])
+    if provider == "openai":  # the JSONL lines inside the multipart upload
+        [upload] = [r["body"] for r in fake.requests if r["path"] == "/v1/files"]
+        batch_bodies = [json.loads(line)["body"] for line in upload.splitlines() if line.startswith("{")]
+    else:
+        batch_bodies = [item["params"] for item in fake.requests[-1]["body"]["requests"]]
+    assert batch_bodies == [sent_live]
+    until_ended(batches, handle)
+    [result] = batches.results(handle).values()
+    assert PARSE[provider](result.body).text == live.text  # the reply reads as the live one did
 
 
 def test_a_failed_and_an_expired_request_are_reported_with_their_kind(client, fake, provider):
