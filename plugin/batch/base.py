@@ -54,7 +54,7 @@ class BatchError(Exception):
 
 
 def compact(value: object) -> str:
-    """JSON as it is sent and hashed: sorted nowhere (the body's own order), no spaces, UTF-8."""
+    """JSON as it is sent: the body's own key order, no spaces, UTF-8 (not \\u escapes, so sizes are bytes sent)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
