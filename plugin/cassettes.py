@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import io
 import json
@@ -28,11 +29,10 @@ from vcr.serializers import yamlserializer as YAML
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
 from pytest_reasoning_evals.providers.base import MISS, SECRET_QUERY_PARAMETERS, UNSAVED, Completion, Request
-from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
+from pytest_reasoning_evals.providers.http import LATENCY_HEADER, Recordable
 from pytest_reasoning_evals.providers.wire import Call, Parsed
 from pytest_reasoning_evals.results import replacing
 
-MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
 SECRET_REQUEST_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
 # Response headers that identify an account or a request, or change on every call.
 DROPPED_RESPONSE_HEADER_PREFIXES = (
@@ -58,6 +58,51 @@ NO_FILE = "no cassette file"  # a miss with no file at all: the printed command 
 RERECORD = f"--eval-record-mode={REFRESH} records it anew"  # ends the miss of an unreadable cassette
 USAGE_ENV = "REASONING_EVALS_CASSETTE_USAGE"  # a file each played interaction is noted in (cassettes prune)
 STALE_TEMP = re.compile(r".+\.yaml\.(\d+)\.[0-9a-f]+\.tmp")  # results.temp_path of a cassette: <name>.<pid>.<hex>.tmp
+
+
+@dataclass(frozen=True)
+class MatchRule:
+    """One thing a recorded request must share with the one sent: a vcrpy matcher (it raises
+    AssertionError when the two differ), and whether equal bytes imply it (`by_bytes`): two POSTs
+    with the same URL without a query and the same body bytes pass it without its being asked."""
+
+    matcher: Callable
+    by_bytes: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.matcher.__name__
+
+
+@dataclass(frozen=True)
+class MatchOn:
+    """The one match definition of every replay path: the index's first replay (a byte
+    comparison alone, so only when every rule is by_bytes), the byte comparison inside a call
+    (then the rules bytes do not imply), and vcrpy's matchers (every rule)."""
+
+    rules: tuple[MatchRule, ...]
+
+    @functools.cached_property
+    def matchers(self) -> list[Callable]:
+        return [rule.matcher for rule in self.rules]
+
+    @functools.cached_property
+    def beyond_bytes(self) -> list[Callable]:
+        """The matchers that equal bytes do not imply: a byte-equal request must still pass them."""
+        return [rule.matcher for rule in self.rules if not rule.by_bytes]
+
+    def adding(self, *rules: MatchRule) -> MatchOn:
+        return MatchOn((*self.rules, *rules))
+
+
+# vcrpy's matchers on method, scheme, host, path, query and the parsed body; never the port, so a
+# local server may move
+MATCH = MatchOn(
+    tuple(
+        MatchRule(getattr(vcr_matchers, name), by_bytes=True)
+        for name in ("method", "scheme", "host", "path", "query", "body")
+    )
+)
 
 
 def request_key(method: str, uri: str, body: bytes | str | None) -> str:
@@ -374,7 +419,7 @@ class _Opened:
 
 
 class CassetteClient:
-    """Wraps an HttpModel: each `complete` answers from the item's cassette or, when the record
+    """Wraps an HTTP model (http.Recordable, what it uses of one): each `complete` answers from the item's cassette or, when the record
     mode lets it, asks the model and records the answer; inside `conversation(folder, item_id)`
     every call shares that item's one cassette.
 
@@ -382,17 +427,25 @@ class CassetteClient:
     live call is made with requests directly, so calls of different items may run in threads at
     once (--eval-concurrency) without one item's recording catching another's request."""
 
-    def __init__(self, model: HttpModel, root: Path, record_mode: str, index: CassetteIndex | None = None):
+    def __init__(
+        self,
+        model: Recordable,
+        root: Path,
+        record_mode: str,
+        index: CassetteIndex | None = None,
+        match: MatchOn = MATCH,
+    ):
         self.model = model
         self._root = str(root)  # cassette files are path strings (_file)
         self.record_mode = record_mode
         self.index = index  # parsed files kept between runs (cassette_index.py); None: parse every time
         # rewrite reads no file: nothing to parse ahead
         self._warm = index is not None and record_mode != "rewrite"
-        # replay-only openings of a single call: answered from the index's first_replay when it fits
-        self._plain_replay = index is not None and record_mode in ("none", "once")
-        self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
-        self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
+        # replay-only openings of a single call: answered from the index's first_replay (URL and
+        # body bytes) when it fits and those bytes imply every rule
+        self._plain_replay = index is not None and record_mode in ("none", "once") and not match.beyond_bytes
+        self._parse = model.parse  # the wire format's reader: what a recorded answer must pass
+        self._match = match
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
         self._replaced: set[str] = set()  # rewrite replaces a cassette once per run, not per call
         self._swept: set[str] = set()  # folders whose stale temp files are removed (once per run)
@@ -552,15 +605,19 @@ class CassetteClient:
     def _call(self, opened: _Opened, request: Request) -> Completion:
         call = self.model.call_for(request, key="replay")  # nothing is sent, and keys are not matched on
         # The usual replay: the recorded request is this one byte for byte (URL without a query,
-        # method, body), which passes every matcher; anything else goes through vcrpy's matchers.
+        # method, body), which passes every by_bytes rule; the others are asked all the same.
         same = (call.url, json.dumps(call.body).encode()) if "?" not in call.url else None
         wanted: VcrRequest | None = None
         for index, (recorded, response) in enumerate(opened.interactions):
             if index in opened.played:
                 continue
-            if not (same is not None and recorded["method"] == "POST" and (recorded["uri"], recorded["body"]) == same):
+            byte_equal = (
+                same is not None and recorded["method"] == "POST" and (recorded["uri"], recorded["body"]) == same
+            )
+            matchers = self._match.beyond_bytes if byte_equal else self._match.matchers
+            if matchers:
                 wanted = wanted or self._wanted(call)
-                if not requests_match(wanted, _vcr(recorded), self._matchers):
+                if not requests_match(wanted, _vcr(recorded), matchers):
                     continue
             opened.played.add(index)
             if self._usage:
@@ -614,7 +671,7 @@ class CassetteClient:
         best: list[str] | None = None
         most = 0
         for recorded, _ in opened.interactions:
-            passed, failed = get_matchers_results(wanted, _vcr(recorded), self._matchers)
+            passed, failed = get_matchers_results(wanted, _vcr(recorded), self._match.matchers)
             if len(passed) > most:
                 most, best = len(passed), [name for name, _ in failed]
         return best or []

@@ -34,6 +34,7 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import requests
 import urllib3
@@ -247,6 +248,27 @@ def excerpt(body: str, keys: list[str] = (), length: int = 200) -> str:
     return text[:length]
 
 
+class Recordable(Protocol):
+    """What a cassette store (cassettes.py) needs of an HTTP model, all of it public: the request
+    it would send (`call_for`), its wire format's reader (`parse`), the completion of a recorded
+    body or of a parsed reply (`completion_from`, `completion_of`), a live call with the response
+    to record (`exchange`), and a failed completion (`failed`)."""
+
+    spec: ModelSpec
+
+    def call_for(self, request: Request, key: str | None) -> Call: ...
+
+    def parse(self, data: dict) -> Parsed: ...
+
+    def completion_from(self, body: bytes | str, recorded_latency: str | None, latency_ms: float) -> Completion: ...
+
+    def completion_of(self, parsed: Parsed, latency_ms: float) -> Completion: ...
+
+    def exchange(self, request: Request) -> tuple[Completion, requests.Response | None]: ...
+
+    def failed(self, error: str) -> Completion: ...
+
+
 class HttpModel:
     def __init__(self, spec: ModelSpec, policy: RetryPolicy | None = None, base_url: str | None = None):
         if spec.provider not in WIRE_FORMATS:
@@ -303,9 +325,16 @@ class HttpModel:
             )
         return key
 
+    # --- what a cassette store uses (Recordable): the wire format, without sending anything ---
+
     def call_for(self, request: Request, key: str | None) -> Call:
         """What `complete` sends for `request`: URL, headers (the key a Secret), JSON body."""
         return self._build(self.spec, request, key)
+
+    def parse(self, data: dict) -> Parsed:
+        """The reply a 2xx response's JSON holds, read by the wire format; KeyError, TypeError,
+        IndexError, ValueError, AttributeError or RecursionError when it holds no completion."""
+        return self._parse(data)
 
     def complete(self, request: Request, key: str | None = None) -> Completion:
         return self.exchange(request, key)[0]
@@ -407,7 +436,7 @@ class HttpModel:
             if recorded_latency is not None:
                 latency_ms = float(recorded_latency)
             data = json.loads(body)
-            parsed = self._parse(data)
+            parsed = self.parse(data)
         except (
             KeyError,
             IndexError,
