@@ -74,7 +74,7 @@ class BudgetedModel:
             completion = self.model.complete(request)
         except NotAdmitted:  # the calls made ahead of this item spent the budget (prefetch.py)
             self._skip(request)
-        hit = completion.extra.get("cassette_hit")
+        hit = completion.outcome.hit
         if hit is False:
             self.budget.spent += completion.cost_usd
         item = self.running()

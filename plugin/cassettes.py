@@ -28,7 +28,7 @@ from vcr.serializers import compat
 from vcr.serializers import yamlserializer as YAML
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
-from pytest_reasoning_evals.providers.base import MISS, SECRET_QUERY_PARAMETERS, UNSAVED, Completion, Request
+from pytest_reasoning_evals.providers.base import SECRET_QUERY_PARAMETERS, Completion, ErrorKind, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, Recordable
 from pytest_reasoning_evals.providers.wire import Call, Parsed
 from pytest_reasoning_evals.results import replacing
@@ -115,7 +115,7 @@ def rerecord_mode(errors: Iterable[str]) -> str:
     """The record mode the printed command gives for the cassette misses among these item errors:
     `once` when none has a cassette file, else REFRESH (the word for a file that does not match,
     cannot be read or holds no usable answer; both record what the file does not answer)."""
-    return "once" if all(NO_FILE in error for error in errors if error.startswith(MISS)) else REFRESH
+    return "once" if all(NO_FILE in error for error in errors if ErrorKind.of(error) is ErrorKind.MISS) else REFRESH
 
 
 def save_problem(folder: Path) -> str | None:
@@ -497,13 +497,11 @@ class CassetteClient:
                 with self._cassette(path, self.record_mode, indexed) as opened:
                     completion = self._call(opened, request)
         except ReplayMiss as miss:
-            return self.model.failed(self._miss_message(request, path, miss.differences))
-        if opened.unsaved or self.unsaved and completion.error == self.unsaved:
-            completion.extra[UNSAVED] = self.unsaved  # the answer is the run's; its cassette is not on disk
+            return self.model.failed(self._miss_message(request, path, miss.differences), ErrorKind.MISS)
+        if opened.unsaved or completion.outcome.error_kind is ErrorKind.UNSAVED:
+            completion.outcome.unsaved = self.unsaved  # the answer is the run's; its cassette is not on disk
         else:
-            completion.extra["cassette"] = cassette_name(
-                self.model.spec.alias, request.cassette_folder, request.item_id
-            )
+            completion.outcome.cassette = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
         return completion
 
     def _replay_first(self, path: str, indexed: tuple, request: Request) -> Completion | None:
@@ -518,8 +516,8 @@ class CassetteClient:
         if self._usage:
             self._note(path, "POST", replay[0], replay[1])
         completion = self.model.completion_of(Parsed(*replay[3]), replay[2])
-        completion.extra["cassette_hit"] = True
-        completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
+        completion.outcome.hit = True
+        completion.outcome.cassette = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
         return completion
 
     def _indexed(self, path: str) -> tuple:
@@ -592,7 +590,7 @@ class CassetteClient:
             opened.unsaved = True
             self.unsaved = (
                 self.unsaved
-                or f"cannot save cassettes in {folder}: {exc.strerror or _one_line(exc)}; the run stopped, incomplete"
+                or f"{ErrorKind.UNSAVED} in {folder}: {exc.strerror or _one_line(exc)}; the run stopped, incomplete"
             )
             return
         opened.dirty = False
@@ -626,7 +624,9 @@ class CassetteClient:
         if opened.protected:
             raise ReplayMiss(self._differences(opened, wanted or self._wanted(call)))
         if self.unsaved is not None:
-            return self.model.failed(self.unsaved)  # a recording that cannot be saved is not paid for
+            return self.model.failed(
+                self.unsaved, ErrorKind.UNSAVED
+            )  # a recording that cannot be saved is not paid for
         completion, response = self.model.exchange(request)
         if completion.error is not None:
             opened.incomplete = True
@@ -638,7 +638,7 @@ class CassetteClient:
                 opened.played.add(len(opened.interactions) - 1)
                 opened.recorded = True
                 self._changed(opened)
-        completion.extra["cassette_hit"] = False
+        completion.outcome.hit = False
         return completion
 
     def _note(self, path: str, method: str, uri: str, body) -> None:
@@ -663,7 +663,7 @@ class CassetteClient:
     def _replayed(self, response: dict) -> Completion:
         response = _decoded(response)
         completion = self.model.completion_from(response["body"]["string"], recorded_latency(response), 0.0)
-        completion.extra["cassette_hit"] = True
+        completion.outcome.hit = True
         return completion
 
     def _differences(self, opened: _Opened, wanted: VcrRequest) -> list[str]:
@@ -693,11 +693,13 @@ class CassetteClient:
         misses is said once, in the run's summary block (see chaosbench/report.py)."""
         unreadable = self.unreadable.get(path)
         if unreadable is not None:
-            return f"{MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
+            return (
+                f"{ErrorKind.MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
+            )
         if not os.path.exists(path):
             what = NO_FILE
         else:
             what = "the cassette has no matching request"
             if differences:
                 what += f" (differs in: {', '.join(differences)})"
-        return f"{MISS} for item {request.item_id!r}: {what}: {path}"
+        return f"{ErrorKind.MISS} for item {request.item_id!r}: {what}: {path}"

@@ -21,7 +21,7 @@ import pytest
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
 from pytest_reasoning_evals.options import Settings
 from pytest_reasoning_evals.prefetch import ItemQueue, Prefetcher
-from pytest_reasoning_evals.providers.base import NOT_LISTENING, UNSAVED, Completion, Model, Request
+from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model, Request
 
 _UNBUILT = object()  # an item whose ahead request is not built yet
 
@@ -93,16 +93,16 @@ class StoppingModel:
 
     def _watch(self, completion: Completion) -> None:
         """Count calls that failed after their retries; stop the session on an outage."""
-        if completion.extra.get(UNSAVED):  # more answers would be paid for and lost
-            self._stop(completion.extra[UNSAVED])
+        if completion.outcome.unsaved:  # more answers would be paid for and lost
+            self._stop(completion.outcome.unsaved)
         error = completion.error
         if not completion.provider_failed():
             self.failed_in_a_row = 0
             return
         self.failed_in_a_row += 1
-        if error.startswith(NOT_LISTENING):
+        if completion.outcome.error_kind is ErrorKind.NOT_LISTENING:
             self._stop(f"{NO_SERVER}: {error}")
-        elif error.startswith("connection failed") or self.failed_in_a_row >= OUTAGE_AFTER:
+        elif completion.outcome.error_kind is ErrorKind.CONNECTION or self.failed_in_a_row >= OUTAGE_AFTER:
             self._stop(
                 f"{OUTAGE}: {self.failed_in_a_row} call(s) in a row failed after their retries "
                 f"(last: {error}); the run stopped, incomplete"

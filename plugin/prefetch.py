@@ -128,7 +128,7 @@ class Prefetcher:
             self._run_ahead()
 
     def _hand(self, completion: Completion) -> Completion:
-        self._handed = completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0
+        self._handed = completion.cost_usd if completion.outcome.hit is False else 0.0
         return completion
 
     def _unclaimed(self) -> float:
@@ -190,4 +190,4 @@ def _live_cost(future: Future) -> float:
     if future.cancelled() or future.exception() is not None:
         return 0.0
     completion = future.result()
-    return completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0
+    return completion.cost_usd if completion.outcome.hit is False else 0.0

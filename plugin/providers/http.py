@@ -40,9 +40,9 @@ import requests
 import urllib3
 
 from pytest_reasoning_evals.providers.base import (
-    MALFORMED,
-    NOT_LISTENING,
+    CallOutcome,
     Completion,
+    ErrorKind,
     NotAdmitted,
     Request,
     Secret,
@@ -266,7 +266,7 @@ class Recordable(Protocol):
 
     def exchange(self, request: Request) -> tuple[Completion, requests.Response | None]: ...
 
-    def failed(self, error: str) -> Completion: ...
+    def failed(self, error: str, kind: ErrorKind) -> Completion: ...
 
 
 class HttpModel:
@@ -345,7 +345,7 @@ class HttpModel:
         # The key goes straight into the call's headers as a Secret: no plain local holds it.
         call = self.call_for(request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
-        error, gave_up, waited = "no attempt made", "", 0.0
+        error, kind, gave_up, waited = "no attempt made", ErrorKind.PROVIDER, "", 0.0
         attempt, sent = 0, 0
         # A 429 of the process's own concurrency (Limiter.release) is retried without using up
         # one of the call's retries: while the limit comes down (or probes upwards again), the
@@ -361,21 +361,22 @@ class HttpModel:
                 response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
                 status = response.status_code
             except requests.Timeout:
-                error = f"timeout after {self.policy.timeout:g}s"
+                error, kind = f"timeout after {self.policy.timeout:g}s", ErrorKind.PROVIDER
             except requests.ConnectionError as exc:
                 if refused(exc):
-                    return self.failed(self.not_listening()), None
-                error = f"connection failed: {exc.__class__.__name__}"
+                    return self.failed(self.not_listening(), ErrorKind.NOT_LISTENING), None
+                error, kind = f"{ErrorKind.CONNECTION}: {exc.__class__.__name__}", ErrorKind.CONNECTION
             except requests.exceptions.ChunkedEncodingError as exc:
-                error = f"response cut short: {exc.__class__.__name__}"
+                error, kind = f"response cut short: {exc.__class__.__name__}", ErrorKind.PROVIDER
             except DECODE_ERRORS as exc:
                 return self.failed(
-                    f"{MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says"
+                    f"{ErrorKind.MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says",
+                    ErrorKind.MALFORMED,
                 ), None
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 # Anything else the transport refuses is this item's error, not a crash; its
                 # message may quote a header or a URL, so only its class is kept.
-                error = f"request failed: {exc.__class__.__name__}"
+                error, kind = f"request failed: {exc.__class__.__name__}", ErrorKind.PROVIDER
                 break
             except Exception as exc:  # a harness error with its traceback: whose frames hold the bytes sent
                 redact_traceback(exc, keys_in(call))
@@ -393,7 +394,10 @@ class HttpModel:
                     completion = self._completion(response, latency_ms, keys_in(call))
                     paid = completion.cost_usd  # known to the limiter before the next attempt can start
                     return completion, response if completion.error is None else None
-                error = f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}"
+                error, kind = (
+                    f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}",
+                    ErrorKind.PROVIDER,
+                )
                 if not _retryable(response.status_code):
                     break
                 retry_after = response.headers.get("Retry-After")
@@ -420,7 +424,7 @@ class HttpModel:
                 free_retries -= 1
             else:
                 attempt += 1
-        return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})"), None
+        return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})", kind), None
 
     def _completion(self, response: requests.Response, latency_ms: float, keys: list[str]) -> Completion:
         return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms, keys)
@@ -446,7 +450,9 @@ class HttpModel:
             RecursionError,
         ) as exc:  # e.g. a message that is a string, not an object; JSON nested 100,000 deep
             text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-            failed = self.failed(f"{MALFORMED} ({exc.__class__.__name__}): {excerpt(text, keys)}")
+            failed = self.failed(
+                f"{ErrorKind.MALFORMED} ({exc.__class__.__name__}): {excerpt(text, keys)}", ErrorKind.MALFORMED
+            )
             try:  # the provider was paid for the call: what it billed counts, when it can be read
                 failed.input_tokens, failed.output_tokens, failed.thinking_tokens = self._usage(data)
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
@@ -476,8 +482,14 @@ class HttpModel:
 
         command = start_command(self.spec.model_id, self.spec.base_url)
         hint = f" (start it with: {command})" if command else ""
-        return f"{NOT_LISTENING} {mask_url(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
+        return f"{ErrorKind.NOT_LISTENING} {mask_url(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
 
-    def failed(self, error: str) -> Completion:
-        """A completion that carries `error` instead of an answer."""
-        return Completion(provider=self.spec.provider, model=self.spec.model_id, text="", error=error)
+    def failed(self, error: str, kind: ErrorKind) -> Completion:
+        """A completion that carries `error`, of `kind`, instead of an answer."""
+        return Completion(
+            provider=self.spec.provider,
+            model=self.spec.model_id,
+            text="",
+            error=error,
+            outcome=CallOutcome(error_kind=kind),
+        )

@@ -11,7 +11,7 @@ from helpers import cassette_path
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex
 from pytest_reasoning_evals.cassettes import MATCH, CassetteClient, MatchRule
-from pytest_reasoning_evals.providers.base import MISS, Request
+from pytest_reasoning_evals.providers.base import ErrorKind, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec
 
@@ -64,7 +64,7 @@ def test_record_then_replay_on_another_port_without_a_server(server: FakeProvide
         None,
     )
     assert replayed.latency_ms == recorded.latency_ms > 0, "replay reports the recorded latency"
-    assert replayed.extra["cassette"] == "fake/chaosbench-zeroshot/q-1.yaml"
+    assert replayed.outcome.cassette == "fake/chaosbench-zeroshot/q-1.yaml"
 
 
 def test_replay_needs_no_key(server: FakeProvider, tmp_path, monkeypatch) -> None:
@@ -213,8 +213,8 @@ def test_a_rule_added_to_the_match_definition_holds_on_every_replay_path(
 
     if path == "index first replay":
         monkeypatch.setattr(CassetteClient, "_load", None)  # the default rules answer without opening the file
-    assert client(MATCH).complete(ask()).extra["cassette_hit"] is True
+    assert client(MATCH).complete(ask()).outcome.hit is True
     monkeypatch.undo()
     missed = client(MATCH.adding(MatchRule(tenant))).complete(ask())
-    assert missed.error.startswith(MISS) and missed.text == ""
+    assert missed.outcome.error_kind is ErrorKind.MISS and missed.text == ""
     assert "differs in: tenant" in missed.error
