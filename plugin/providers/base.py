@@ -39,8 +39,7 @@ class ErrorKind(StrEnum):
         return next((kind for kind in cls if error.startswith(kind)), cls.PROVIDER)
 
 
-# how the messages of these kinds start (tests and record readers compare with them)
-MISS, MALFORMED, NOT_LISTENING = ErrorKind.MISS, ErrorKind.MALFORMED, ErrorKind.NOT_LISTENING
+MISS = ErrorKind.MISS  # how a cassette miss's message starts (dialectic/protocol.py finds it inside a judge's error)
 
 
 class Secret(str):

@@ -384,12 +384,7 @@ class HttpModel:
             else:
                 latency_ms = (time.perf_counter() - started) * 1000
                 if response.status_code in (401, 403):
-                    reason = (
-                        f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
-                        f"for model {self.spec.alias!r}: HTTP {response.status_code}"
-                    )
-                    self.limiter.refuse(reason)  # no other thread sends anything after this
-                    raise AuthError(reason)
+                    self._refuse(response.status_code)
                 if response.ok:
                     completion = self._completion(response, latency_ms, keys_in(call))
                     paid = completion.cost_usd  # known to the limiter before the next attempt can start
@@ -425,6 +420,16 @@ class HttpModel:
             else:
                 attempt += 1
         return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})", kind), None
+
+    def _refuse(self, status: int) -> None:
+        """The provider refused the key: AuthError, and the limiter closed, so no other thread
+        sends anything after this."""
+        reason = (
+            f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
+            f"for model {self.spec.alias!r}: HTTP {status}"
+        )
+        self.limiter.refuse(reason)
+        raise AuthError(reason)
 
     def _completion(self, response: requests.Response, latency_ms: float, keys: list[str]) -> Completion:
         return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms, keys)
