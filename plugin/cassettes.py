@@ -419,9 +419,9 @@ class _Opened:
 
 
 class CassetteClient:
-    """Wraps an HTTP model (http.Recordable, what it uses of one): each `complete` answers from the item's cassette or, when the record
-    mode lets it, asks the model and records the answer; inside `conversation(folder, item_id)`
-    every call shares that item's one cassette.
+    """Wraps an HTTP model (what it uses of one: http.Recordable): each `complete` answers from the
+    item's cassette or, when the record mode lets it, asks the model and records the answer;
+    inside `conversation(folder, item_id)` every call shares that item's one cassette.
 
     No HTTP patching: matching uses vcrpy's matchers and filters, files are vcrpy's format, and a
     live call is made with requests directly, so calls of different items may run in threads at
@@ -623,10 +623,8 @@ class CassetteClient:
             return self._replayed(response)
         if opened.protected:
             raise ReplayMiss(self._differences(opened, wanted or self._wanted(call)))
-        if self.unsaved is not None:
-            return self.model.failed(
-                self.unsaved, ErrorKind.UNSAVED
-            )  # a recording that cannot be saved is not paid for
+        if self.unsaved is not None:  # a recording that cannot be saved is not paid for
+            return self.model.failed(self.unsaved, ErrorKind.UNSAVED)
         completion, response = self.model.exchange(request)
         if completion.error is not None:
             opened.incomplete = True

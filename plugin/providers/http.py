@@ -325,7 +325,7 @@ class HttpModel:
             )
         return key
 
-    # --- what a cassette store uses (Recordable): the wire format, without sending anything ---
+    # --- the wire format without sending anything (a cassette replay uses these: Recordable) ---
 
     def call_for(self, request: Request, key: str | None) -> Call:
         """What `complete` sends for `request`: URL, headers (the key a Secret), JSON body."""
