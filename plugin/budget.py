@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning_evals.prefetch import Prefetcher
 from pytest_reasoning_evals.protocol import CALLS, NOT_ASKED
 from pytest_reasoning_evals.providers.base import Completion, Model, NotAdmitted, Request
 
@@ -58,23 +57,31 @@ class BudgetedModel:
     answers an item whose call it has already paid for: that item is not skipped, so what was
     paid is reported with it."""
 
-    def __init__(self, model: Model, budget: Budget, running: Callable[[], pytest.Item | None]):
+    def __init__(
+        self,
+        model: Model,
+        budget: Budget,
+        running: Callable[[], pytest.Item | None],
+        asks_budget: bool = True,
+        refused: Callable[[], str | None] = lambda: None,
+    ):
         self.model = model
         self.budget = budget
         self.running = running  # the item pytest is running in this process
-        self.asks_budget = not isinstance(getattr(model, "model", model), Prefetcher)  # under the key's StoppingModel
+        self.asks_budget = asks_budget  # False: the model runs calls ahead and asks the budget itself
+        self.refused = refused  # why the key was refused (models.StoppingModel): the call raises, not skips
 
     def conversation(self, folder: str, item_id: str) -> contextlib.AbstractContextManager[None]:
         return self.model.conversation(folder, item_id)
 
     def complete(self, request: Request) -> Completion:
-        if self.asks_budget and getattr(self.model, "refused", None) is None and self.budget.exhausted():
+        if self.asks_budget and self.refused() is None and self.budget.exhausted():
             self._skip(request)
         try:
             completion = self.model.complete(request)
         except NotAdmitted:  # the calls made ahead of this item spent the budget (prefetch.py)
             self._skip(request)
-        hit = completion.extra.get("cassette_hit")
+        hit = completion.outcome.hit
         if hit is False:
             self.budget.spent += completion.cost_usd
         item = self.running()

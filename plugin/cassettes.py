@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import io
 import json
@@ -27,12 +28,11 @@ from vcr.serializers import compat
 from vcr.serializers import yamlserializer as YAML
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
-from pytest_reasoning_evals.providers.base import MISS, SECRET_QUERY_PARAMETERS, UNSAVED, Completion, Request
-from pytest_reasoning_evals.providers.http import LATENCY_HEADER, HttpModel
+from pytest_reasoning_evals.providers.base import SECRET_QUERY_PARAMETERS, Completion, ErrorKind, Request
+from pytest_reasoning_evals.providers.http import LATENCY_HEADER, Recordable
 from pytest_reasoning_evals.providers.wire import Call, Parsed
 from pytest_reasoning_evals.results import replacing
 
-MATCH_ON = ("method", "scheme", "host", "path", "query", "body")
 SECRET_REQUEST_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie")
 # Response headers that identify an account or a request, or change on every call.
 DROPPED_RESPONSE_HEADER_PREFIXES = (
@@ -60,6 +60,51 @@ USAGE_ENV = "REASONING_EVALS_CASSETTE_USAGE"  # a file each played interaction i
 STALE_TEMP = re.compile(r".+\.yaml\.(\d+)\.[0-9a-f]+\.tmp")  # results.temp_path of a cassette: <name>.<pid>.<hex>.tmp
 
 
+@dataclass(frozen=True)
+class MatchRule:
+    """One thing a recorded request must share with the one sent: a vcrpy matcher (it raises
+    AssertionError when the two differ), and whether equal bytes imply it (`by_bytes`): two POSTs
+    with the same URL without a query and the same body bytes pass it without its being asked."""
+
+    matcher: Callable
+    by_bytes: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.matcher.__name__
+
+
+@dataclass(frozen=True)
+class MatchOn:
+    """The one match definition of every replay path: the index's first replay (a byte
+    comparison alone, so only when every rule is by_bytes), the byte comparison inside a call
+    (then the rules bytes do not imply), and vcrpy's matchers (every rule)."""
+
+    rules: tuple[MatchRule, ...]
+
+    @functools.cached_property
+    def matchers(self) -> list[Callable]:
+        return [rule.matcher for rule in self.rules]
+
+    @functools.cached_property
+    def beyond_bytes(self) -> list[Callable]:
+        """The matchers that equal bytes do not imply: a byte-equal request must still pass them."""
+        return [rule.matcher for rule in self.rules if not rule.by_bytes]
+
+    def adding(self, *rules: MatchRule) -> MatchOn:
+        return MatchOn((*self.rules, *rules))
+
+
+# vcrpy's matchers on method, scheme, host, path, query and the parsed body; never the port, so a
+# local server may move
+MATCH = MatchOn(
+    tuple(
+        MatchRule(getattr(vcr_matchers, name), by_bytes=True)
+        for name in ("method", "scheme", "host", "path", "query", "body")
+    )
+)
+
+
 def request_key(method: str, uri: str, body: bytes | str | None) -> str:
     """A recorded request as `cassettes prune` recognises it: its method, URL and body bytes."""
     data = body.encode("utf-8") if isinstance(body, str) else body or b""
@@ -70,7 +115,7 @@ def rerecord_mode(errors: Iterable[str]) -> str:
     """The record mode the printed command gives for the cassette misses among these item errors:
     `once` when none has a cassette file, else REFRESH (the word for a file that does not match,
     cannot be read or holds no usable answer; both record what the file does not answer)."""
-    return "once" if all(NO_FILE in error for error in errors if error.startswith(MISS)) else REFRESH
+    return "once" if all(NO_FILE in error for error in errors if ErrorKind.of(error) is ErrorKind.MISS) else REFRESH
 
 
 def save_problem(folder: Path) -> str | None:
@@ -374,25 +419,33 @@ class _Opened:
 
 
 class CassetteClient:
-    """Wraps an HttpModel: each `complete` answers from the item's cassette or, when the record
-    mode lets it, asks the model and records the answer; inside `conversation(folder, item_id)`
-    every call shares that item's one cassette.
+    """Wraps an HTTP model (what it uses of one: http.Recordable): each `complete` answers from the
+    item's cassette or, when the record mode lets it, asks the model and records the answer;
+    inside `conversation(folder, item_id)` every call shares that item's one cassette.
 
     No HTTP patching: matching uses vcrpy's matchers and filters, files are vcrpy's format, and a
     live call is made with requests directly, so calls of different items may run in threads at
     once (--eval-concurrency) without one item's recording catching another's request."""
 
-    def __init__(self, model: HttpModel, root: Path, record_mode: str, index: CassetteIndex | None = None):
+    def __init__(
+        self,
+        model: Recordable,
+        root: Path,
+        record_mode: str,
+        index: CassetteIndex | None = None,
+        match: MatchOn = MATCH,
+    ):
         self.model = model
         self._root = str(root)  # cassette files are path strings (_file)
         self.record_mode = record_mode
         self.index = index  # parsed files kept between runs (cassette_index.py); None: parse every time
         # rewrite reads no file: nothing to parse ahead
         self._warm = index is not None and record_mode != "rewrite"
-        # replay-only openings of a single call: answered from the index's first_replay when it fits
-        self._plain_replay = index is not None and record_mode in ("none", "once")
-        self._parse = model._parse  # the wire format's reader: what a recorded answer must pass
-        self._matchers = [getattr(vcr_matchers, name) for name in MATCH_ON]
+        # replay-only openings of a single call: answered from the index's first_replay (URL and
+        # body bytes) when it fits and those bytes imply every rule
+        self._plain_replay = index is not None and record_mode in ("none", "once") and not match.beyond_bytes
+        self._parse = model.parse  # the wire format's reader: what a recorded answer must pass
+        self._match = match
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
         self._replaced: set[str] = set()  # rewrite replaces a cassette once per run, not per call
         self._swept: set[str] = set()  # folders whose stale temp files are removed (once per run)
@@ -444,13 +497,11 @@ class CassetteClient:
                 with self._cassette(path, self.record_mode, indexed) as opened:
                     completion = self._call(opened, request)
         except ReplayMiss as miss:
-            return self.model.failed(self._miss_message(request, path, miss.differences))
-        if opened.unsaved or self.unsaved and completion.error == self.unsaved:
-            completion.extra[UNSAVED] = self.unsaved  # the answer is the run's; its cassette is not on disk
+            return self.model.failed(self._miss_message(request, path, miss.differences), ErrorKind.MISS)
+        if opened.unsaved or completion.outcome.error_kind is ErrorKind.UNSAVED:
+            completion.outcome.unsaved = self.unsaved  # the answer is the run's; its cassette is not on disk
         else:
-            completion.extra["cassette"] = cassette_name(
-                self.model.spec.alias, request.cassette_folder, request.item_id
-            )
+            completion.outcome.cassette = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
         return completion
 
     def _replay_first(self, path: str, indexed: tuple, request: Request) -> Completion | None:
@@ -465,8 +516,8 @@ class CassetteClient:
         if self._usage:
             self._note(path, "POST", replay[0], replay[1])
         completion = self.model.completion_of(Parsed(*replay[3]), replay[2])
-        completion.extra["cassette_hit"] = True
-        completion.extra["cassette"] = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
+        completion.outcome.hit = True
+        completion.outcome.cassette = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
         return completion
 
     def _indexed(self, path: str) -> tuple:
@@ -539,7 +590,7 @@ class CassetteClient:
             opened.unsaved = True
             self.unsaved = (
                 self.unsaved
-                or f"cannot save cassettes in {folder}: {exc.strerror or _one_line(exc)}; the run stopped, incomplete"
+                or f"{ErrorKind.UNSAVED} in {folder}: {exc.strerror or _one_line(exc)}; the run stopped, incomplete"
             )
             return
         opened.dirty = False
@@ -552,15 +603,19 @@ class CassetteClient:
     def _call(self, opened: _Opened, request: Request) -> Completion:
         call = self.model.call_for(request, key="replay")  # nothing is sent, and keys are not matched on
         # The usual replay: the recorded request is this one byte for byte (URL without a query,
-        # method, body), which passes every matcher; anything else goes through vcrpy's matchers.
+        # method, body), which passes every by_bytes rule; the others are asked all the same.
         same = (call.url, json.dumps(call.body).encode()) if "?" not in call.url else None
         wanted: VcrRequest | None = None
         for index, (recorded, response) in enumerate(opened.interactions):
             if index in opened.played:
                 continue
-            if not (same is not None and recorded["method"] == "POST" and (recorded["uri"], recorded["body"]) == same):
+            byte_equal = (
+                same is not None and recorded["method"] == "POST" and (recorded["uri"], recorded["body"]) == same
+            )
+            matchers = self._match.beyond_bytes if byte_equal else self._match.matchers
+            if matchers:
                 wanted = wanted or self._wanted(call)
-                if not requests_match(wanted, _vcr(recorded), self._matchers):
+                if not requests_match(wanted, _vcr(recorded), matchers):
                     continue
             opened.played.add(index)
             if self._usage:
@@ -568,8 +623,8 @@ class CassetteClient:
             return self._replayed(response)
         if opened.protected:
             raise ReplayMiss(self._differences(opened, wanted or self._wanted(call)))
-        if self.unsaved is not None:
-            return self.model.failed(self.unsaved)  # a recording that cannot be saved is not paid for
+        if self.unsaved is not None:  # a recording that cannot be saved is not paid for
+            return self.model.failed(self.unsaved, ErrorKind.UNSAVED)
         completion, response = self.model.exchange(request)
         if completion.error is not None:
             opened.incomplete = True
@@ -581,7 +636,7 @@ class CassetteClient:
                 opened.played.add(len(opened.interactions) - 1)
                 opened.recorded = True
                 self._changed(opened)
-        completion.extra["cassette_hit"] = False
+        completion.outcome.hit = False
         return completion
 
     def _note(self, path: str, method: str, uri: str, body) -> None:
@@ -606,7 +661,7 @@ class CassetteClient:
     def _replayed(self, response: dict) -> Completion:
         response = _decoded(response)
         completion = self.model.completion_from(response["body"]["string"], recorded_latency(response), 0.0)
-        completion.extra["cassette_hit"] = True
+        completion.outcome.hit = True
         return completion
 
     def _differences(self, opened: _Opened, wanted: VcrRequest) -> list[str]:
@@ -614,7 +669,7 @@ class CassetteClient:
         best: list[str] | None = None
         most = 0
         for recorded, _ in opened.interactions:
-            passed, failed = get_matchers_results(wanted, _vcr(recorded), self._matchers)
+            passed, failed = get_matchers_results(wanted, _vcr(recorded), self._match.matchers)
             if len(passed) > most:
                 most, best = len(passed), [name for name, _ in failed]
         return best or []
@@ -636,11 +691,13 @@ class CassetteClient:
         misses is said once, in the run's summary block (see chaosbench/report.py)."""
         unreadable = self.unreadable.get(path)
         if unreadable is not None:
-            return f"{MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
+            return (
+                f"{ErrorKind.MISS} for item {request.item_id!r}: unreadable cassette ({unreadable}): {path}; {RERECORD}"
+            )
         if not os.path.exists(path):
             what = NO_FILE
         else:
             what = "the cassette has no matching request"
             if differences:
                 what += f" (differs in: {', '.join(differences)})"
-        return f"{MISS} for item {request.item_id!r}: {what}: {path}"
+        return f"{ErrorKind.MISS} for item {request.item_id!r}: {what}: {path}"

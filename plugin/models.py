@@ -3,9 +3,11 @@ any item asks anything, and the one call path of each alias that every model cal
 protocol takes (ChaosBench questions and dialogue turns, dialectic responses, judges, resolution
 turns and follow-ups):
 
-    cassette client (record/replay, retries) -> run-ahead (prefetch.py, the model under test
-    while recording with --eval-concurrency > 1) -> StoppingModel (refused key, outage) ->
-    BudgetedModel (budget.py: --eval-max-cost, the running item's call counts for progress)
+    HTTP model (requests, retries) -> cassette client (record/replay) -> run-ahead (prefetch.py,
+    the model under test while recording with --eval-concurrency > 1) -> StoppingModel (refused
+    key, outage) -> BudgetedModel (budget.py: --eval-max-cost, the running item's call counts)
+
+put together in that order by `compose`, the one place that knows it.
 
 Loaded on first use only, so a pytest session that collects no eval item reads no registry.
 """
@@ -14,14 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 import pytest
 
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
 from pytest_reasoning_evals.options import Settings
 from pytest_reasoning_evals.prefetch import ItemQueue, Prefetcher
-from pytest_reasoning_evals.providers.base import NOT_LISTENING, UNSAVED, Completion, Model, Request
+from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model, Request
 
 _UNBUILT = object()  # an item whose ahead request is not built yet
 
@@ -93,20 +96,57 @@ class StoppingModel:
 
     def _watch(self, completion: Completion) -> None:
         """Count calls that failed after their retries; stop the session on an outage."""
-        if completion.extra.get(UNSAVED):  # more answers would be paid for and lost
-            self._stop(completion.extra[UNSAVED])
+        if completion.outcome.unsaved:  # more answers would be paid for and lost
+            self._stop(completion.outcome.unsaved)
         error = completion.error
         if not completion.provider_failed():
             self.failed_in_a_row = 0
             return
         self.failed_in_a_row += 1
-        if error.startswith(NOT_LISTENING):
+        if completion.outcome.error_kind is ErrorKind.NOT_LISTENING:
             self._stop(f"{NO_SERVER}: {error}")
-        elif error.startswith("connection failed") or self.failed_in_a_row >= OUTAGE_AFTER:
+        elif completion.outcome.error_kind is ErrorKind.CONNECTION or self.failed_in_a_row >= OUTAGE_AFTER:
             self._stop(
                 f"{OUTAGE}: {self.failed_in_a_row} call(s) in a row failed after their retries "
                 f"(last: {error}); the run stopped, incomplete"
             )
+
+
+@dataclass(frozen=True)
+class RunAhead:
+    """How the calls of the next items run ahead (prefetch.Prefetcher)."""
+
+    window: int  # calls in flight at most (--eval-concurrency)
+    upcoming: Callable[[], Iterable[Request | None]]  # the next items' first requests
+    may_start: Callable[[float], bool]  # the budget, given what calls made ahead cost that no item claimed
+
+
+def compose(
+    model: Model,
+    *,
+    session: Callable[[], pytest.Session | None],
+    budget: Budget,
+    running: Callable[[], pytest.Item | None],
+    cassettes: Callable[[Model], Model] | None = None,
+    run_ahead: RunAhead | None = None,
+) -> tuple[BudgetedModel, Prefetcher | None]:
+    """One alias's call path, innermost first: `model` (an HTTP model, or a baseline), its
+    `cassettes` client (HTTP models), the run-ahead (an HTTP model's, when given), StoppingModel,
+    BudgetedModel. Each layer is handed here what it needs of another (the HTTP limiter, the
+    refused key), so none reaches through the one it wraps. -> (the path, its Prefetcher or None)."""
+    path = model if cassettes is None else cassettes(model)
+    prefetcher = None
+    if run_ahead is not None:
+        model.allow_concurrency(run_ahead.window)  # before its limiter is handed over: this replaces it
+        path = prefetcher = Prefetcher(
+            path, run_ahead.window, run_ahead.upcoming, run_ahead.may_start, limiter=model.limiter, cut=model.cut
+        )
+    stopping = StoppingModel(path, session)
+    # a Prefetcher asks the budget itself, counting the calls it made ahead
+    budgeted = BudgetedModel(
+        stopping, budget, running, asks_budget=prefetcher is None, refused=lambda: stopping.refused
+    )
+    return budgeted, prefetcher
 
 
 class Models:
@@ -210,22 +250,28 @@ class Models:
             s = self.settings
             spec = self.spec(alias)
             record_mode = self.record_mode_for(spec)
-            model = build_model(
-                spec,
-                seed=s.seed,
-                cassette_dir=s.cassette_dir,
-                record_mode=record_mode,
-                base_url=self.base_url_for(alias),
-                policy=RetryPolicy(max_total_wait=s.max_retry_wait),
-                index=self.cassette_index if spec.provider != "baseline" else None,
-            )
+            policy = RetryPolicy(max_total_wait=s.max_retry_wait)
+            model = build_model(spec, seed=s.seed, base_url=self.base_url_for(alias), policy=policy)
+            http = spec.provider != "baseline"
             # the requests protocols build ahead are the model under test's
-            if alias == s.model and s.concurrency > 1 and record_mode != "none" and spec.provider != "baseline":
-                model.model.allow_concurrency(s.concurrency)
-                model = Prefetcher(model, s.concurrency, self._upcoming, self._may_start)
-                self._prefetchers[alias] = model
-            self._built[alias] = BudgetedModel(StoppingModel(model, self.session), self.budget, self.running)
+            ahead = alias == s.model and s.concurrency > 1 and record_mode != "none" and http
+            self._built[alias], prefetcher = compose(
+                model,
+                session=self.session,
+                budget=self.budget,
+                running=self.running,
+                cassettes=self._cassettes(record_mode) if http else None,
+                run_ahead=RunAhead(s.concurrency, self._upcoming, self._may_start) if ahead else None,
+            )
+            if prefetcher is not None:
+                self._prefetchers[alias] = prefetcher
         return self._built[alias]
+
+    def _cassettes(self, record_mode: str) -> Callable[[Model], Model]:
+        """The cassette client around an HTTP model, its files read through the index."""
+        from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
+
+        return lambda model: CassetteClient(model, self.settings.cassette_dir, record_mode, self.cassette_index)
 
     def _may_start(self, unclaimed: float) -> bool:
         return not self.budget.exhausted(unclaimed)

@@ -8,10 +8,14 @@ import contextlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_reasoning_evals.providers.base import Completion, NotAdmitted, Request
+
+if TYPE_CHECKING:
+    from pytest_reasoning_evals.providers.http import Limiter
 
 CUT_AFTER = 10.0  # seconds an interrupted run waits for its calls on the wire before it cuts them
 
@@ -74,8 +78,12 @@ class Prefetcher:
         window: int,
         upcoming: Callable[[], Iterable[Request | None]],
         may_start: Callable[[float], bool] = lambda unclaimed: True,
+        *,
+        limiter: Limiter,
+        cut: Callable[[], None],
     ):
         self.model = model  # the cache-first client; each call opens its own item's cassette
+        self._cut = cut  # the HTTP model's: ends its calls on the wire
         self.window = window
         self.upcoming = upcoming  # the next items' requests in order (None: an item that cannot run ahead)
         self.may_start = may_start
@@ -84,7 +92,7 @@ class Prefetcher:
         # the futures of _ahead still running, kept by their own ends: scanning _ahead (up to
         # HORIZON windows of finished calls) at every end cost a worker a tenth of its time at 40 in flight
         self._live: set[Future] = set()
-        self._limiter = model.model.limiter
+        self._limiter = limiter  # the HTTP model's: its requests out, and what they cost
         self._claimed = 0.0  # live cost handed to items whose budget has charged it
         self._handed = 0.0  # ... and of the last one handed out: charged once its item is over
         self._failing = False  # the latest call failed after its retries: nothing runs ahead
@@ -128,7 +136,7 @@ class Prefetcher:
             self._run_ahead()
 
     def _hand(self, completion: Completion) -> Completion:
-        self._handed = completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0
+        self._handed = completion.cost_usd if completion.outcome.hit is False else 0.0
         return completion
 
     def _unclaimed(self) -> float:
@@ -174,7 +182,7 @@ class Prefetcher:
         self._limiter.stop()
         if cut:  # what answers within the grace is paid: saved, so a resume does not pay for it again
             wait([*self._running(), *filter(None, [self._asking])], timeout=CUT_AFTER)
-            self.model.model.cut()
+            self._cut()
         self._pool.shutdown(wait=True, cancel_futures=True)
         futures = [*self._unused, *(future for _, future in self._ahead.values()), *filter(None, [self._asking])]
         self._ahead.clear()
@@ -190,4 +198,4 @@ def _live_cost(future: Future) -> float:
     if future.cancelled() or future.exception() is not None:
         return 0.0
     completion = future.result()
-    return completion.cost_usd if completion.extra.get("cassette_hit") is False else 0.0
+    return completion.cost_usd if completion.outcome.hit is False else 0.0

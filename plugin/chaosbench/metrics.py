@@ -12,8 +12,7 @@ from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.names import is_bank
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
-from pytest_reasoning_evals.protocol import HARNESS
-from pytest_reasoning_evals.providers.base import MISS
+from pytest_reasoning_evals.providers.base import ErrorKind
 from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, per_class, ratio, wilson_interval
 
 # the families whose questions restate one fact: upstream's perturbation groups hold paraphrases
@@ -129,8 +128,8 @@ def errors_by_kind(records: list[dict]) -> dict[str, int]:
     """Items that ended in an error: replay misses (no matching cassette), harness errors (the item
     raised inside the harness: no call failed) and provider errors (the rest)."""
     errors = [r["error"] for r in records if r["error"] is not None]
-    misses = sum(e.startswith(MISS) for e in errors)
-    harness = sum(e.startswith(HARNESS) for e in errors)
+    kinds = [ErrorKind.of(e) for e in errors]
+    misses, harness = kinds.count(ErrorKind.MISS), kinds.count(ErrorKind.HARNESS)
     return {"cassette_miss": misses, "provider": len(errors) - misses - harness, "harness": harness}
 
 

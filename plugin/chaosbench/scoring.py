@@ -13,7 +13,7 @@ from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
 from pytest_reasoning_evals.models import complete_after
-from pytest_reasoning_evals.providers.base import MISS, Completion, Model
+from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model
 
 SUITE = "chaosbench"
 EXCERPT_CHARS = 80
@@ -107,14 +107,14 @@ def score(
         "cost_usd": sum(c.cost_usd for c in calls),
         "finish_reason": completion.finish_reason,
         "error": error,
-        "cassette": completion.extra.get("cassette"),
+        "cassette": completion.outcome.cassette,
         "cassette_hit": _hit(calls),
     }
 
 
 def _hit(calls: list[Completion]) -> bool | None:
     """The first call's, unless a reprompt was made now (False): what was paid is counted."""
-    hits = [c.extra.get("cassette_hit") for c in calls]
+    hits = [c.outcome.hit for c in calls]
     return False if False in hits else hits[0]
 
 
@@ -140,7 +140,7 @@ def failure_reason(record: ItemRecord | TurnRecord) -> str | None:
         if record["error"]:
             error = record["error"]
             # a miss is our own one line, ending with the file to repair: never cut
-            shown = " ".join(error.split()) if error.startswith(MISS) else excerpt(error)
+            shown = " ".join(error.split()) if ErrorKind.of(error) is ErrorKind.MISS else excerpt(error)
             return f"UNKNOWN (expected {record['gold']}): model call failed: {shown}"
         asked = len(record.get("reprompt_replies", ()))
         again = f" (asked {asked + 1} times)" if asked else ""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pytest_reasoning_evals.gates import MAX_ERROR_RATE, GateResult, failed_share, incomplete
-from pytest_reasoning_evals.providers.base import MISS
+from pytest_reasoning_evals.providers.base import ErrorKind
 
 
 def dialectic_gates(
@@ -77,7 +77,7 @@ def check_failed_calls(responses: list[dict]) -> list[GateResult]:
     failed = [r for r in responses if r.get("error")]
     if not failed:
         return []
-    misses = sum(str(r["error"]).startswith(MISS) for r in failed)
+    misses = sum(ErrorKind.of(str(r["error"])) is ErrorKind.MISS for r in failed)
     how = f"failed ({len(failed) - misses} provider errors, {misses} cassette misses)"
     return failed_share("dialectic-failed-calls", len(failed), len(responses), "responses", how)
 
@@ -110,7 +110,7 @@ def _unjudged(record: dict) -> str | None:
         return UNJUDGED[0]
     errors = _call_errors(record)
     if errors:
-        return UNJUDGED[1] if any(MISS in e for e in errors) else UNJUDGED[2]
+        return UNJUDGED[1] if any(ErrorKind.MISS in e for e in errors) else UNJUDGED[2]
     if record["check"] == "judge":
         usable = verdict.get("n_valid", 0)
     else:  # a turn whose verdict could not be read has an error of its own

@@ -42,8 +42,8 @@ def _completion(c: Completion) -> CompletionRecord:
         "cost_usd": c.cost_usd,
         "finish_reason": c.finish_reason,
         "error": c.error,
-        "cassette": c.extra.get("cassette"),
-        "cassette_hit": c.extra.get("cassette_hit"),
+        "cassette": c.outcome.cassette,
+        "cassette_hit": c.outcome.hit,
         "reasoning": c.reasoning,
     }
 

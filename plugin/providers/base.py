@@ -12,13 +12,34 @@ import math
 import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol
 from urllib.parse import urlsplit
 
-MISS = "cassette miss"  # how the error of a replay that found no recording starts (cassettes.py)
-MALFORMED = "malformed provider response"  # how the error of a reply that is no completion starts (http.py)
-NOT_LISTENING = "nothing is listening at"  # how the error of a refused connection starts (http.py)
-UNSAVED = "cassette_unsaved"  # Completion.extra: why the answer's cassette could not be saved (the run must stop)
+
+class ErrorKind(StrEnum):
+    """What kind of failure a completion's error is (CallOutcome.error_kind). A value is how the
+    message of its kind starts, where one does: a record keeps the message alone (its JSON
+    unchanged), and `of` reads the kind back from it."""
+
+    MISS = "cassette miss"  # a replay found no recording (cassettes.py)
+    MALFORMED = "malformed provider response"  # a reply that is no completion (http.py)
+    NOT_LISTENING = "nothing is listening at"  # a refused connection (http.py)
+    CONNECTION = "connection failed"  # a connection that could not be made, after the retries (http.py)
+    UNSAVED = "cannot save cassettes"  # a recording that could not be saved: no more live calls (cassettes.py)
+    HARNESS = "harness error"  # an item that raised inside the harness (session.py; protocol.HARNESS)
+    PROVIDER = "provider error"  # the provider failed after the retries (HTTP status, timeout): no prefix of its own
+
+    @classmethod
+    def of(cls, error: str | None) -> ErrorKind | None:
+        """The kind of an error message as a record keeps it; None for no error, PROVIDER for a
+        message of no other kind."""
+        if not error:
+            return None
+        return next((kind for kind in cls if error.startswith(kind)), cls.PROVIDER)
+
+
+MISS = ErrorKind.MISS  # how a cassette miss's message starts (dialectic/protocol.py finds it inside a judge's error)
 
 
 class Secret(str):
@@ -104,6 +125,19 @@ class Request:
 
 
 @dataclass
+class CallOutcome:
+    """What a call produced beside its answer: set by the layer that knows it (the cassette
+    client, the HTTP model), read by the budget, the run-ahead, the stops and the records."""
+
+    hit: bool | None = (
+        None  # answered from its cassette (True) or asked now (False); None: no cassette (a baseline, a miss)
+    )
+    cassette: str | None = None  # its cassette under the root (cassettes.cassette_name) when it is on disk
+    unsaved: str | None = None  # why its cassette could not be saved: the run must stop
+    error_kind: ErrorKind | None = None  # the kind of Completion.error
+
+
+@dataclass
 class Completion:
     """The normalised completion record (SPEC 3); plain JSON-able values only."""
 
@@ -118,12 +152,12 @@ class Completion:
     cost_usd: float = 0.0
     finish_reason: str | None = None
     error: str | None = None
-    extra: dict = field(default_factory=dict)
+    outcome: CallOutcome = field(default_factory=CallOutcome)
 
     def provider_failed(self) -> bool:
         """The call failed after its retries (not a malformed reply or a cassette miss: those
         are the item's own): what, several times in a row, is an outage."""
-        return self.error is not None and not self.error.startswith((MALFORMED, MISS))
+        return self.error is not None and self.outcome.error_kind not in (ErrorKind.MALFORMED, ErrorKind.MISS)
 
 
 class Model(Protocol):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_reasoning_evals.providers.base import Model
 from pytest_reasoning_evals.providers.fixed import FixedAnswerModel
 from pytest_reasoning_evals.providers.http import AuthError, HttpModel, RetryPolicy, read_key
 from pytest_reasoning_evals.registry import ModelSpec, RegistryError
@@ -50,18 +49,9 @@ def check_can_run(spec: ModelSpec, cassette_dir: Path, record_mode: str, base_ur
 
 
 def build_model(
-    spec: ModelSpec,
-    *,
-    seed: int,
-    cassette_dir: Path,
-    record_mode: str,
-    base_url: str | None = None,
-    policy: RetryPolicy | None = None,
-    index=None,
-) -> Model:
-    """`index`: a cassette_index.CassetteIndex the HTTP model's cassettes are read through."""
+    spec: ModelSpec, *, seed: int, base_url: str | None = None, policy: RetryPolicy | None = None
+) -> FixedAnswerModel | HttpModel:
+    """The model itself, a baseline or an HTTP model; models.compose puts its layers around it."""
     if spec.provider == "baseline":
         return FixedAnswerModel(spec, seed)
-    from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
-
-    return CassetteClient(HttpModel(spec, policy, base_url), cassette_dir, record_mode, index)
+    return HttpModel(spec, policy, base_url)

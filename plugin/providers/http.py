@@ -34,14 +34,15 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import requests
 import urllib3
 
 from pytest_reasoning_evals.providers.base import (
-    MALFORMED,
-    NOT_LISTENING,
+    CallOutcome,
     Completion,
+    ErrorKind,
     NotAdmitted,
     Request,
     Secret,
@@ -247,6 +248,27 @@ def excerpt(body: str, keys: list[str] = (), length: int = 200) -> str:
     return text[:length]
 
 
+class Recordable(Protocol):
+    """What a cassette store (cassettes.py) needs of an HTTP model, all of it public: the request
+    it would send (`call_for`), its wire format's reader (`parse`), the completion of a recorded
+    body or of a parsed reply (`completion_from`, `completion_of`), a live call with the response
+    to record (`exchange`), and a failed completion (`failed`)."""
+
+    spec: ModelSpec
+
+    def call_for(self, request: Request, key: str | None) -> Call: ...
+
+    def parse(self, data: dict) -> Parsed: ...
+
+    def completion_from(self, body: bytes | str, recorded_latency: str | None, latency_ms: float) -> Completion: ...
+
+    def completion_of(self, parsed: Parsed, latency_ms: float) -> Completion: ...
+
+    def exchange(self, request: Request) -> tuple[Completion, requests.Response | None]: ...
+
+    def failed(self, error: str, kind: ErrorKind) -> Completion: ...
+
+
 class HttpModel:
     def __init__(self, spec: ModelSpec, policy: RetryPolicy | None = None, base_url: str | None = None):
         if spec.provider not in WIRE_FORMATS:
@@ -303,9 +325,16 @@ class HttpModel:
             )
         return key
 
+    # --- the wire format without sending anything (a cassette replay uses these: Recordable) ---
+
     def call_for(self, request: Request, key: str | None) -> Call:
         """What `complete` sends for `request`: URL, headers (the key a Secret), JSON body."""
         return self._build(self.spec, request, key)
+
+    def parse(self, data: dict) -> Parsed:
+        """The reply a 2xx response's JSON holds, read by the wire format; KeyError, TypeError,
+        IndexError, ValueError, AttributeError or RecursionError when it holds no completion."""
+        return self._parse(data)
 
     def complete(self, request: Request, key: str | None = None) -> Completion:
         return self.exchange(request, key)[0]
@@ -316,7 +345,7 @@ class HttpModel:
         # The key goes straight into the call's headers as a Secret: no plain local holds it.
         call = self.call_for(request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
-        error, gave_up, waited = "no attempt made", "", 0.0
+        error, kind, gave_up, waited = "no attempt made", ErrorKind.PROVIDER, "", 0.0
         attempt, sent = 0, 0
         # A 429 of the process's own concurrency (Limiter.release) is retried without using up
         # one of the call's retries: while the limit comes down (or probes upwards again), the
@@ -332,21 +361,22 @@ class HttpModel:
                 response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
                 status = response.status_code
             except requests.Timeout:
-                error = f"timeout after {self.policy.timeout:g}s"
+                error, kind = f"timeout after {self.policy.timeout:g}s", ErrorKind.PROVIDER
             except requests.ConnectionError as exc:
                 if refused(exc):
-                    return self.failed(self.not_listening()), None
-                error = f"connection failed: {exc.__class__.__name__}"
+                    return self.failed(self.not_listening(), ErrorKind.NOT_LISTENING), None
+                error, kind = f"{ErrorKind.CONNECTION}: {exc.__class__.__name__}", ErrorKind.CONNECTION
             except requests.exceptions.ChunkedEncodingError as exc:
-                error = f"response cut short: {exc.__class__.__name__}"
+                error, kind = f"response cut short: {exc.__class__.__name__}", ErrorKind.PROVIDER
             except DECODE_ERRORS as exc:
                 return self.failed(
-                    f"{MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says"
+                    f"{ErrorKind.MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says",
+                    ErrorKind.MALFORMED,
                 ), None
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 # Anything else the transport refuses is this item's error, not a crash; its
                 # message may quote a header or a URL, so only its class is kept.
-                error = f"request failed: {exc.__class__.__name__}"
+                error, kind = f"request failed: {exc.__class__.__name__}", ErrorKind.PROVIDER
                 break
             except Exception as exc:  # a harness error with its traceback: whose frames hold the bytes sent
                 redact_traceback(exc, keys_in(call))
@@ -354,17 +384,15 @@ class HttpModel:
             else:
                 latency_ms = (time.perf_counter() - started) * 1000
                 if response.status_code in (401, 403):
-                    reason = (
-                        f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
-                        f"for model {self.spec.alias!r}: HTTP {response.status_code}"
-                    )
-                    self.limiter.refuse(reason)  # no other thread sends anything after this
-                    raise AuthError(reason)
+                    self._refuse(response.status_code)
                 if response.ok:
                     completion = self._completion(response, latency_ms, keys_in(call))
                     paid = completion.cost_usd  # known to the limiter before the next attempt can start
                     return completion, response if completion.error is None else None
-                error = f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}"
+                error, kind = (
+                    f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}",
+                    ErrorKind.PROVIDER,
+                )
                 if not _retryable(response.status_code):
                     break
                 retry_after = response.headers.get("Retry-After")
@@ -391,7 +419,17 @@ class HttpModel:
                 free_retries -= 1
             else:
                 attempt += 1
-        return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})"), None
+        return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})", kind), None
+
+    def _refuse(self, status: int) -> None:
+        """The provider refused the key: AuthError, and the limiter closed, so no other thread
+        sends anything after this."""
+        reason = (
+            f"{mask_url(self.spec.base_url)} refused the key in {self.spec.api_key_env or '(no key variable)'} "
+            f"for model {self.spec.alias!r}: HTTP {status}"
+        )
+        self.limiter.refuse(reason)
+        raise AuthError(reason)
 
     def _completion(self, response: requests.Response, latency_ms: float, keys: list[str]) -> Completion:
         return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms, keys)
@@ -407,7 +445,7 @@ class HttpModel:
             if recorded_latency is not None:
                 latency_ms = float(recorded_latency)
             data = json.loads(body)
-            parsed = self._parse(data)
+            parsed = self.parse(data)
         except (
             KeyError,
             IndexError,
@@ -417,7 +455,9 @@ class HttpModel:
             RecursionError,
         ) as exc:  # e.g. a message that is a string, not an object; JSON nested 100,000 deep
             text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-            failed = self.failed(f"{MALFORMED} ({exc.__class__.__name__}): {excerpt(text, keys)}")
+            failed = self.failed(
+                f"{ErrorKind.MALFORMED} ({exc.__class__.__name__}): {excerpt(text, keys)}", ErrorKind.MALFORMED
+            )
             try:  # the provider was paid for the call: what it billed counts, when it can be read
                 failed.input_tokens, failed.output_tokens, failed.thinking_tokens = self._usage(data)
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
@@ -447,8 +487,14 @@ class HttpModel:
 
         command = start_command(self.spec.model_id, self.spec.base_url)
         hint = f" (start it with: {command})" if command else ""
-        return f"{NOT_LISTENING} {mask_url(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
+        return f"{ErrorKind.NOT_LISTENING} {mask_url(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
 
-    def failed(self, error: str) -> Completion:
-        """A completion that carries `error` instead of an answer."""
-        return Completion(provider=self.spec.provider, model=self.spec.model_id, text="", error=error)
+    def failed(self, error: str, kind: ErrorKind) -> Completion:
+        """A completion that carries `error`, of `kind`, instead of an answer."""
+        return Completion(
+            provider=self.spec.provider,
+            model=self.spec.model_id,
+            text="",
+            error=error,
+            outcome=CallOutcome(error_kind=kind),
+        )

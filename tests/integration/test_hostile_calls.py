@@ -19,7 +19,7 @@ import pytest
 from fakeprovider import FakeProvider, Usage, missing_fields, status
 from helpers import add_eval_module, answer_by_text, cassette_path, fake_run_args, question, the_run, write_jsonl
 
-from pytest_reasoning_evals.providers.base import MALFORMED, Request
+from pytest_reasoning_evals.providers.base import ErrorKind, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec
 from pytest_reasoning_evals.secrets import scan_line
@@ -160,7 +160,7 @@ def test_a_hostile_reply_is_a_malformed_response_of_its_item_not_retried(provide
         server.script(status(200, body=text))
         completion = model_for(provider, server).complete(REQUEST)
         assert len(server.requests) == 1, "a malformed reply is not asked again"
-    assert completion.error.startswith(MALFORMED), completion.error
+    assert completion.error.startswith(ErrorKind.MALFORMED), completion.error
     assert completion.text == ""
     assert len(completion.error) < 400, "one short line"
     # What the call cost is counted when its tokens can be read, and is never negative or NaN.
@@ -173,7 +173,7 @@ def test_a_reply_without_its_answer_still_counts_the_tokens_it_was_billed() -> N
     with FakeProvider() as server:
         server.script(missing_fields())
         completion = model_for("openai", server).complete(REQUEST)
-    assert completion.error.startswith(MALFORMED)
+    assert completion.error.startswith(ErrorKind.MALFORMED)
     assert (completion.input_tokens, completion.output_tokens) == (12, 3)
     assert completion.cost_usd == pytest.approx((12 * PRICE_IN + 3 * PRICE_OUT) / 1e6)
 
@@ -216,7 +216,7 @@ def test_hostile_replies_reach_the_summary_as_errors_and_their_cost_is_counted(p
     summary, meta, records = outputs(pytester, "hostile")
     assert len(records) == summary["total_questions"] == 10, result.stdout.str()
     assert summary["num_errors"] == 3 and summary["num_unknown"] == 3
-    assert sorted(r["error"].split(" (")[0] for r in records if r["error"]) == [MALFORMED] * 3
+    assert sorted(r["error"].split(" (")[0] for r in records if r["error"]) == [ErrorKind.MALFORMED] * 3
     paid = 7 * 0.125 + 12 / 1e6
     assert summary["cost_usd"] == pytest.approx(paid) and meta["spent_usd"] == pytest.approx(paid)
 
@@ -305,7 +305,7 @@ def test_a_malformed_reply_echoing_the_key_is_shown_without_it() -> None:
     with FakeProvider() as server:
         server.script(status(200, body=f"<html>upstream said: key {KEY} is over quota</html>"))
         completion = model_for("openai", server).complete(REQUEST)
-    assert completion.error.startswith(MALFORMED) and KEY not in completion.error
+    assert completion.error.startswith(ErrorKind.MALFORMED) and KEY not in completion.error
     assert scan_line(completion.error, allow=False) == []
 
 

@@ -53,7 +53,7 @@ def cassette(answer: str) -> dict:
 class CountingParser:
     def __init__(self):
         self.calls = 0
-        self.parse = HttpModel(SPEC)._parse
+        self.parse = HttpModel(SPEC).parse
 
     def __call__(self, path, data=None):
         self.calls += 1

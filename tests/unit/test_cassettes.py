@@ -10,8 +10,8 @@ from fakeprovider import FakeProvider, status
 from helpers import cassette_path
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex
-from pytest_reasoning_evals.cassettes import CassetteClient
-from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.cassettes import MATCH, CassetteClient, MatchRule
+from pytest_reasoning_evals.providers.base import ErrorKind, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec
 
@@ -64,7 +64,7 @@ def test_record_then_replay_on_another_port_without_a_server(server: FakeProvide
         None,
     )
     assert replayed.latency_ms == recorded.latency_ms > 0, "replay reports the recorded latency"
-    assert replayed.extra["cassette"] == "fake/chaosbench-zeroshot/q-1.yaml"
+    assert replayed.outcome.cassette == "fake/chaosbench-zeroshot/q-1.yaml"
 
 
 def test_replay_needs_no_key(server: FakeProvider, tmp_path, monkeypatch) -> None:
@@ -184,3 +184,37 @@ def test_a_plain_replay_from_the_index_is_the_completion_the_opened_cassette_giv
     client = CassetteClient(make_client(tmp_path, "none", base).model, tmp_path, "none", index)
     assert client.complete(ask()) == opened
     assert client.complete(ask("another question")).error.startswith("cassette miss")
+
+
+def tenant(r1, r2) -> None:
+    """A header rule: what equal URL and body bytes do not imply."""
+    assert r1.headers.get("X-Tenant") == r2.headers.get("X-Tenant")
+
+
+@pytest.mark.parametrize("path", ["index first replay", "byte-equal in the call", "vcrpy's matchers"])
+def test_a_rule_added_to_the_match_definition_holds_on_every_replay_path(
+    server: FakeProvider, tmp_path, monkeypatch, path
+) -> None:
+    base = server.openai_base
+    make_client(tmp_path, "once", base).complete(ask())
+    server.close()
+    file = cassette_path(tmp_path, "fake", "chaosbench-zeroshot", "q-1")
+    cassette = yaml.safe_load(file.read_text())
+    request = cassette["interactions"][0]["request"]
+    request["headers"]["X-Tenant"] = ["other"]  # recorded with a header the request sent now lacks
+    if path == "vcrpy's matchers":  # not the bytes sent: only vcrpy's matchers find it
+        request["body"] = json.dumps(json.loads(request["body"]), indent=1)
+    file.write_text(yaml.safe_dump(cassette))
+    (tmp_path / "cache").mkdir()
+
+    def client(match) -> CassetteClient:
+        index = CassetteIndex(tmp_path / "cache") if path == "index first replay" else None
+        return CassetteClient(make_client(tmp_path, "none", base).model, tmp_path, "none", index, match)
+
+    if path == "index first replay":
+        monkeypatch.setattr(CassetteClient, "_load", None)  # the default rules answer without opening the file
+    assert client(MATCH).complete(ask()).outcome.hit is True
+    monkeypatch.undo()
+    missed = client(MATCH.adding(MatchRule(tenant))).complete(ask())
+    assert missed.outcome.error_kind is ErrorKind.MISS and missed.text == ""
+    assert "differs in: tenant" in missed.error

@@ -29,7 +29,7 @@ from fakeprovider import malformed, missing_fields, slow, status, truncated
 from helpers import cassette_path
 
 from pytest_reasoning_evals.cassettes import CassetteClient
-from pytest_reasoning_evals.providers.base import MISS, Request
+from pytest_reasoning_evals.providers.base import MISS, CallOutcome, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec
 
@@ -296,13 +296,13 @@ def test_malformed_200_is_not_recorded_and_the_next_recording_asks_again(server,
 
     # the server is fixed: the next recording run asks again (a real request) and records the answer
     second = make_client(tmp_path, "once", server.openai_base).complete(ask())
-    assert (second.error, second.text, second.extra["cassette_hit"]) == (None, "TRUE", False)
+    assert (second.error, second.text, second.outcome.hit) == (None, "TRUE", False)
     assert len(server.requests) == 2
     assert answers_in(path_of(tmp_path)) == ["TRUE"]
 
     # and from then on it replays, with no server
     replayed = make_client(tmp_path, "none", CLOSED_PORT_URL).complete(ask())
-    assert (replayed.error, replayed.text, replayed.extra["cassette_hit"]) == (None, "TRUE", True)
+    assert (replayed.error, replayed.text, replayed.outcome.hit) == (None, "TRUE", True)
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])
@@ -331,7 +331,7 @@ def test_500_then_200_keeps_only_the_good_answer_and_a_rerun_replays_it(server, 
     # a recording re-run and a replay both answer from the cassette: nothing more is sent
     for mode, url in (("once", server.openai_base), ("new_episodes", server.openai_base), ("none", CLOSED_PORT_URL)):
         again = make_client(tmp_path, mode, url).complete(ask())
-        assert (again.error, again.text, again.extra["cassette_hit"]) == (None, "TRUE", True), mode
+        assert (again.error, again.text, again.outcome.hit) == (None, "TRUE", True), mode
     assert len(server.requests) == 3
 
 
@@ -349,7 +349,7 @@ def test_a_malformed_turn_keeps_the_answered_turns_and_is_asked_again(server, tm
     client = make_client(tmp_path, "once", server.openai_base)
     with client.conversation(SUITE, "dlg-1"):
         first, second = client.complete(one), client.complete(two)
-    assert (first.extra["cassette_hit"], second.extra["cassette_hit"], second.error) == (True, False, None)
+    assert (first.outcome.hit, second.outcome.hit, second.error) == (True, False, None)
     assert len(server.requests) == 3 and len(interactions(path)) == 2
 
 
@@ -517,11 +517,11 @@ def test_rewrite_of_a_dialogue_stopped_midway_keeps_the_old_cassette(server, tmp
 def test_a_replay_gives_what_the_recording_got_in_every_wire_format(server, tmp_path, provider) -> None:
     server.reply_text = "FALSE, because the map is invertible."
     recorded = make_client(tmp_path, "once", getattr(server, BASES[provider]), provider).complete(ask())
-    assert recorded.error is None and recorded.extra["cassette_hit"] is False
+    assert recorded.error is None and recorded.outcome.hit is False
     sent = len(server.requests)
     replayed = make_client(tmp_path, "none", getattr(server, BASES[provider]), provider).complete(ask())
     assert len(server.requests) == sent, "a replay sends nothing"
-    assert replayed.extra == {"cassette_hit": True, "cassette": recorded.extra["cassette"]}
+    assert replayed.outcome == CallOutcome(hit=True, cassette=recorded.outcome.cassette)
     for field in (
         "text",
         "input_tokens",

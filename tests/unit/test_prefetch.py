@@ -33,7 +33,13 @@ def test_calls_run_ahead_again_once_a_call_succeeds_after_failures(tmp_path) -> 
         server.script(*[status(503)] * (1 + 4))  # the first call and those run ahead all fail
         model = HttpModel(spec, RetryPolicy(max_retries=0), base_url=server.openai_base)
         model.allow_concurrency(4)
-        prefetcher = Prefetcher(CassetteClient(model, tmp_path, "once"), 4, lambda: iter(asked[position[0] + 1 :]))
+        prefetcher = Prefetcher(
+            CassetteClient(model, tmp_path, "once"),
+            4,
+            lambda: iter(asked[position[0] + 1 :]),
+            limiter=model.limiter,
+            cut=model.cut,
+        )
         try:
             for n in range(6):  # q0-q4 failed; q5 is asked alone, and answered
                 position[0] = n

@@ -7,7 +7,7 @@ import contextlib
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT, PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.scoring import ask, failure_reason, score
-from pytest_reasoning_evals.providers.base import Completion
+from pytest_reasoning_evals.providers.base import CallOutcome, Completion
 
 PROMPT = PromptTemplate(mode="zeroshot", path=None, text="Q: {question}\nA:")
 QUESTION = Question(
@@ -43,7 +43,7 @@ class Scripted:
         if isinstance(reply, Completion):
             return reply
         return Completion(
-            "fake", "m", reply, input_tokens=10, output_tokens=2, cost_usd=0.5, extra={"cassette_hit": self.hit}
+            "fake", "m", reply, input_tokens=10, output_tokens=2, cost_usd=0.5, outcome=CallOutcome(hit=self.hit)
         )
 
 
@@ -110,8 +110,8 @@ def test_a_failed_call_is_not_reprompted_and_a_failed_reprompt_is_the_error() ->
 
 
 def test_a_reprompt_made_now_makes_the_record_live() -> None:
-    replayed = Completion("fake", "m", "hmm", extra={"cassette_hit": True})
-    live = Completion("fake", "m", "FALSE", cost_usd=0.25, extra={"cassette_hit": False})
+    replayed = Completion("fake", "m", "hmm", outcome=CallOutcome(hit=True))
+    live = Completion("fake", "m", "FALSE", cost_usd=0.25, outcome=CallOutcome(hit=False))
     record = score(QUESTION, replayed, "sha", [live])
     assert (record["cassette_hit"], record["cost_usd"], record["label"]) == (False, 0.25, "FALSE")
     assert failure_reason(record) == "expected TRUE, got FALSE: 'FALSE'"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 import requests
 
-from pytest_reasoning_evals.providers.base import Request
+from pytest_reasoning_evals.providers.base import ErrorKind, Request
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER, AuthError, HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec, load_registry
 from tests.fakeprovider import FakeProvider, malformed, missing_fields, slow, status, truncated
@@ -104,6 +104,8 @@ def assert_failed(completion, *needles: str) -> None:
     assert completion.error
     for needle in needles:
         assert needle in completion.error, completion.error
+    # the kind the model sets is the one its message says (what a record keeps of it)
+    assert completion.outcome.error_kind is ErrorKind.of(completion.error) is not None
     assert completion.input_tokens == completion.output_tokens == 0
     assert completion.cost_usd == 0.0
 
