@@ -391,20 +391,15 @@ class EvalProtocol:
 
     def hold_run_dir(self) -> None:
         """Its run directory's lock (`self.lock`, results.RunDirLock), or a usage error naming the
-        run that holds it, or why the directory cannot be made."""
+        run that holds it, or why the directory cannot be made (run_dir.RunDirectory does the same
+        for a protocol that keeps its directory in one)."""
         from pytest_reasoning_evals.models import UsageProblem
-        from pytest_reasoning_evals.results import RunDirBusy
+        from pytest_reasoning_evals.results import lock_problem
 
-        if self.settings.estimate:
-            return  # an estimate writes nothing and may run beside the run it prices
-        try:
-            self.lock.acquire()
-        except RunDirBusy as exc:
-            raise UsageProblem(str(exc)) from None
-        except OSError as exc:
-            raise UsageProblem(
-                f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})"
-            ) from None
+        # an estimate writes nothing and may run beside the run it prices
+        problem = None if self.settings.estimate else lock_problem(self.lock)
+        if problem:
+            raise UsageProblem(problem)
 
     def judge_unrun(self) -> list[GateResult]:
         """Gates of it are set but none of its items ran: -> their verdicts over nothing (a gate

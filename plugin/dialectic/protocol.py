@@ -29,18 +29,19 @@ from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
-from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, comparison_lines, load_responses
+from pytest_reasoning_evals.dialectic.regression import compare, comparison_lines, load_responses
 from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
 from pytest_reasoning_evals.estimate import CallEstimate
-from pytest_reasoning_evals.gates import GateResult, compared, gate_line, write_gates
+from pytest_reasoning_evals.gates import GateResult, compared, gate_line
 from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.options import dataset_name
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import MISS, Request
 from pytest_reasoning_evals.providers.wire import sent_temperature
-from pytest_reasoning_evals.report import Written, write_run_report
-from pytest_reasoning_evals.results import RunDirLock, write_json
+from pytest_reasoning_evals.report import Written
+from pytest_reasoning_evals.results import write_json
+from pytest_reasoning_evals.run_dir import RunDirectory
 from pytest_reasoning_evals.sampling import stratified_sample
 from pytest_reasoning_evals.shipped import shipped
 
@@ -70,21 +71,20 @@ class Protocol(EvalProtocol):
         self.started_at = now()
 
     @functools.cached_property
-    def run_dir(self) -> Path:
+    def directory(self) -> RunDirectory:
         """<out>/<model>_dialectic/, with _<cases>-<hash8> for case files that are not the shipped ones."""
         cases = self.own.cases
         if cases.resolve() == shipped("dialectic").resolve():
-            return self.settings.run_dir("dialectic")
+            return RunDirectory(self.session, self.name, self.settings.run_dir("dialectic"))
         try:
             digest = cases_sha256(cases)
         except (CaseFileError, OSError):
             digest = None  # collection reports it and the run writes nothing
-        return self.settings.run_dir("dialectic", dataset_name(cases, digest))
+        return RunDirectory(self.session, self.name, self.settings.run_dir("dialectic", dataset_name(cases, digest)))
 
-    @functools.cached_property
-    def lock(self) -> RunDirLock:
-        """One run at a time per run directory (results.py)."""
-        return RunDirLock.for_session(self.session.config, self.run_dir)
+    @property
+    def run_dir(self) -> Path:
+        return self.directory.path
 
     # --- items (every process that collects) ---
 
@@ -152,7 +152,7 @@ class Protocol(EvalProtocol):
         self.session.models.preflight(self.aliases())
         cases, variants = self.selection
         if self.runner is not None:
-            self.hold_run_dir()  # before any item: a second run on this run directory stops here (baselines write nothing)
+            self.directory.hold()  # before any item: a second run on this run directory stops here (baselines write nothing)
         if "dialectic_item" in metafunc.fixturenames:
             metafunc.parametrize(
                 "dialectic_item",
@@ -241,12 +241,7 @@ class Protocol(EvalProtocol):
 
     def start(self) -> None:
         """Before any item: the baseline (it may be this run's own directory, which the run rewrites)."""
-        if self.own.baseline is None:
-            return
-        try:
-            self.baseline = load_responses(self.own.baseline)
-        except BaselineError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        self.baseline = self.directory.previous(self.own.baseline, load_responses)
 
     def add(self, payload: RecordPayload) -> None:
         # every item's live calls, whatever became of it (skipped by the budget, a harness error, a stop)
@@ -257,19 +252,18 @@ class Protocol(EvalProtocol):
         if self.count_harness_error(payload):  # no record: only counted
             return
         record = payload["record"]
-        self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
+        self.directory.try_hold()
         if "response" in payload:
             self.responses[tuple(record["response_key"])] = payload["response"]
         self.records.append(record)
 
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings
-        self.lock.try_hold()
+        self.directory.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
         self.gates = self._gates("; ".join(filter(None, (self.harness_note(), self._budget_note()))) or None)
-        write_gates(self.run_dir, self.gates)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
-        self.html_report = write_run_report(self.run_dir, len(self.records), self.session.page_writer(self.name))
+        self.html_report = self.directory.close(self.gates, len(self.records))
         return self.gates
 
     def judge_unrun(self) -> list[GateResult]:
@@ -313,7 +307,7 @@ class Protocol(EvalProtocol):
         return f"{n} item{'s' if n > 1 else ''} not asked (--eval-max-cost budget spent)" if n else None
 
     def incomplete_reason(self, session: pytest.Session) -> str | None:
-        return "; ".join(filter(None, (super().incomplete_reason(session), self._budget_note()))) or None
+        return self.directory.incomplete_reason(session, self.harness_note(), self._budget_note())
 
     def _run_meta(self, session: pytest.Session) -> dict:
         """What ran, for report.html and for whoever reads the directory later."""
