@@ -9,7 +9,7 @@ import importlib
 import json
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypedDict
 
 import pytest
@@ -112,7 +112,11 @@ class ProtocolInfo(NamedTuple):
     fixture_plugin: str | None = None  # "module:function": (session) -> a plugin object holding its fixtures
     commands: str | None = None  # "module:function": (argparse subparsers) adds its reasoning-evals commands
     report_view: str | None = None  # "module:function": (run_dir, baseline, cleanup) -> its report view, or None
-    grouped: bool = False  # some of its items must share a worker (see grouping.py)
+    # its fixtures whose items share a worker by group (EvalProtocol.groups names the groups; grouping.py)
+    grouped: tuple[str, ...] = ()
+    # its fixtures whose items' calls run ahead (EvalProtocol.item_ids): under xdist, enough of them are
+    # kept queued on each worker (grouping.AheadScheduling)
+    runs_ahead: tuple[str, ...] = ()
     eager_options: tuple[str, ...] = ()  # fields of its settings that make the controller start it before any item
     # its options that are gates (Option.name): given on the command line, or set in the ini file of a
     # session that selected none of any protocol's items, they judge it even with no item of it
@@ -321,15 +325,15 @@ class EvalProtocol:
         """This protocol's collected items -> the ones to drop (already answered, say)."""
         return []
 
-    def groups(self, param_ids: set[str]) -> dict[str, str]:
-        """Parametrize id -> group name, for the ids among `param_ids` whose items must run in one
-        process (they share one model response); only asked of grouped protocols."""
+    def groups(self, fixture: str) -> dict[str, str]:
+        """Controller: parametrize id -> group name of the items of `fixture`, one its ProtocolInfo
+        declares `grouped`: the items of a group run in one process (they share one model response)."""
         return {}
 
-    def runs_ahead(self, param_ids: set[str]) -> bool:
-        """Controller: some of these parametrize ids are items with an ahead_request, so that the
-        xdist scheduler keeps enough of them queued on each worker (grouping.AheadScheduling)."""
-        return False
+    def item_ids(self, fixture: str) -> Collection[str]:
+        """Controller: the parametrize ids of the items of `fixture`, one its ProtocolInfo declares
+        `runs_ahead` (their ahead_request is sent ahead of them)."""
+        return ()
 
     def ahead_request(self, item: pytest.Item) -> Request | None:
         """The request this item will send first, if it can be built before any answer; None

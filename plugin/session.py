@@ -335,7 +335,7 @@ class EvalSession:
 
         # calls running ahead need items queued on their worker (grouping.AheadScheduling)
         keep = Prefetcher.HORIZON * self.settings.concurrency if self.settings.concurrency > 1 else 0
-        return EvalScheduling(config, log, self.groups, keep, self.runs_ahead)
+        return EvalScheduling(config, log, self.grouped_items, keep, self.ahead_items)
 
     @functools.cached_property
     def new_folders(self) -> list[str]:
@@ -345,28 +345,33 @@ class EvalSession:
 
         return [str(p) for p in missing_folders(self.settings.out_dir)]
 
-    def groups(self, param_ids: set[str]) -> dict[str, str]:
-        """Parametrize id -> group for the ids of grouped protocols among `param_ids`."""
+    def grouped_items(self) -> dict[str, str]:
+        """Parametrize id -> group of the items that share a worker, as the protocols declare them
+        (ProtocolInfo.grouped, EvalProtocol.groups)."""
         found: dict[str, str] = {}
         for info in self.infos.values():
-            if info.grouped:
-                try:
-                    found.update(self.protocol(info.name).groups(param_ids))
-                except CaseFileError:
-                    pass  # the workers report the bad case file when they collect
+            for fixture in info.grouped:
+                found.update(self._declared(info.name, "groups", fixture))
         return found
 
-    def runs_ahead(self, param_ids: set[str]) -> bool:
-        """Some of these parametrize ids are items whose calls run ahead (EvalProtocol.runs_ahead)."""
+    def ahead_items(self) -> set[str]:
+        """The parametrize ids of the items whose calls run ahead, as the protocols declare them
+        (ProtocolInfo.runs_ahead, EvalProtocol.item_ids)."""
+        found: set[str] = set()
+        for info in self.infos.values():
+            for fixture in info.runs_ahead:
+                found.update(self._declared(info.name, "item_ids", fixture))
+        return found
+
+    def _declared(self, name: str, question: str, fixture: str):
+        """Protocol `name`'s answer to `question` (groups, item_ids) about `fixture`, or nothing
+        when its items cannot be made."""
         from pytest_reasoning_evals.models import UsageProblem
 
-        for name in self.infos:
-            try:
-                if self.protocol(name).runs_ahead(param_ids):
-                    return True
-            except (CaseFileError, UsageProblem):
-                pass  # the workers report the bad case file or selection when they collect
-        return False
+        try:
+            return getattr(self.protocol(name), question)(fixture)
+        except (CaseFileError, UsageProblem):
+            return ()  # the workers report the bad case file or selection when they collect
 
     # --- the run (controller) ---
 

@@ -97,9 +97,9 @@ class Protocol(EvalProtocol):
         questions' calls run ahead (--eval-concurrency) until the budget is spent."""
         return self.session.models.get(self.settings.model)
 
-    def runs_ahead(self, param_ids: set[str]) -> bool:
-        """Questions run ahead, whatever a team named the test function that asks them."""
-        return self.selection.has_questions(param_ids)
+    def item_ids(self, fixture: str) -> set[str]:
+        """The questions (its `runs_ahead` fixture), whatever a team named the test function that asks them."""
+        return self.selection.question_ids() if fixture == "chaosbench_question" else set()
 
     def ahead_request(self, item: pytest.Item) -> Request | None:
         """A question's request; None for a dialogue (its turns wait for the answers before them)."""

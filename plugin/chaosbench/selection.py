@@ -76,9 +76,9 @@ class Selection:
         first = value.turns[0] if isinstance(value, Dialogue) else value
         return {first.family, first.split, first.system_id} if hasattr(first, "family") else set()
 
-    def has_questions(self, param_ids: set[str]) -> bool:
-        """Some of these parametrize ids are questions (whatever a team named the test function asking them)."""
-        return not param_ids.isdisjoint(question.id for question in self.shard[0])
+    def question_ids(self) -> set[str]:
+        """The parametrize ids of this shard's questions."""
+        return {question.id for question in self.shard[0]}
 
     def sample_record(self) -> dict | None:
         """What --eval-max-items drew (every shard's part of it): None without it."""

@@ -2,8 +2,8 @@
 per rubric check; per case a resolution and a cross-provider item), their records, and on the
 controller the outputs under <out>/<model>_dialectic[_<cases>-<hash8>]/, the opt-in gates and the terminal block.
 
-Item ids are `<case>@<variant>`: every item of a case reads one generated response, so the
-scheduler (grouping.py) keeps the ids of a case on one worker. Items carry the marker
+Item ids are `<case>@<variant>`: every item of a case reads one generated response, so its
+declaration groups them by case and the scheduler (grouping.py) keeps a case on one worker. Items carry the marker
 `dialectic(case=..., variant=...)`.
 
 --eval-max-items (a seeded sample of N cases, stratified by expected mode and category, as
@@ -30,14 +30,20 @@ from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import compare, comparison_lines, load_responses
-from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
+from pytest_reasoning_evals.dialectic.summary import (
+    PassRule,
+    cassette_miss_line,
+    cassette_misses,
+    terminal_lines,
+    write_outputs,
+)
 from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult, compared, gate_line
 from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.options import dataset_name
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
-from pytest_reasoning_evals.providers.base import MISS, Request
+from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written
 from pytest_reasoning_evals.results import write_json
@@ -164,10 +170,11 @@ class Protocol(EvalProtocol):
                 "dialectic_case", [pytest.param(c, id=f"{c.id}@{v.name}", marks=_marks(c, v)) for c in cases]
             )
 
-    def groups(self, param_ids: set[str]) -> dict[str, str]:
+    def groups(self, fixture: str) -> dict[str, str]:
+        """By case: a check item per variant, a resolution or cross-provider item with the resolution variant."""
         cases, variants = self.selection
-        known = {f"{c.id}@{v.name}": c.id for c in cases for v in variants}
-        return {pid: known[pid] for pid in param_ids if pid in known}
+        variants = [self.resolution_variant] if fixture == "dialectic_case" and variants else variants
+        return {f"{c.id}@{v.name}": c.id for c in cases for v in variants}
 
     @functools.cached_property
     def runner(self):
@@ -208,34 +215,14 @@ class Protocol(EvalProtocol):
         return self.runner.response_request(*value)
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
-        """Each (case, variant, model) response once, its judge panel once where a judge or
-        cross-provider item asks for it, and per resolution item its worst case (runner.py)."""
-        runner = self.runner
-        if runner is None:
+        """Its responses, judge panels and resolutions' worst cases (runner.estimate_calls)."""
+        from pytest_reasoning_evals.dialectic.runner import estimate_calls
+
+        if self.runner is None:
             return []
+        values = [(self.parameter(item), item.fixturenames) for item in items]
         model, compare = self.settings.model, self.own.compare_models
-        responses: dict[tuple, CallEstimate] = {}
-        calls: dict[tuple, list[CallEstimate]] = {}
-        for item in items:
-            value, used = self.parameter(item), item.fixturenames
-            if isinstance(value, tuple):
-                asked = [(*value, model)] if "dialectic_item" in used else []
-                judged = asked if "dialectic_runner" in used else []
-            elif isinstance(value, Case):
-                variant = self.resolution_variant
-                cross = "dialectic_compare_models" in used
-                asked = [(value, variant, alias) for alias in (compare if cross else [model])]
-                judged = asked if cross else []
-                if not cross and "dialectic_runner" in used:
-                    calls.setdefault(("resolution", value.id), runner.resolution_estimate(value, variant))
-            else:
-                continue  # pytest's placeholder for an empty parameter set
-            for case, variant, alias in asked:
-                key = (case.id, variant.name, alias)
-                responses.setdefault(key, runner.response_estimate(case, variant, alias))
-                if (case, variant, alias) in judged:
-                    calls.setdefault(("judge", *key), runner.verdict_estimate(case))
-        return [*responses.values(), *(c for group in calls.values() for c in group)]
+        return estimate_calls(self.runner, values, model, compare, lambda: self.resolution_variant)
 
     # --- results (controller) ---
 
@@ -354,38 +341,12 @@ class Protocol(EvalProtocol):
             for seat in self.judges
         ]
 
-    def _cassette_misses(self) -> dict[str, list[str]]:
-        """The cassette-miss errors of this run's calls, by kind: the responses (each once), the
-        judge calls and the resolution conversations' calls (their errors quote the miss)."""
-
-        def misses(errors) -> list[str]:
-            return [error[error.index(MISS) :] for error in errors if MISS in str(error)]
-
-        return {
-            "dialectic response": misses(r.get("error") or "" for r in self.responses.values()),
-            "judge call": misses(e for r in self.records if r["check"] == "judge" for e in r["judge"]["errors"]),
-            "resolution call": misses(
-                e
-                for r in self.records
-                if r["check"] == "resolution"
-                for e in (*r["conversation"]["judge_errors"], *r["conversation"].get("reply_errors", ()))
-            ),
-        }
-
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
-        missed = self._cassette_misses()
-        if any(missed.values()):
-            counts = [
-                f"{len(errors)} {noun}{'s' if len(errors) > 1 else ''}" for noun, errors in missed.items() if errors
-            ]
-            total = sum(map(len, missed.values()))
-            lines.append(
-                f"CASSETTE MISSES: {' and '.join([', '.join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts)} "
-                f"{'has' if total == 1 else 'have'} no matching cassette (a case, a variant's or the judge's prompt or "
-                f"an option changed since the recording, they were never recorded, or their cassette could not be read); "
-                f"record them with: {self.session.record_command([e for errors in missed.values() for e in errors])}"
-            )
+        missed = cassette_miss_line(
+            cassette_misses(list(self.responses.values()), self.records), self.session.record_command
+        )
+        lines += [missed] if missed else []
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)
         lines += [gate_line(g) for g in self.gates]
