@@ -19,11 +19,43 @@ def param_id(nodeid: str) -> str | None:
     return None
 
 
+def declared_groups(session) -> dict[str, str]:
+    """Parametrize id -> group of the items that share a worker, as the session's protocols declare
+    them (ProtocolInfo.grouped, EvalProtocol.groups)."""
+    found: dict[str, str] = {}
+    for info in session.infos.values():
+        for fixture in info.grouped:
+            found.update(_declared(session, info.name, "groups", fixture))
+    return found
+
+
+def declared_ahead(session) -> set[str]:
+    """The parametrize ids of the items whose calls run ahead, as the session's protocols declare
+    them (ProtocolInfo.runs_ahead, EvalProtocol.item_ids)."""
+    found: set[str] = set()
+    for info in session.infos.values():
+        for fixture in info.runs_ahead:
+            found.update(_declared(session, info.name, "item_ids", fixture))
+    return found
+
+
+def _declared(session, name: str, question: str, fixture: str):
+    """Protocol `name`'s answer to `question` (groups, item_ids) about `fixture`, or nothing when
+    its items cannot be made."""
+    from pytest_reasoning_evals.casefiles import CaseFileError
+    from pytest_reasoning_evals.models import UsageProblem
+
+    try:
+        return getattr(session.protocol(name), question)(fixture)
+    except (CaseFileError, UsageProblem):
+        return ()  # the workers report the bad case file or selection when they collect
+
+
 class EvalScheduling:
     """LoadScheduling until the collection is in; then CaseGroupScheduling when some collected
     items are grouped, or AheadScheduling when some collected items' calls run ahead. `groups()`:
     parametrize id -> group of every grouped item the protocols declare, `ahead()`: the parametrize
-    ids of their items whose calls run ahead (session.EvalSession.grouped_items, ahead_items)."""
+    ids of their items whose calls run ahead (declared_groups, declared_ahead)."""
 
     def __init__(
         self,

@@ -98,6 +98,36 @@ def deserialized_payload(data: dict) -> dict | None:
     return data.pop(SERIALIZED_KEY, None)
 
 
+def not_asked_payload(protocols: dict[str, EvalProtocol], item: pytest.Item, item_id: str) -> dict | None:
+    """An eval item the spent budget skipped: its protocol lists it (`item_id`: the id of the
+    request the budget refused) with what its calls had paid."""
+    for name, protocol in protocols.items():
+        if protocol.parameter(item) is not None:
+            return {"protocol": name, "not_asked": item_id}
+    return None
+
+
+def harness_error_payload(
+    protocols: dict[str, EvalProtocol], item: pytest.Item, excinfo: pytest.ExceptionInfo
+) -> dict | None:
+    """An eval item that raised before sending its record (a bug in the harness or a fixture):
+    its protocol's error record, so the run counts it and is not complete. An item failed by a
+    stop (a refused key) gets its error record too, but is not counted as a bug: the stop's own
+    reason makes the run incomplete."""
+    stopped = bool(item.session.shouldstop)
+    for name, protocol in protocols.items():
+        if protocol.parameter(item) is not None:
+            error = str(excinfo.value) if stopped else f"{HARNESS}: {excinfo.typename}: {excinfo.value}"
+            record = protocol.error_record(item, error)
+            return {
+                "protocol": name,
+                HARNESS_ERROR: True,
+                STOPPED: stopped,
+                **({"record": record} if record is not None else {}),
+            }
+    return None
+
+
 class ProtocolInfo(NamedTuple):
     """A protocol's declaration: what the plugin knows of it without importing its code (an unused
     plugin stays cheap). A package declares one under the entry-point group ENTRY_POINTS."""

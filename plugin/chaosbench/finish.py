@@ -148,7 +148,7 @@ class RunEnd:
         missed = (
             f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
             f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: "
-            f"{self.session.record_command(r['error'] for r in records if r.get('error'))}"
+            f"{self.session.end.record_command(r['error'] for r in records if r.get('error'))}"
         )
         notes = [
             missed if misses else None,

@@ -344,7 +344,7 @@ class Protocol(EvalProtocol):
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
         missed = cassette_miss_line(
-            cassette_misses(list(self.responses.values()), self.records), self.session.record_command
+            cassette_misses(list(self.responses.values()), self.records), self.session.end.record_command
         )
         lines += [missed] if missed else []
         if self.comparison is not None:
