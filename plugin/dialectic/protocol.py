@@ -58,6 +58,11 @@ def _marks(case: Case, variant: Variant) -> list[pytest.MarkDecorator]:
     return [pytest.mark.dialectic(case=case.id, variant=variant.name)]
 
 
+def _resolution(variants: list[Variant]) -> Variant:
+    """The variant of the multi-turn and cross-provider items: the first prompted one."""
+    return next((v for v in variants if v.system_prompt is not None), variants[0])
+
+
 class Protocol(EvalProtocol):
     name = "dialectic"
 
@@ -144,8 +149,7 @@ class Protocol(EvalProtocol):
     @property
     def resolution_variant(self) -> Variant:
         """The variant the multi-turn and cross-provider items use: the first prompted one."""
-        variants = self.selection[1]
-        return next((v for v in variants if v.system_prompt is not None), variants[0])
+        return _resolution(self.selection[1])
 
     def aliases(self) -> tuple[str, ...]:
         s = self.settings
@@ -171,10 +175,12 @@ class Protocol(EvalProtocol):
             )
 
     def groups(self, fixture: str) -> dict[str, str]:
-        """By case: a check item per variant, a resolution or cross-provider item with the resolution variant."""
-        cases, variants = self.selection
-        variants = [self.resolution_variant] if fixture == "dialectic_case" and variants else variants
-        return {f"{c.id}@{v.name}": c.id for c in cases for v in variants}
+        """By case: a check item per variant, a resolution or cross-provider item with the resolution
+        variant. From the case and prompt files alone (no judge panel, no model): the controller of
+        any xdist session asks; ids left out by a sample or shard are never collected."""
+        variants = load_variants(self.own.variant_prompts, list(self.own.variants))
+        variants = [_resolution(variants)] if fixture == "dialectic_case" and variants else variants
+        return {f"{c.id}@{v.name}": c.id for c in load_cases(self.own.cases) for v in variants}
 
     @functools.cached_property
     def runner(self):
