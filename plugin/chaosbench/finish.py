@@ -47,7 +47,7 @@ class RunEnd:
             model=s.model,
             mode=self.own.mode,
             not_asked=answers.not_asked,
-            stopped=p.incomplete_reason(session),
+            stopped=p.directory.incomplete_reason(session, p.harness_note()),
         )
         # paid by calls made ahead for items that never ran (the run stopped first): in no record
         answers.charge_unasked(self.session.unclaimed.get(s.model, 0.0))
