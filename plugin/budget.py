@@ -31,6 +31,19 @@ class Budget:
         self.spent = 0.0  # this process's own live calls
         self.run_spent = 0.0  # controller: the live cost of every item reported this run
 
+    @classmethod
+    def of_process(cls, settings, config) -> Budget:
+        """The budget of this pytest process: all of it with -n 0, a W-th of it in each of W xdist
+        workers, which stop on their controller's run token."""
+        import secrets
+
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is None:
+            workers, token = 1, secrets.token_hex(8)
+        else:
+            workers, token = workerinput.get("workercount", 1), workerinput.get(TOKEN_KEY, "")
+        return cls(settings.max_cost, settings.out_dir, workers, token)
+
     def exhausted(self, unclaimed: float = 0.0) -> bool:
         """Spent: this process's share, by its calls (`unclaimed`: those made ahead whose items
         have not asked yet, see prefetch.py), or the whole budget by the run (the controller's marker)."""

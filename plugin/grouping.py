@@ -1,10 +1,11 @@
-"""Scheduling items over xdist workers (`--dist load`): a dialectic case's items on one worker,
-items whose calls run ahead queued in enough number, any other session as xdist schedules it
-(docs/design.md, "Scheduling over xdist")."""
+"""Scheduling items over xdist workers (`--dist load`), as the protocols declare their items
+(ProtocolInfo.grouped, ProtocolInfo.runs_ahead): a group's items (a dialectic case's) on one
+worker, items whose calls run ahead queued in enough number, any other session as xdist schedules
+it (docs/design.md, "Scheduling over xdist")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import pytest
 from xdist.scheduler import LoadGroupScheduling, LoadScheduling
@@ -18,19 +19,53 @@ def param_id(nodeid: str) -> str | None:
     return None
 
 
+def declared_groups(session) -> dict[str, str]:
+    """Parametrize id -> group of the items that share a worker, as the session's protocols declare
+    them (ProtocolInfo.grouped, EvalProtocol.groups)."""
+    found: dict[str, str] = {}
+    for info in session.infos.values():
+        for fixture in info.grouped:
+            found.update(_declared(session, info.name, "groups", fixture))
+    return found
+
+
+def declared_ahead(session) -> set[str]:
+    """The parametrize ids of the items whose calls run ahead, as the session's protocols declare
+    them (ProtocolInfo.runs_ahead, EvalProtocol.item_ids)."""
+    found: set[str] = set()
+    for info in session.infos.values():
+        for fixture in info.runs_ahead:
+            found.update(_declared(session, info.name, "item_ids", fixture))
+    return found
+
+
+def _declared(session, name: str, question: str, fixture: str):
+    """Protocol `name`'s answer to `question` (groups, item_ids) about `fixture`, or nothing when
+    its items cannot be made."""
+    from pytest_reasoning_evals.casefiles import CaseFileError
+    from pytest_reasoning_evals.models import UsageProblem
+
+    try:
+        return getattr(session.protocol(name), question)(fixture)
+    except (CaseFileError, UsageProblem):
+        return ()  # the workers report the bad case file or selection when they collect
+
+
 class EvalScheduling:
-    """LoadScheduling until the collection is in; then CaseGroupScheduling for grouped items, or
-    AheadScheduling for questions whose calls run ahead."""
+    """LoadScheduling until the collection is in; then CaseGroupScheduling when some collected
+    items are grouped, or AheadScheduling when some collected items' calls run ahead. `groups()`:
+    parametrize id -> group of every grouped item the protocols declare, `ahead()`: the parametrize
+    ids of their items whose calls run ahead (declared_groups, declared_ahead)."""
 
     def __init__(
         self,
         config: pytest.Config,
         log,
-        groups: Callable[[set[str]], dict[str, str]],
+        groups: Callable[[], dict[str, str]],
         keep: int = 0,
-        runs_ahead: Callable[[set[str]], bool] = lambda param_ids: False,
+        ahead: Callable[[], Collection[str]] = tuple,
     ):
-        self._config, self._log, self._groups, self._runs_ahead = config, log, groups, runs_ahead
+        self._config, self._log, self._groups, self._ahead = config, log, groups, ahead
         self._impl = LoadScheduling(config, log)
         self._decided = False
         self._keep = keep  # items to keep queued per worker when calls run ahead (0: no such thing)
@@ -55,11 +90,13 @@ class EvalScheduling:
         self._decided = True
         collection = next(iter(self._impl.node2collection.values()), [])
         param_ids = set(map(param_id, collection)) - {None}
-        candidates = {pid for pid in param_ids if "@" in pid}
-        groups = self._groups(candidates) if candidates else {}
+        declared = self._groups() if param_ids else {}
+        groups = {pid: declared[pid] for pid in param_ids if pid in declared}
         if groups:
             replacement = CaseGroupScheduling(self._config, self._log, groups)
-        elif self._keep and self._runs_ahead(param_ids):  # the protocols know their items, whatever the test's name
+        elif self._keep and not param_ids.isdisjoint(
+            self._ahead()
+        ):  # the protocols know their items, whatever the test's name
             replacement = AheadScheduling(self._config, self._log, self._keep)
         else:
             return

@@ -74,6 +74,14 @@ class Progress:
             return
         self._show(now)
 
+    def teststatus(self, status: tuple | None, report) -> tuple | None:
+        """An eval item's report status (None: pytest's own) as the terminal shows it: while the
+        progress line is rewritten in place, the line shows the items instead of their letters."""
+        if not (self.in_place and self.live):
+            return status
+        category, _, word = status or (report.outcome, "", report.outcome.upper())
+        return category, "", word
+
     def add_spent(self, cost: float) -> None:
         """What calls made ahead paid for items that never ran (known only at the end)."""
         self.tally += Tally(spent=cost)

@@ -9,7 +9,7 @@ import importlib
 import json
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, TypedDict
 
 import pytest
@@ -98,6 +98,36 @@ def deserialized_payload(data: dict) -> dict | None:
     return data.pop(SERIALIZED_KEY, None)
 
 
+def not_asked_payload(protocols: dict[str, EvalProtocol], item: pytest.Item, item_id: str) -> dict | None:
+    """An eval item the spent budget skipped: its protocol lists it (`item_id`: the id of the
+    request the budget refused) with what its calls had paid."""
+    for name, protocol in protocols.items():
+        if protocol.parameter(item) is not None:
+            return {"protocol": name, "not_asked": item_id}
+    return None
+
+
+def harness_error_payload(
+    protocols: dict[str, EvalProtocol], item: pytest.Item, excinfo: pytest.ExceptionInfo
+) -> dict | None:
+    """An eval item that raised before sending its record (a bug in the harness or a fixture):
+    its protocol's error record, so the run counts it and is not complete. An item failed by a
+    stop (a refused key) gets its error record too, but is not counted as a bug: the stop's own
+    reason makes the run incomplete."""
+    stopped = bool(item.session.shouldstop)
+    for name, protocol in protocols.items():
+        if protocol.parameter(item) is not None:
+            error = str(excinfo.value) if stopped else f"{HARNESS}: {excinfo.typename}: {excinfo.value}"
+            record = protocol.error_record(item, error)
+            return {
+                "protocol": name,
+                HARNESS_ERROR: True,
+                STOPPED: stopped,
+                **({"record": record} if record is not None else {}),
+            }
+    return None
+
+
 class ProtocolInfo(NamedTuple):
     """A protocol's declaration: what the plugin knows of it without importing its code (an unused
     plugin stays cheap). A package declares one under the entry-point group ENTRY_POINTS."""
@@ -112,7 +142,11 @@ class ProtocolInfo(NamedTuple):
     fixture_plugin: str | None = None  # "module:function": (session) -> a plugin object holding its fixtures
     commands: str | None = None  # "module:function": (argparse subparsers) adds its reasoning-evals commands
     report_view: str | None = None  # "module:function": (run_dir, baseline, cleanup) -> its report view, or None
-    grouped: bool = False  # some of its items must share a worker (see grouping.py)
+    # its fixtures whose items share a worker by group (EvalProtocol.groups names the groups; grouping.py)
+    grouped: tuple[str, ...] = ()
+    # its fixtures whose items' calls run ahead (EvalProtocol.item_ids): under xdist, enough of them are
+    # kept queued on each worker (grouping.AheadScheduling)
+    runs_ahead: tuple[str, ...] = ()
     eager_options: tuple[str, ...] = ()  # fields of its settings that make the controller start it before any item
     # its options that are gates (Option.name): given on the command line, or set in the ini file of a
     # session that selected none of any protocol's items, they judge it even with no item of it
@@ -321,15 +355,15 @@ class EvalProtocol:
         """This protocol's collected items -> the ones to drop (already answered, say)."""
         return []
 
-    def groups(self, param_ids: set[str]) -> dict[str, str]:
-        """Parametrize id -> group name, for the ids among `param_ids` whose items must run in one
-        process (they share one model response); only asked of grouped protocols."""
+    def groups(self, fixture: str) -> dict[str, str]:
+        """Controller: parametrize id -> group name of the items of `fixture`, one its ProtocolInfo
+        declares `grouped`: the items of a group run in one process (they share one model response)."""
         return {}
 
-    def runs_ahead(self, param_ids: set[str]) -> bool:
-        """Controller: some of these parametrize ids are items with an ahead_request, so that the
-        xdist scheduler keeps enough of them queued on each worker (grouping.AheadScheduling)."""
-        return False
+    def item_ids(self, fixture: str) -> Collection[str]:
+        """Controller: the parametrize ids of the items of `fixture`, one its ProtocolInfo declares
+        `runs_ahead` (their ahead_request is sent ahead of them)."""
+        return ()
 
     def ahead_request(self, item: pytest.Item) -> Request | None:
         """The request this item will send first, if it can be built before any answer; None
@@ -391,20 +425,15 @@ class EvalProtocol:
 
     def hold_run_dir(self) -> None:
         """Its run directory's lock (`self.lock`, results.RunDirLock), or a usage error naming the
-        run that holds it, or why the directory cannot be made."""
+        run that holds it, or why the directory cannot be made (run_dir.RunDirectory does the same
+        for a protocol that keeps its directory in one)."""
         from pytest_reasoning_evals.models import UsageProblem
-        from pytest_reasoning_evals.results import RunDirBusy
+        from pytest_reasoning_evals.results import lock_problem
 
-        if self.settings.estimate:
-            return  # an estimate writes nothing and may run beside the run it prices
-        try:
-            self.lock.acquire()
-        except RunDirBusy as exc:
-            raise UsageProblem(str(exc)) from None
-        except OSError as exc:
-            raise UsageProblem(
-                f"--eval-out-dir (ini eval_out_dir): cannot use {self.run_dir} ({exc.strerror or exc})"
-            ) from None
+        # an estimate writes nothing and may run beside the run it prices
+        problem = None if self.settings.estimate else lock_problem(self.lock)
+        if problem:
+            raise UsageProblem(problem)
 
     def judge_unrun(self) -> list[GateResult]:
         """Gates of it are set but none of its items ran: -> their verdicts over nothing (a gate

@@ -291,6 +291,18 @@ def busy_holder(run_dir: Path, advice: str = "wait for it to end") -> str | None
     return None
 
 
+def lock_problem(lock: RunDirLock) -> str | None:
+    """Hold `lock` for this run; -> None, or why it cannot be held (one line naming the run that
+    holds it, or why its directory cannot be made), for the caller's usage error."""
+    try:
+        lock.acquire()
+    except RunDirBusy as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"--eval-out-dir (ini eval_out_dir): cannot use {lock.run_dir} ({exc.strerror or exc})"
+    return None
+
+
 def refuse_if_busy(run_dir: Path, advice: str = RUN_ADVICE) -> RunDirLock:
     """For a command that writes a run directory outside pytest (merge): hold its lock for this
     process, or RunDirBusy."""

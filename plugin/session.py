@@ -5,9 +5,7 @@ created on first use, payloads routed to them, their gates combined into the exi
 from __future__ import annotations
 
 import functools
-import shlex
 import time
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,31 +16,28 @@ from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import (
     CALLS,
     FAILURE,
-    HARNESS,
     HARNESS_ERROR,
     NOT_ASKED,
     PAYLOAD,
-    STOPPED,
-    UNKNOWN,
-    WRONG,
     EvalProtocol,
     ProtocolInfo,
     attach,
     deserialized_payload,
+    harness_error_payload,
     left_out_fixture,
     load,
+    not_asked_payload,
     payload_of,
     serialized_payload,
 )
+from pytest_reasoning_evals.session_end import SessionEnd
 from pytest_reasoning_evals.speed import SPEED_PLUGIN
 
 if TYPE_CHECKING:
-    from pytest_reasoning_evals.gates import GateResult
     from pytest_reasoning_evals.progress import Progress
     from pytest_reasoning_evals.report import PageWriter
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
-SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahead paid for items that never ran
 SELECTION = "eval_selection"  # workeroutput: the protocols whose items the worker collected, and selected
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
@@ -57,11 +52,7 @@ class EvalSession:
         self.protocols: dict[str, EvalProtocol] = {}
         self.pytest_session: pytest.Session | None = None
         self.started = time.monotonic()
-        self.harness_failures = 0
-        self.gates: list[GateResult] = []
-        self.unrun: dict[str, list[GateResult]] = {}  # the gates of protocols none of whose items ran
-        # protocol -> its ini gates left unjudged (none of its items selected)
-        self.not_judged: dict[str, list[str]] = {}
+        self.end = SessionEnd(self)  # controller: gates, exit status, closing lines
         self.collected: set[str] = set()  # protocols asked for items (they may all be deselected); every process's
         self.selected: set[str] = set()  # ... with an item the session selected (by file, -k, -m)
         self._reported: set[str] = set()  # collection errors already shown
@@ -70,7 +61,6 @@ class EvalSession:
         self.terminalreporter = None  # controller: pytest's, from the session's start
         # controller: per alias, what every process's calls made ahead paid for no item
         self.unclaimed: dict[str, float] = {}
-        self.estimate: list[str] | None = None  # --eval-estimate: the block to print instead of running
 
     # --- protocols and shared services, on first use ---
 
@@ -96,49 +86,14 @@ class EvalSession:
     @functools.cached_property
     def budget(self):
         """--eval-max-cost (budget.py): each process spends its share, the controller counts every item's calls."""
-        import secrets
+        from pytest_reasoning_evals.budget import Budget
 
-        from pytest_reasoning_evals.budget import TOKEN_KEY, Budget
-
-        workerinput = getattr(self.config, "workerinput", None)
-        if workerinput is None:
-            workers, token = 1, secrets.token_hex(8)
-        else:
-            workers, token = workerinput.get("workercount", 1), workerinput.get(TOKEN_KEY, "")
-        return Budget(self.settings.max_cost, self.settings.out_dir, workers, token)
+        return Budget.of_process(self.settings, self.config)
 
     def ahead_request(self, item: pytest.Item):
         """The request `item` will send first, if its protocol can build it before any answer."""
-        for protocol in self.protocols.values():
-            if protocol.parameter(item) is not None:
-                return protocol.ahead_request(item)
-        return None
-
-    def record_command(self, misses: Iterable[str] = ()) -> str:
-        """This run's own command line in the record mode that records these cassette misses (their
-        errors; cassettes.rerecord_mode): `once` when none has a file, else `refresh` (the key
-        variables of the models it used, if they have one, in front)."""
-        from pytest_reasoning_evals.cassettes import rerecord_mode
-        from pytest_reasoning_evals.providers.base import mask_url
-
-        args, skip = [], False
-        for arg in self.config.invocation_params.args:
-            if skip:
-                skip = False
-            elif arg == "--eval-record-mode":
-                skip = True
-            elif not arg.startswith("--eval-record-mode="):
-                args.append(mask_url(arg))  # a base URL's credentials stay out of the printed command
-        aliases = {alias for protocol in self.protocols.values() for alias in protocol.aliases()}
-        keys = sorted({spec.api_key_env for spec in map(self.models.spec, aliases) if spec.api_key_env})
-        return " ".join(
-            [
-                *(f"{k}=..." for k in keys),
-                "pytest",
-                *map(shlex.quote, args),
-                f"--eval-record-mode={rerecord_mode(misses)}",
-            ]
-        )
+        mine = (protocol for protocol in self.protocols.values() if protocol.parameter(item) is not None)
+        return next((protocol.ahead_request(item) for protocol in mine), None)
 
     def page_writer(self, protocol: str) -> PageWriter | None:
         """The speed plugin's writer of `protocol`'s page, started ahead (report.PageWriter), or None."""
@@ -242,11 +197,11 @@ class EvalSession:
             if failure is not None and report.outcome == "passed":
                 report.outcome, report.longrepr = "failed", failure  # the item's one-line reason
         elif report.skipped and call.when in ("setup", "call") and NOT_ASKED in item.stash:
-            payload = self._not_asked(item, item.stash[NOT_ASKED])
+            payload = not_asked_payload(self.protocols, item, item.stash[NOT_ASKED])
             if payload is not None:
                 attach(report, payload)
         elif report.failed and call.when in ("setup", "call") and call.excinfo is not None:
-            payload = self._harness_error(item, call.excinfo)
+            payload = harness_error_payload(self.protocols, item, call.excinfo)
             if payload is not None:
                 attach(report, payload)
         if payload is not None and CALLS in item.stash:
@@ -254,32 +209,6 @@ class EvalSession:
             payload["calls"] = item.stash[CALLS]
             del item.stash[CALLS]
         return report
-
-    def _not_asked(self, item: pytest.Item, item_id: str) -> dict | None:
-        """An eval item the spent budget skipped: its protocol lists it (`item_id`: the id of the
-        request the budget refused) with what its calls had paid."""
-        for name, protocol in self.protocols.items():
-            if protocol.parameter(item) is not None:
-                return {"protocol": name, "not_asked": item_id}
-        return None
-
-    def _harness_error(self, item: pytest.Item, excinfo: pytest.ExceptionInfo) -> dict | None:
-        """An eval item that raised before sending its record (a bug in the harness or a fixture):
-        its protocol's error record, so the run counts it and is not complete. An item failed by a
-        stop (a refused key) gets its error record too, but is not counted as a bug: the stop's own
-        reason makes the run incomplete."""
-        stopped = bool(item.session.shouldstop)
-        for name, protocol in self.protocols.items():
-            if protocol.parameter(item) is not None:
-                error = str(excinfo.value) if stopped else f"{HARNESS}: {excinfo.typename}: {excinfo.value}"
-                record = protocol.error_record(item, error)
-                return {
-                    "protocol": name,
-                    HARNESS_ERROR: True,
-                    STOPPED: stopped,
-                    **({"record": record} if record is not None else {}),
-                }
-        return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(self, config: pytest.Config, report):
@@ -300,14 +229,10 @@ class EvalSession:
 
     def teststatus(self, report: pytest.TestReport):
         payload = payload_of(report) if report.when == "call" else None
-        if payload is None or payload.get(HARNESS_ERROR):
-            status = None
-        else:
-            status = self.protocol(payload["protocol"]).teststatus(payload)
-        if payload is not None and self.progress is not None and self.progress.in_place and self.progress.live:
-            category, _, word = status or (report.outcome, "", report.outcome.upper())
-            return category, "", word  # the progress line, rewritten in place, shows the items instead
-        return status
+        if payload is None:
+            return None
+        status = None if payload.get(HARNESS_ERROR) else self.protocol(payload["protocol"]).teststatus(payload)
+        return self.progress.teststatus(status, report) if self.progress else status
 
     # --- xdist (controller) ---
 
@@ -330,12 +255,12 @@ class EvalSession:
         on each worker for its calls to run ahead."""
         if config.getvalue("dist") != "load":
             return None
-        from pytest_reasoning_evals.grouping import EvalScheduling
+        from pytest_reasoning_evals.grouping import EvalScheduling, declared_ahead, declared_groups
         from pytest_reasoning_evals.prefetch import Prefetcher
 
         # calls running ahead need items queued on their worker (grouping.AheadScheduling)
         keep = Prefetcher.HORIZON * self.settings.concurrency if self.settings.concurrency > 1 else 0
-        return EvalScheduling(config, log, self.groups, keep, self.runs_ahead)
+        return EvalScheduling(config, log, lambda: declared_groups(self), keep, lambda: declared_ahead(self))
 
     @functools.cached_property
     def new_folders(self) -> list[str]:
@@ -344,29 +269,6 @@ class EvalSession:
         from pytest_reasoning_evals.results import missing_folders
 
         return [str(p) for p in missing_folders(self.settings.out_dir)]
-
-    def groups(self, param_ids: set[str]) -> dict[str, str]:
-        """Parametrize id -> group for the ids of grouped protocols among `param_ids`."""
-        found: dict[str, str] = {}
-        for info in self.infos.values():
-            if info.grouped:
-                try:
-                    found.update(self.protocol(info.name).groups(param_ids))
-                except CaseFileError:
-                    pass  # the workers report the bad case file when they collect
-        return found
-
-    def runs_ahead(self, param_ids: set[str]) -> bool:
-        """Some of these parametrize ids are items whose calls run ahead (EvalProtocol.runs_ahead)."""
-        from pytest_reasoning_evals.models import UsageProblem
-
-        for name in self.infos:
-            try:
-                if self.protocol(name).runs_ahead(param_ids):
-                    return True
-            except (CaseFileError, UsageProblem):
-                pass  # the workers report the bad case file or selection when they collect
-        return False
 
     # --- the run (controller) ---
 
@@ -379,7 +281,8 @@ class EvalSession:
         self.terminalreporter = self.config.pluginmanager.get_plugin("terminalreporter")
         self.progress = Progress(self.terminalreporter, self.settings.max_cost)
         for info in self.infos.values():  # options such as a resume need the controller first
-            if self._given(info, info.eager_options):
+            own = self.settings.own.get(info.name)
+            if own is not None and any(is_set(getattr(own, name)) for name in info.eager_options):
                 self.protocol(info.name).start()
 
     @pytest.hookimpl(tryfirst=True)
@@ -387,18 +290,7 @@ class EvalSession:
         """--eval-estimate: price the selected items (estimate.py) instead of running them."""
         if not self.settings.estimate or self.is_worker:
             return None
-        if session.testsfailed:
-            raise session.Interrupted(f"{session.testsfailed} error(s) during collection: no estimate")
-        from pytest_reasoning_evals.estimate import block
-
-        estimates = {
-            name: protocol.estimate([item for item in session.items if protocol.parameter(item) is not None])
-            for name, protocol in sorted(self.protocols.items())
-            if name in self.collected
-        }
-        aliases = dict.fromkeys(c.alias for calls in estimates.values() for c in calls or ())
-        specs = {a: self.models.spec(a) for a in aliases}
-        self.estimate = block(estimates, specs, self.settings.cassette_dir) if estimates else []
+        self.end.price(session)
         return True  # no item runs; pytest's exit status is 0
 
     @pytest.hookimpl(wrapper=True)
@@ -413,9 +305,9 @@ class EvalSession:
             calls = Tally(**payload.get("calls", {}))
             self.budget.charge(calls.spent)
             self.progress.add(calls, self.pytest_session.testscollected)
-            self.harness_failures += bool(payload.get(HARNESS_ERROR))
+            self.end.harness_failures += bool(payload.get(HARNESS_ERROR))
         elif report.failed:
-            self.harness_failures += 1
+            self.end.harness_failures += 1
         return (yield)
 
     @pytest.hookimpl(optionalhook=True)
@@ -445,144 +337,7 @@ class EvalSession:
         if self.progress is not None:
             self.progress.add_spent(sum(self.unclaimed.values()))  # the last line shows all that was paid
             self.progress.close()
-        active = [p for p in self.protocols.values() if p.active]
-        if self.settings.estimate or not (active or self.collected):
-            return  # an estimate, or a session without eval items: nothing is judged or written
-        from pytest_reasoning_evals.results import NOTHING_RUNS
-
-        if any(getattr(self.config.option, name, False) for name in NOTHING_RUNS):
-            return  # --collect-only and the like run nothing: pytest's verdict, and no run directory is touched
-        self._judge_unrun({p.name for p in active})
-        for gates in self.unrun.values():
-            self.gates += gates
-        for protocol in active:
-            self.gates += protocol.finish(session)
-        if active or self.unrun:
-            self._decide_exit_status(session)
-            self._write_job_summary(active)
-
-    def _judge_unrun(self, active: set[str]) -> None:
-        """An eval session: a gate set for a protocol none of whose items ran judges nothing, and fails,
-        without touching its run directory (the last full run's files stay as they are); unless the
-        session selected another protocol's items and none of its own, and the gate is the ini file's:
-        a project's floors of one protocol do not fail a run of the other (one line says so)."""
-        for info in self.infos.values():
-            if info.name in active:
-                continue
-            flags, keys = self._gates_given(info)
-            if not flags and keys and self.selected | active and info.name not in self.selected:
-                self.not_judged[info.name] = keys
-            elif flags or keys:
-                gates = self.protocol(info.name).judge_unrun()
-                if gates:
-                    self.unrun[info.name] = gates
-
-    def _gates_given(self, info: ProtocolInfo) -> tuple[list[str], list[str]]:
-        """(the flags, the ini keys) that set a gate of the protocol (ProtocolInfo.gate_options). A
-        declared name that is not one of its options counts as a flag: its gate is always judged."""
-        from pytest_reasoning_evals.options import Reader
-
-        get = Reader(self.config, info.options)
-        own = self.settings.own.get(info.name)
-        flags, keys = [], []
-        for name in info.gate_options:
-            option = get.by_name.get(name.replace("_", "-"))
-            if option is None:
-                flags += [name] if own is not None and is_set(getattr(own, name, None)) else []
-            elif self.config.getoption(option.dest) is not None:
-                flags.append(option.flag)
-            elif is_set(get(option.name)):
-                keys.append(option.dest)
-        return flags, sorted(keys)
-
-    def _given(self, info: ProtocolInfo, fields: tuple[str, ...]) -> bool:
-        """Any of these fields of a protocol's own settings is set."""
-        own = self.settings.own.get(info.name)
-        return own is not None and any(is_set(getattr(own, name)) for name in fields)
-
-    def _write_job_summary(self, active: list[EvalProtocol]) -> None:
-        """In GitHub Actions, append each protocol's block to the job summary page; a summary that
-        cannot be written is one warning line: the run's results and exit status stand."""
-        import sys
-
-        from pytest_reasoning_evals.markdown import append_step_summary
-
-        message = append_step_summary("".join(protocol.markdown() for protocol in active))
-        if message is None:
-            return
-        if self.terminalreporter is not None:
-            from pytest_reasoning_evals.progress import write_own_line
-
-            write_own_line(self.terminalreporter, message)
-        else:
-            print(message, file=sys.stderr)
-
-    def _decide_exit_status(self, session: pytest.Session) -> None:
-        """Wrong answers fail their items but not the session: gates and harness errors decide.
-        A resumed run with nothing left to ask (every item deselected) is judged the same way, and
-        so is a run stopped by a provider outage or a missing server: a failed measurement (exit 1),
-        not an interrupt (Ctrl-C, a refused key: exit 2)."""
-        from pytest_reasoning_evals.models import NO_SERVER, OUTAGE
-
-        settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        dsession = self.config.pluginmanager.get_plugin("dsession")  # xdist's controller holds a worker's reason
-        reason = session.shouldstop or getattr(dsession, "shouldstop", None)
-        stopped = (
-            session.exitstatus == pytest.ExitCode.INTERRUPTED
-            and isinstance(reason, str)
-            and reason.startswith((OUTAGE, NO_SERVER))
-        )
-        if session.exitstatus not in settled and not stopped:
-            return  # interrupted, internal or usage error: leave pytest's verdict
-        failed = self.harness_failures > 0 or not all(g.passed for g in self.gates)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+        self.end.finish(session)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        """Wrong answers, UNKNOWNs and unmet checks one line each (all of them with -v), then each
-        protocol's summary block: the last thing printed before pytest's own closing line."""
-        stats = terminalreporter.stats
-        listed = sorted(
-            (
-                r
-                for category in (WRONG, "failed", UNKNOWN)
-                for r in stats.get(category, [])
-                if r.when == "call" and payload_of(r) is not None
-            ),
-            key=lambda r: r.nodeid,
-        )
-        if listed:
-            shown = listed if self.config.option.verbose > 0 or len(listed) <= SHOWN_WRONG else listed[:SHOWN_WRONG]
-            terminalreporter.write_sep(
-                "_",
-                f"wrong answers, UNKNOWNs and unmet checks: {len(listed)} (one line each"
-                + ("" if shown is listed else f", the first {len(shown)}; -v lists all")
-                + ")",
-            )
-            for report in shown:
-                reason = str(report.longrepr).strip().splitlines()[0] if report.longrepr else ""
-                terminalreporter.write_line(f"{report.nodeid} - {reason}")
-            if len(listed) > len(shown):
-                terminalreporter.write_line(
-                    f"... and {len(listed) - len(shown)} more: every item is in report.html and the run's files"
-                )
-        for name in self.infos:  # in a fixed order, whichever protocol's items ran first
-            protocol = self.protocols.get(name)
-            if protocol is not None and protocol.active:
-                title, lines = protocol.terminal()
-                terminalreporter.write_sep("=", title)
-                for line in lines:
-                    terminalreporter.write_line(line)
-        if self.estimate is not None:
-            terminalreporter.write_sep("=", "eval estimate: no request sent, nothing written")
-            for line in self.estimate or ["no eval item selected"]:
-                terminalreporter.write_line(line)
-        for name, keys in self.not_judged.items():
-            terminalreporter.write_line(
-                f"{name}: none of its items selected: its ini gates are not judged ({', '.join(keys)})"
-            )
-        for name, gates in self.unrun.items():
-            from pytest_reasoning_evals.gates import gate_line
-
-            terminalreporter.write_sep("=", f"{name}: no item ran, no run directory written")
-            for gate in gates:
-                terminalreporter.write_line(gate_line(gate))
+        self.end.terminal_summary(terminalreporter)

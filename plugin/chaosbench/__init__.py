@@ -18,6 +18,7 @@ PROTOCOL = ProtocolInfo(
     report_view="pytest_reasoning_evals.chaosbench.report_view:read_run",
     runs="pytest_reasoning_evals.chaosbench.runs:runs_table",
     cmdline_main="pytest_reasoning_evals.chaosbench.prompt_runs:run_prompts",
+    runs_ahead=("chaosbench_question",),  # a dialogue's turns wait for the answers before them
     eager_options=("resume", "baseline"),
     gate_options=("min-accuracy", "strict-items", "min-coverage", "max-fol-violation-rate", "baseline"),
     baseline_option="baseline",

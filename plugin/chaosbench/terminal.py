@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_reasoning_evals.gates import GateResult, gate_line
@@ -50,8 +51,10 @@ def summary_lines(
     comparison: list[str] = (),
     report: str | None = None,
     floor: float | None = None,
+    notes: Sequence[str] = (),
 ) -> list[str]:
-    """`floor`: the shortcut baseline's accuracy on the same selection, when it has been run."""
+    """`floor`: the shortcut baseline's accuracy on the same selection, when it has been run;
+    `notes`: lines to say before the results line (cassette misses, say)."""
     lines = [
         f"overall accuracy {_pct(summary['overall_accuracy']).strip()} {_ci(summary['overall_accuracy_ci95'])} "
         f"({summary['num_correct']}/{summary['total_evaluated']} evaluated), "
@@ -91,6 +94,7 @@ def summary_lines(
     lines.extend(comparison)
     for gate in gates:
         lines.append(gate_line(gate))
+    lines.extend(notes)
     lines.append(f"results: {run_dir}")
     if report:
         lines.append(report)  # where report.html is (or why it is not)

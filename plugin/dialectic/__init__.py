@@ -18,7 +18,8 @@ PROTOCOL = ProtocolInfo(
     commands="pytest_reasoning_evals.dialectic.commands:add_commands",
     report_view="pytest_reasoning_evals.dialectic.report_view:read_run",
     runs="pytest_reasoning_evals.dialectic.runs:runs_table",
-    grouped=True,
+    # every item of a case reads the case's one response per variant: they run in one process
+    grouped=("dialectic_item", "dialectic_case"),
     eager_options=("baseline",),
     gate_options=("max-hard-fails", "require-variant-pass", "dialectic-baseline"),
     baseline_option="dialectic-baseline",

@@ -2,8 +2,8 @@
 per rubric check; per case a resolution and a cross-provider item), their records, and on the
 controller the outputs under <out>/<model>_dialectic[_<cases>-<hash8>]/, the opt-in gates and the terminal block.
 
-Item ids are `<case>@<variant>`: every item of a case reads one generated response, so the
-scheduler (grouping.py) keeps the ids of a case on one worker. Items carry the marker
+Item ids are `<case>@<variant>`: every item of a case reads one generated response, so its
+declaration groups them by case and the scheduler (grouping.py) keeps a case on one worker. Items carry the marker
 `dialectic(case=..., variant=...)`.
 
 --eval-max-items (a seeded sample of N cases, stratified by expected mode and category, as
@@ -29,18 +29,25 @@ from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
-from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, comparison_lines, load_responses
-from pytest_reasoning_evals.dialectic.summary import PassRule, terminal_lines, write_outputs
+from pytest_reasoning_evals.dialectic.regression import compare, comparison_lines, load_responses
+from pytest_reasoning_evals.dialectic.summary import (
+    PassRule,
+    cassette_miss_line,
+    cassette_misses,
+    terminal_lines,
+    write_outputs,
+)
 from pytest_reasoning_evals.estimate import CallEstimate
-from pytest_reasoning_evals.gates import GateResult, compared, gate_line, write_gates
+from pytest_reasoning_evals.gates import GateResult, compared, gate_line
 from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.options import dataset_name
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
-from pytest_reasoning_evals.providers.base import MISS, Request
+from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.wire import sent_temperature
-from pytest_reasoning_evals.report import Written, write_run_report
-from pytest_reasoning_evals.results import RunDirLock, write_json
+from pytest_reasoning_evals.report import Written
+from pytest_reasoning_evals.results import write_json
+from pytest_reasoning_evals.run_dir import RunDirectory
 from pytest_reasoning_evals.sampling import stratified_sample
 from pytest_reasoning_evals.shipped import shipped
 
@@ -49,6 +56,11 @@ MAX_FILE_NAME = 255  # bytes in one file name (NAME_MAX of common file systems)
 
 def _marks(case: Case, variant: Variant) -> list[pytest.MarkDecorator]:
     return [pytest.mark.dialectic(case=case.id, variant=variant.name)]
+
+
+def _resolution(variants: list[Variant]) -> Variant:
+    """The variant of the multi-turn and cross-provider items: the first prompted one."""
+    return next((v for v in variants if v.system_prompt is not None), variants[0])
 
 
 class Protocol(EvalProtocol):
@@ -70,21 +82,20 @@ class Protocol(EvalProtocol):
         self.started_at = now()
 
     @functools.cached_property
-    def run_dir(self) -> Path:
+    def directory(self) -> RunDirectory:
         """<out>/<model>_dialectic/, with _<cases>-<hash8> for case files that are not the shipped ones."""
         cases = self.own.cases
         if cases.resolve() == shipped("dialectic").resolve():
-            return self.settings.run_dir("dialectic")
+            return RunDirectory(self.session, self.name, self.settings.run_dir("dialectic"))
         try:
             digest = cases_sha256(cases)
         except (CaseFileError, OSError):
             digest = None  # collection reports it and the run writes nothing
-        return self.settings.run_dir("dialectic", dataset_name(cases, digest))
+        return RunDirectory(self.session, self.name, self.settings.run_dir("dialectic", dataset_name(cases, digest)))
 
-    @functools.cached_property
-    def lock(self) -> RunDirLock:
-        """One run at a time per run directory (results.py)."""
-        return RunDirLock.for_session(self.session.config, self.run_dir)
+    @property
+    def run_dir(self) -> Path:
+        return self.directory.path
 
     # --- items (every process that collects) ---
 
@@ -138,8 +149,7 @@ class Protocol(EvalProtocol):
     @property
     def resolution_variant(self) -> Variant:
         """The variant the multi-turn and cross-provider items use: the first prompted one."""
-        variants = self.selection[1]
-        return next((v for v in variants if v.system_prompt is not None), variants[0])
+        return _resolution(self.selection[1])
 
     def aliases(self) -> tuple[str, ...]:
         s = self.settings
@@ -152,7 +162,7 @@ class Protocol(EvalProtocol):
         self.session.models.preflight(self.aliases())
         cases, variants = self.selection
         if self.runner is not None:
-            self.hold_run_dir()  # before any item: a second run on this run directory stops here (baselines write nothing)
+            self.directory.hold()  # before any item: a second run on this run directory stops here (baselines write nothing)
         if "dialectic_item" in metafunc.fixturenames:
             metafunc.parametrize(
                 "dialectic_item",
@@ -164,10 +174,13 @@ class Protocol(EvalProtocol):
                 "dialectic_case", [pytest.param(c, id=f"{c.id}@{v.name}", marks=_marks(c, v)) for c in cases]
             )
 
-    def groups(self, param_ids: set[str]) -> dict[str, str]:
-        cases, variants = self.selection
-        known = {f"{c.id}@{v.name}": c.id for c in cases for v in variants}
-        return {pid: known[pid] for pid in param_ids if pid in known}
+    def groups(self, fixture: str) -> dict[str, str]:
+        """By case: a check item per variant, a resolution or cross-provider item with the resolution
+        variant. From the case and prompt files alone (no judge panel, no model): the controller of
+        any xdist session asks; ids left out by a sample or shard are never collected."""
+        variants = load_variants(self.own.variant_prompts, list(self.own.variants))
+        variants = [_resolution(variants)] if fixture == "dialectic_case" and variants else variants
+        return {f"{c.id}@{v.name}": c.id for c in load_cases(self.own.cases) for v in variants}
 
     @functools.cached_property
     def runner(self):
@@ -208,45 +221,20 @@ class Protocol(EvalProtocol):
         return self.runner.response_request(*value)
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
-        """Each (case, variant, model) response once, its judge panel once where a judge or
-        cross-provider item asks for it, and per resolution item its worst case (runner.py)."""
-        runner = self.runner
-        if runner is None:
+        """Its responses, judge panels and resolutions' worst cases (runner.estimate_calls)."""
+        from pytest_reasoning_evals.dialectic.runner import estimate_calls
+
+        if self.runner is None:
             return []
+        values = [(self.parameter(item), item.fixturenames) for item in items]
         model, compare = self.settings.model, self.own.compare_models
-        responses: dict[tuple, CallEstimate] = {}
-        calls: dict[tuple, list[CallEstimate]] = {}
-        for item in items:
-            value, used = self.parameter(item), item.fixturenames
-            if isinstance(value, tuple):
-                asked = [(*value, model)] if "dialectic_item" in used else []
-                judged = asked if "dialectic_runner" in used else []
-            elif isinstance(value, Case):
-                variant = self.resolution_variant
-                cross = "dialectic_compare_models" in used
-                asked = [(value, variant, alias) for alias in (compare if cross else [model])]
-                judged = asked if cross else []
-                if not cross and "dialectic_runner" in used:
-                    calls.setdefault(("resolution", value.id), runner.resolution_estimate(value, variant))
-            else:
-                continue  # pytest's placeholder for an empty parameter set
-            for case, variant, alias in asked:
-                key = (case.id, variant.name, alias)
-                responses.setdefault(key, runner.response_estimate(case, variant, alias))
-                if (case, variant, alias) in judged:
-                    calls.setdefault(("judge", *key), runner.verdict_estimate(case))
-        return [*responses.values(), *(c for group in calls.values() for c in group)]
+        return estimate_calls(self.runner, values, model, compare, lambda: self.resolution_variant)
 
     # --- results (controller) ---
 
     def start(self) -> None:
         """Before any item: the baseline (it may be this run's own directory, which the run rewrites)."""
-        if self.own.baseline is None:
-            return
-        try:
-            self.baseline = load_responses(self.own.baseline)
-        except BaselineError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        self.baseline = self.directory.previous(self.own.baseline, load_responses)
 
     def add(self, payload: RecordPayload) -> None:
         # every item's live calls, whatever became of it (skipped by the budget, a harness error, a stop)
@@ -257,19 +245,18 @@ class Protocol(EvalProtocol):
         if self.count_harness_error(payload):  # no record: only counted
             return
         record = payload["record"]
-        self.lock.try_hold()  # under xdist the controller shares its workers' lock from the first result on
+        self.directory.try_hold()
         if "response" in payload:
             self.responses[tuple(record["response_key"])] = payload["response"]
         self.records.append(record)
 
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings
-        self.lock.try_hold()
+        self.directory.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
         self.gates = self._gates("; ".join(filter(None, (self.harness_note(), self._budget_note()))) or None)
-        write_gates(self.run_dir, self.gates)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
-        self.html_report = write_run_report(self.run_dir, len(self.records), self.session.page_writer(self.name))
+        self.html_report = self.directory.close(self.gates, len(self.records))
         return self.gates
 
     def judge_unrun(self) -> list[GateResult]:
@@ -313,7 +300,7 @@ class Protocol(EvalProtocol):
         return f"{n} item{'s' if n > 1 else ''} not asked (--eval-max-cost budget spent)" if n else None
 
     def incomplete_reason(self, session: pytest.Session) -> str | None:
-        return "; ".join(filter(None, (super().incomplete_reason(session), self._budget_note()))) or None
+        return self.directory.incomplete_reason(session, self.harness_note(), self._budget_note())
 
     def _run_meta(self, session: pytest.Session) -> dict:
         """What ran, for report.html and for whoever reads the directory later."""
@@ -360,38 +347,12 @@ class Protocol(EvalProtocol):
             for seat in self.judges
         ]
 
-    def _cassette_misses(self) -> dict[str, list[str]]:
-        """The cassette-miss errors of this run's calls, by kind: the responses (each once), the
-        judge calls and the resolution conversations' calls (their errors quote the miss)."""
-
-        def misses(errors) -> list[str]:
-            return [error[error.index(MISS) :] for error in errors if MISS in str(error)]
-
-        return {
-            "dialectic response": misses(r.get("error") or "" for r in self.responses.values()),
-            "judge call": misses(e for r in self.records if r["check"] == "judge" for e in r["judge"]["errors"]),
-            "resolution call": misses(
-                e
-                for r in self.records
-                if r["check"] == "resolution"
-                for e in (*r["conversation"]["judge_errors"], *r["conversation"].get("reply_errors", ()))
-            ),
-        }
-
     def terminal(self) -> tuple[str, list[str]]:
         lines = terminal_lines(self.summaries, self.run_dir)
-        missed = self._cassette_misses()
-        if any(missed.values()):
-            counts = [
-                f"{len(errors)} {noun}{'s' if len(errors) > 1 else ''}" for noun, errors in missed.items() if errors
-            ]
-            total = sum(map(len, missed.values()))
-            lines.append(
-                f"CASSETTE MISSES: {' and '.join([', '.join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts)} "
-                f"{'has' if total == 1 else 'have'} no matching cassette (a case, a variant's or the judge's prompt or "
-                f"an option changed since the recording, they were never recorded, or their cassette could not be read); "
-                f"record them with: {self.session.record_command([e for errors in missed.values() for e in errors])}"
-            )
+        missed = cassette_miss_line(
+            cassette_misses(list(self.responses.values()), self.records), self.session.end.record_command
+        )
+        lines += [missed] if missed else []
         if self.comparison is not None:
             lines += comparison_lines(self.comparison)
         lines += [gate_line(g) for g in self.gates]

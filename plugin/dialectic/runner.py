@@ -295,3 +295,32 @@ class DialecticRunner:
             score = self.verdict(case, variant, alias).score(response["hard_fail"])
             providers[alias] = cross_provider.provider_entry(alias, response["completion"], score)
         return cross_provider.comparison(case.id, providers)
+
+
+def estimate_calls(
+    runner: DialecticRunner, items: list[tuple[object, list[str]]], model: str, compare: tuple[str, ...], resolution
+) -> list[CallEstimate]:
+    """Each (case, variant, model) response once, its judge panel once where a judge or
+    cross-provider item asks for it, and per resolution item its worst case; `items`: each
+    item's parameter and fixture names, `resolution()`: the resolution items' variant."""
+    responses: dict[tuple, CallEstimate] = {}
+    calls: dict[tuple, list[CallEstimate]] = {}
+    for value, used in items:
+        if isinstance(value, tuple):
+            asked = [(*value, model)] if "dialectic_item" in used else []
+            judged = asked if "dialectic_runner" in used else []
+        elif isinstance(value, Case):
+            variant = resolution()
+            cross = "dialectic_compare_models" in used
+            asked = [(value, variant, alias) for alias in (compare if cross else [model])]
+            judged = asked if cross else []
+            if not cross and "dialectic_runner" in used:
+                calls.setdefault(("resolution", value.id), runner.resolution_estimate(value, variant))
+        else:
+            continue  # pytest's placeholder for an empty parameter set
+        for case, variant, alias in asked:
+            key = (case.id, variant.name, alias)
+            responses.setdefault(key, runner.response_estimate(case, variant, alias))
+            if (case, variant, alias) in judged:
+                calls.setdefault(("judge", *key), runner.verdict_estimate(case))
+    return [*responses.values(), *(c for group in calls.values() for c in group)]

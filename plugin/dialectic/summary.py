@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
 from pytest_reasoning_evals.dialectic.agreement import judge_agreement
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PerResponseRecord, PublicResponse
+from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.results import write_json, write_lines
 
 
@@ -203,3 +205,36 @@ def terminal_lines(summaries: dict, directory: Path) -> list[str]:
         )
     lines.append(f"spot-check queue: {summaries['spotcheck_queue']} responses; dialectic results: {directory}")
     return lines
+
+
+def cassette_misses(responses: list[PublicResponse], records: list[ItemRecord]) -> dict[str, list[str]]:
+    """The cassette-miss errors of a run's calls, by kind: the responses (each once), the judge
+    calls and the resolution conversations' calls (their errors quote the miss)."""
+
+    def misses(errors) -> list[str]:
+        return [error[error.index(MISS) :] for error in errors if MISS in str(error)]
+
+    return {
+        "dialectic response": misses(r.get("error") or "" for r in responses),
+        "judge call": misses(e for r in records if r["check"] == "judge" for e in r["judge"]["errors"]),
+        "resolution call": misses(
+            e
+            for r in records
+            if r["check"] == "resolution"
+            for e in (*r["conversation"]["judge_errors"], *r["conversation"].get("reply_errors", ()))
+        ),
+    }
+
+
+def cassette_miss_line(missed: dict[str, list[str]], record_command: Callable[[list[str]], str]) -> str | None:
+    """The terminal's line on the calls `missed` (cassette_misses) and the command that records them, or None."""
+    if not any(missed.values()):
+        return None
+    counts = [f"{len(errors)} {noun}{'s' if len(errors) > 1 else ''}" for noun, errors in missed.items() if errors]
+    total = sum(map(len, missed.values()))
+    return (
+        f"CASSETTE MISSES: {' and '.join([', '.join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts)} "
+        f"{'has' if total == 1 else 'have'} no matching cassette (a case, a variant's or the judge's prompt or "
+        f"an option changed since the recording, they were never recorded, or their cassette could not be read); "
+        f"record them with: {record_command([e for errors in missed.values() for e in errors])}"
+    )

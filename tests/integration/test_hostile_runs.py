@@ -350,10 +350,10 @@ def test_a_baseline_that_cannot_be_compared_still_writes_the_run_and_fails_one_g
     """Whatever goes wrong comparing (a bug), the run's outputs are written and the gate says why in one line."""
     add_eval_module(pytester)
     pytester.makeconftest("""
-from pytest_reasoning_evals.chaosbench import protocol
+from pytest_reasoning_evals.chaosbench import finish
 def broken(*args, **kwargs):
     raise KeyError("family")
-protocol.compare = broken
+finish.compare = broken
 """)
     path = baseline_file(pytester.path, f'    "q-00": {{"correct": true, {GOOD}}}')
     with FakeProvider() as server:

@@ -41,9 +41,9 @@ DIALECTIC += [
 GROUPS = {f"{c.id}@{v.name}": c.id for c in CASES for v in VARIANTS}
 
 
-def groups_of(param_ids: set[str]) -> dict[str, str]:
-    """What the session answers: the ids that belong to a grouped protocol."""
-    return {pid: GROUPS[pid] for pid in param_ids if pid in GROUPS}
+def declared_groups() -> dict[str, str]:
+    """What the session answers: the grouped items the protocols declare (ProtocolInfo.grouped)."""
+    return GROUPS
 
 
 QUESTIONS = [f"test_chaosbench.py::test_question[atomic-{i:05d}]" for i in range(3000)]
@@ -52,7 +52,7 @@ QUESTIONS = [f"test_chaosbench.py::test_question[atomic-{i:05d}]" for i in range
 @pytest.fixture
 def scheduler(pytester) -> tuple[CaseGroupScheduling, list[FakeNode]]:
     config = pytester.parseconfig("--tx", "2*popen")
-    sched = EvalScheduling(config, None, groups_of)
+    sched = EvalScheduling(config, None, declared_groups)
     nodes = [FakeNode("gw0"), FakeNode("gw1")]
     for node in nodes:
         sched.add_node(node)
@@ -99,7 +99,7 @@ def test_the_proxy_hands_over_to_the_case_scheduler_once_the_collection_shows_ca
 def test_a_session_without_cases_keeps_xdist_load_scheduling(pytester, collection) -> None:
     config = pytester.parseconfig("--tx", "2*popen")
     asked = []
-    sched = EvalScheduling(config, None, lambda ids: asked.append(ids) or groups_of(ids))
+    sched = EvalScheduling(config, None, lambda: asked.append("groups") or declared_groups())
     nodes = [FakeNode("gw0"), FakeNode("gw1")]
     for node in nodes:
         sched.add_node(node)
@@ -107,7 +107,7 @@ def test_a_session_without_cases_keeps_xdist_load_scheduling(pytester, collectio
     assert sched.collection_is_completed
     sched.schedule()
     assert sched.__class__ is LoadScheduling
-    assert asked == ([] if collection is QUESTIONS else [{"user@example.com"}]), "groups asked only for ids with @"
+    assert asked == ["groups"], "the declared groups, not a guess from the ids: an id with @ is no group"
     sent = [i for node in nodes for i in node.sent]
     assert all(node.sent for node in nodes) and len(sent) == len(set(sent)), "xdist's own initial distribution"
 
@@ -120,10 +120,25 @@ def test_questions_under_a_teams_own_test_name_are_kept_queued_when_their_protoc
     config = pytester.parseconfig("--tx", "2*popen")
     own = [f"evals/test_exam.py::test_pendulum_quiz[pl-{i:03d}]" for i in range(40)]
     asked = []
-    sched = EvalScheduling(config, None, groups_of, keep=8, runs_ahead=lambda ids: asked.append(ids) or asks_ahead)
+    ahead = {f"pl-{i:03d}" for i in range(40)} if asks_ahead else {"q-000"}
+    sched = EvalScheduling(config, None, declared_groups, keep=8, ahead=lambda: asked.append("ahead") or ahead)
     for node in (FakeNode("gw0"), FakeNode("gw1")):
         sched.add_node(node)
         sched.add_node_collection(node, own)
     sched.schedule()
-    assert asked == [{f"pl-{i:03d}" for i in range(40)}]
+    assert asked == ["ahead"]
     assert sched.__class__ is (AheadScheduling if asks_ahead else LoadScheduling)
+
+
+def test_items_a_protocol_declares_grouped_share_a_unit_whatever_their_ids_look_like(pytester) -> None:
+    """A team's own protocol names its ids as it likes (no `@`): its declaration is what groups them."""
+    config = pytester.parseconfig("--tx", "2*popen")
+    own = [f"evals/test_essay.py::test_{check}[essay-{i}]" for i in range(3) for check in ("style", "facts")]
+    sched = EvalScheduling(config, None, lambda: {f"essay-{i}": f"essay-{i}" for i in range(3)})
+    for node in (FakeNode("gw0"), FakeNode("gw1")):
+        sched.add_node(node)
+        sched.add_node_collection(node, QUESTIONS + own)
+    sched.schedule()
+    assert sched.__class__ is CaseGroupScheduling
+    units = Counter(sched._split_scope(n) for n in own)
+    assert units == {f"group:essay-{i}": 2 for i in range(3)}
