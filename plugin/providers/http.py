@@ -269,6 +269,24 @@ class Recordable(Protocol):
     def failed(self, error: str, kind: ErrorKind) -> Completion: ...
 
 
+@dataclasses.dataclass
+class Attempt:
+    """What one attempt of a call came to (HttpModel._attempt): the limiter reads its status and
+    what it paid, the retry loop the rest."""
+
+    result: tuple[Completion, requests.Response | None] | None = None  # the call's answer: no retry
+    error: str = "no attempt made"
+    kind: ErrorKind = ErrorKind.PROVIDER
+    final: bool = False  # an error no retry can mend
+    retry_after: str | None = None
+    status: int | None = None
+    paid: float = 0.0
+    gave_up: str = ""
+
+    def failed(self, error: str, kind: ErrorKind = ErrorKind.PROVIDER, final: bool = False) -> None:
+        self.error, self.kind, self.final = error, kind, final
+
+
 class HttpModel:
     def __init__(self, spec: ModelSpec, policy: RetryPolicy | None = None, base_url: str | None = None):
         if spec.provider not in WIRE_FORMATS:
@@ -345,73 +363,27 @@ class HttpModel:
         # The key goes straight into the call's headers as a Secret: no plain local holds it.
         call = self.call_for(request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
-        error, kind, gave_up, waited = "no attempt made", ErrorKind.PROVIDER, "", 0.0
-        attempt, sent = 0, 0
+        tried, attempt, sent, waited = Attempt(), 0, 0, 0.0
         # A 429 of the process's own concurrency (Limiter.release) is retried without using up
         # one of the call's retries: while the limit comes down (or probes upwards again), the
         # calls that meet those 429s would otherwise fail for what the limiter is there to fix.
         # Bounded per call; sequential calls (a limit of 1) never get one.
         free_retries = 4 * (self.limiter.ceiling.bit_length() - 1)
         while True:
-            retry_after = None
             sent += 1
-            ticket, status, paid = self.limiter.acquire(), None, 0.0  # AuthError once a key was refused
-            started = time.perf_counter()  # the latency is the request's, not its wait for a slot
+            tried, ticket = Attempt(), self.limiter.acquire()  # AuthError once a key was refused
             try:
-                response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
-                status = response.status_code
-            except requests.Timeout:
-                error, kind = f"timeout after {self.policy.timeout:g}s", ErrorKind.PROVIDER
-            except requests.ConnectionError as exc:
-                if refused(exc):
-                    return self.failed(self.not_listening(), ErrorKind.NOT_LISTENING), None
-                error, kind = f"{ErrorKind.CONNECTION}: {exc.__class__.__name__}", ErrorKind.CONNECTION
-            except requests.exceptions.ChunkedEncodingError as exc:
-                error, kind = f"response cut short: {exc.__class__.__name__}", ErrorKind.PROVIDER
-            except DECODE_ERRORS as exc:
-                return self.failed(
-                    f"{ErrorKind.MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says",
-                    ErrorKind.MALFORMED,
-                ), None
-            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-                # Anything else the transport refuses is this item's error, not a crash; its
-                # message may quote a header or a URL, so only its class is kept.
-                error, kind = f"request failed: {exc.__class__.__name__}", ErrorKind.PROVIDER
-                break
-            except Exception as exc:  # a harness error with its traceback: whose frames hold the bytes sent
-                redact_traceback(exc, keys_in(call))
-                raise
-            else:
-                latency_ms = (time.perf_counter() - started) * 1000
-                if response.status_code in (401, 403):
-                    self._refuse(response.status_code)
-                if response.ok:
-                    completion = self._completion(response, latency_ms, keys_in(call))
-                    paid = completion.cost_usd  # known to the limiter before the next attempt can start
-                    return completion, response if completion.error is None else None
-                error, kind = (
-                    f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}",
-                    ErrorKind.PROVIDER,
-                )
-                if not _retryable(response.status_code):
-                    break
-                retry_after = response.headers.get("Retry-After")
+                self._attempt(call, tried)
             finally:
-                contention = self.limiter.release(ticket, status, paid)
+                contention = self.limiter.release(ticket, tried.status, tried.paid)
+            if tried.result is not None:
+                return tried.result
             free = contention and free_retries > 0  # retried, waiting as any retry does, without using one up
-            if attempt + 1 >= attempts and not free:
+            if tried.final or attempt + 1 >= attempts and not free:
                 break
-            pause = self.policy.wait(attempt, retry_after)
+            pause = self.policy.wait(attempt, tried.retry_after)
             if waited + pause > self.policy.max_total_wait:
-                who = (
-                    "the server asked to wait"
-                    if self.policy.asked(retry_after) is not None
-                    else "the next retry would wait"
-                )
-                gave_up = (
-                    f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
-                    f"on waiting per call (--eval-max-retry-wait)"
-                )
+                tried.gave_up = self._gave_up(pause, tried.retry_after)
                 break
             time.sleep(pause)
             waited += pause
@@ -419,7 +391,56 @@ class HttpModel:
                 free_retries -= 1
             else:
                 attempt += 1
-        return self.failed(f"{error} (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})", kind), None
+        error = f"{tried.error} (after {sent} attempt{'s' if sent > 1 else ''}{tried.gave_up})"
+        return self.failed(error, tried.kind), None
+
+    def _attempt(self, call: Call, tried: Attempt) -> None:
+        """One POST of `call`: `tried` gets its completion, or why it failed and whether to retry."""
+        started = time.perf_counter()  # the latency is the request's, not its wait for a slot
+        try:
+            response = self.http.post(call.url, headers=call.headers, json=call.body, timeout=self.policy.timeout)
+        except requests.Timeout:
+            tried.failed(f"timeout after {self.policy.timeout:g}s")
+        except requests.ConnectionError as exc:
+            if refused(exc):
+                tried.result = self.failed(self.not_listening(), ErrorKind.NOT_LISTENING), None
+            else:
+                tried.failed(f"{ErrorKind.CONNECTION}: {exc.__class__.__name__}", ErrorKind.CONNECTION)
+        except requests.exceptions.ChunkedEncodingError as exc:
+            tried.failed(f"response cut short: {exc.__class__.__name__}")
+        except DECODE_ERRORS as exc:
+            message = f"{ErrorKind.MALFORMED} ({exc.__class__.__name__}): the body does not decode as its Content-Encoding header says"
+            tried.result = self.failed(message, ErrorKind.MALFORMED), None
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            # Anything else the transport refuses is this item's error, not a crash; its
+            # message may quote a header or a URL, so only its class is kept.
+            tried.failed(f"request failed: {exc.__class__.__name__}", final=True)
+        except Exception as exc:  # a harness error with its traceback: whose frames hold the bytes sent
+            redact_traceback(exc, keys_in(call))
+            raise
+        else:
+            self._answered(call, response, (time.perf_counter() - started) * 1000, tried)
+
+    def _answered(self, call: Call, response: requests.Response, latency_ms: float, tried: Attempt) -> None:
+        """A response came: a refused key stops every call, a 2xx is the completion, else an error."""
+        tried.status = response.status_code
+        if response.status_code in (401, 403):
+            self._refuse(response.status_code)
+        if response.ok:
+            completion = self._completion(response, latency_ms, keys_in(call))
+            tried.paid = completion.cost_usd  # known to the limiter before the next attempt can start
+            tried.result = completion, response if completion.error is None else None
+            return
+        retryable = _retryable(response.status_code)
+        tried.failed(f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}", final=not retryable)
+        tried.retry_after = response.headers.get("Retry-After") if retryable else None
+
+    def _gave_up(self, pause: float, retry_after: str | None) -> str:
+        who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
+        return (
+            f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
+            f"on waiting per call (--eval-max-retry-wait)"
+        )
 
     def _refuse(self, status: int) -> None:
         """The provider refused the key: AuthError, and the limiter closed, so no other thread
