@@ -378,6 +378,10 @@ class EvalProtocol:
         says so). estimate.py turns them into tokens and dollars."""
         return None
 
+    def estimate_notes(self, items: list[pytest.Item]) -> list[str]:
+        """--eval-estimate: lines this protocol adds under the priced calls (what a run could detect, say)."""
+        return []
+
     def error_record(self, item: pytest.Item, error: str) -> dict | None:
         """The record of one of its items that raised before sending one (`error` says what), or
         None: the item is then only counted as a harness error."""

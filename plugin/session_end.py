@@ -43,6 +43,11 @@ class SessionEnd:
         aliases = dict.fromkeys(c.alias for calls in estimates.values() for c in calls or ())
         specs = {a: s.models.spec(a) for a in aliases}
         self.estimate = block(estimates, specs, s.settings.cassette_dir) if estimates else []
+        for name in estimates:
+            protocol = s.protocols[name]
+            self.estimate += protocol.estimate_notes(
+                [i for i in pytest_session.items if protocol.parameter(i) is not None]
+            )
 
     def record_command(self, misses: Iterable[str] = ()) -> str:
         """This run's own command line in the record mode that records these cassette misses (their

@@ -112,6 +112,13 @@ class Protocol(EvalProtocol):
         values = [self.parameter(item) for item in items]
         return estimate_calls(values, self.prompt, self.settings.model, self.own.reprompt)
 
+    def estimate_notes(self, items: list[pytest.Item]) -> list[str]:
+        """What a paired comparison of the selected questions could detect (detect.py)."""
+        from pytest_reasoning_evals.chaosbench.detect import detect_lines
+
+        ids = [value.id for value in map(self.parameter, items) if isinstance(value, Question)]
+        return detect_lines(ids, self.own.baseline, self.settings.regression_alpha, self.own.detect)
+
     def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with
         a one-line reason (no traceback). Whether the session fails is up to the gates."""

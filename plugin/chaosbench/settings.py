@@ -96,6 +96,12 @@ OPTIONS = (
         metavar="WORDS",
     ),
     Option("resume", "do not ask again the items already answered in the run directory's completions.jsonl", "bool"),
+    Option(
+        "detect",
+        "with --eval-estimate: also the questions a paired comparison needs to detect an accuracy change of X (0..1)",
+        "float",
+        metavar="X",
+    ),
 )
 
 
@@ -117,6 +123,7 @@ class ChaosbenchSettings(NamedTuple):
     answer_words: AnswerWords  # a team's own words per label (ENGLISH: none)
     max_tokens: int | None  # of each answer: its own option, else --eval-max-tokens; None: the mode's default
     profile: str = DEFAULT_PROFILE  # --eval-profile (profiles.py)
+    detect: float | None = None  # --eval-detect: the change --eval-estimate says the questions needed for
 
 
 def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
@@ -160,7 +167,15 @@ def chaosbench_settings(get: Reader, generic: Settings) -> ChaosbenchSettings:
         # upstream's --max-tokens is --eval-chaosbench-max-tokens alone: the generic one is other protocols' too
         max_tokens=max_tokens if profile == "upstream" else max_tokens or generic.max_tokens,
         profile=profile,
+        detect=_detect(get),
     )
+
+
+def _detect(get: Reader) -> float | None:
+    wanted = get("detect")
+    if wanted is not None and not 0 < wanted <= 1:
+        raise pytest.UsageError(f"--eval-detect must be an accuracy change in (0, 1], got {wanted:g}")
+    return wanted
 
 
 def _check_upstream(get: Reader, reprompt: int | None) -> None:

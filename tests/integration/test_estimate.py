@@ -4,6 +4,8 @@ exits 0; the numbers are computed here from the prompts' lengths."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import tracemalloc
@@ -22,6 +24,7 @@ from helpers import (
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from integration.test_own_protocol import EXAMPLE, on_path
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT, PromptTemplate
+from pytest_reasoning_evals.chaosbench.regression import BASELINE_FORMAT
 from pytest_reasoning_evals.dialectic import judge
 from pytest_reasoning_evals.dialectic.cases import load_variants
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
@@ -65,11 +68,13 @@ def table(stdout: str) -> dict[tuple[str, str, str], tuple]:
     return found
 
 
+FOUR = ("q-true-1", "q-true-2", "q-false-1", "q-false-2")  # four_questions' ids
+
+
 def question_chars() -> list[int]:
     """The characters of the zero-shot prompt of each of four_questions' questions."""
     prompt = PromptTemplate.load(DEFAULT_PROMPTS, "zeroshot")
-    ids = ("q-true-1", "q-true-2", "q-false-1", "q-false-2")
-    return [len(prompt.render(f"Is system {i} deterministic?")) for i in ids]
+    return [len(prompt.render(f"Is system {i} deterministic?")) for i in FOUR]
 
 
 def estimate(pytester, server, *args: str, tag: str = ""):
@@ -292,3 +297,39 @@ def test_a_protocol_without_an_estimate_says_so(pytester, monkeypatch):
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["shortanswer*(its protocol gives no estimate)"])
     assert not (pytester.path / "results").exists()
+
+
+def test_the_estimate_says_what_change_the_selection_can_detect_and_what_a_named_one_needs(pytester, server):
+    """Issue 42: the paired change a comparison of the selected questions could detect (80% power,
+    the gate's alpha), from a stated default or from --eval-baseline, and --eval-detect's questions."""
+    plain = estimate(pytester, server, "--eval-regression-alpha", "0.1")
+    assert plain.ret == 0, plain.stdout.str()
+    z = 1.6448536 + 0.8416212  # alpha 0.1 two-sided, 80% power
+    plain.stdout.fnmatch_lines(
+        [
+            f"detectable: a paired comparison of these 4 questions detects an accuracy change of about "
+            f"{min(1.0, z * math.sqrt(0.2 / 4)):.1%} or more (80% power, alpha 0.1, discordance 0.20: a default*"
+        ]
+    )
+    baseline = pytester.path / "baseline.json"
+    items = {i: {"correct": i.startswith("q-true"), "failed": False, "gold": True} for i in FOUR}
+    baseline.write_text(
+        json.dumps(
+            {
+                "format": BASELINE_FORMAT,
+                "items": {k: v | {"family": "atomic", "split": "core"} for k, v in items.items()},
+            }
+        )
+    )
+    named = estimate(pytester, server, f"--eval-baseline={baseline}", "--eval-detect", "0.05", tag="b")
+    assert named.ret == 0, named.stdout.str()
+    needed = math.ceil((1.959964 + 0.8416212) ** 2 * 0.5 / 0.05**2)  # accuracy 1/2: discordance 2 p (1 - p)
+    named.stdout.fnmatch_lines(
+        [
+            "detectable: * (80% power, alpha 0.05, discordance 0.50: from *baseline.json: accuracy 50.0% on 4 of these questions)",
+            f"to detect a change of 5.0%: about {needed:,} questions at that discordance (more than the 4 selected)",
+        ]
+    )
+    refused = estimate(pytester, server, "--eval-detect", "0", tag="c")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*--eval-detect must be an accuracy change in (0, 1], got 0*"])
