@@ -26,10 +26,15 @@ DEFAULT_DISCORDANCE = 0.2  # the share of questions two runs answer differently,
 
 def clustered_interval(shares: list[float], z: float = Z95) -> list[float] | None:
     """The interval of the mean share right; None under two questions (no spread to measure)."""
-    if len(shares) < 2:
+    return _mean_interval(shares, 0.0, z)
+
+
+def _mean_interval(values: list[float], low: float, z: float) -> list[float] | None:
+    """mean +- z * its standard error, clipped to [low, 1]; None under two values."""
+    if len(values) < 2:
         return None
-    mean, error = fmean(shares), stdev(shares) / math.sqrt(len(shares))
-    return [max(0.0, mean - z * error), min(1.0, mean + z * error)]
+    mean, error = fmean(values), stdev(values) / math.sqrt(len(values))
+    return [max(low, mean - z * error), min(1.0, mean + z * error)]
 
 
 def majority_accuracy(right: list[int], epochs: int) -> float | None:
@@ -79,11 +84,7 @@ def sign_flip_test(differences: list[Fraction]) -> float:
 
 def difference_interval(differences: list[Fraction], z: float = Z95) -> list[float] | None:
     """The 95% interval of the mean per-question difference (paired, normal approximation)."""
-    if len(differences) < 2:
-        return None
-    values = [float(d) for d in differences]
-    mean, error = fmean(values), stdev(values) / math.sqrt(len(values))
-    return [max(-1.0, mean - z * error), min(1.0, mean + z * error)]
+    return _mean_interval([float(d) for d in differences], -1.0, z)
 
 
 def difference_variance(discordance: float, noise: float = 0.0, epochs: int = 1) -> float:
@@ -92,14 +93,6 @@ def difference_variance(discordance: float, noise: float = 0.0, epochs: int = 1)
     one answer, measured across a baseline's epochs) shrinks by 1/epochs."""
     own = min(noise, discordance)
     return discordance - own + own / epochs
-
-
-def detectable(n: int, variance: float, *, alpha: float, power: float = 0.8) -> float | None:
-    """The smallest mean difference n questions detect at `alpha` (two-sided) with `power`."""
-    if n == 0:
-        return None
-    normal = NormalDist()
-    return min(1.0, (normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)) * math.sqrt(variance / n))
 
 
 def questions_needed(difference: float, variance: float, *, alpha: float, power: float = 0.8) -> int:

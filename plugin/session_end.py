@@ -35,19 +35,17 @@ class SessionEnd:
         from pytest_reasoning_evals.estimate import block
 
         s = self.session
-        estimates = {
-            name: protocol.estimate([item for item in pytest_session.items if protocol.parameter(item) is not None])
+        selected = {
+            name: [item for item in pytest_session.items if protocol.parameter(item) is not None]
             for name, protocol in sorted(s.protocols.items())
             if name in s.collected
         }
+        estimates = {name: s.protocols[name].estimate(items) for name, items in selected.items()}
         aliases = dict.fromkeys(c.alias for calls in estimates.values() for c in calls or ())
         specs = {a: s.models.spec(a) for a in aliases}
         self.estimate = block(estimates, specs, s.settings.cassette_dir) if estimates else []
-        for name in estimates:
-            protocol = s.protocols[name]
-            self.estimate += protocol.estimate_notes(
-                [i for i in pytest_session.items if protocol.parameter(i) is not None]
-            )
+        for name, items in selected.items():
+            self.estimate += s.protocols[name].estimate_notes(items)
 
     def record_command(self, misses: Iterable[str] = ()) -> str:
         """This run's own command line in the record mode that records these cassette misses (their

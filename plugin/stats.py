@@ -90,10 +90,17 @@ def detectable_difference(n: int, discordant: int, *, alpha: float, power: float
     nothing more); capped at 1. None with no pair."""
     if n == 0:
         return None
-    normal = NormalDist()
-    z = normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
     fewest = next(k for k in range(1, n + 2) if k > n or mcnemar_exact(k, 0) < alpha)
-    return min(1.0, max(z * math.sqrt(discordant / n / n), fewest / n))
+    return min(1.0, max(detectable(n, discordant / n, alpha=alpha, power=power), fewest / n))
+
+
+def detectable(n: int, variance: float, *, alpha: float, power: float = 0.8) -> float | None:
+    """The smallest mean paired difference n items detect at `alpha` (two-sided) with `power`, from
+    the variance of one item's difference: (z_{1-alpha/2} + z_power) * sqrt(variance / n), capped at 1."""
+    if n == 0:
+        return None
+    normal = NormalDist()
+    return min(1.0, (normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)) * math.sqrt(variance / n))
 
 
 def paired_delta_interval(both: int, broken: int, fixed: int, neither: int, z: float = Z95) -> list[float] | None:

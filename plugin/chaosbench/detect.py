@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_reasoning_evals.epoch_stats import DEFAULT_DISCORDANCE, detectable, difference_variance, questions_needed
+from pytest_reasoning_evals.epoch_stats import DEFAULT_DISCORDANCE, difference_variance, questions_needed
+from pytest_reasoning_evals.stats import detectable
 
 
 def discordance(baseline: Path | None, ids: list[str]) -> tuple[float, str]:

@@ -363,7 +363,7 @@ class HttpModel:
         # The key goes straight into the call's headers as a Secret: no plain local holds it.
         call = self.call_for(request, key if key is not None else self.api_key())
         attempts = self.policy.max_retries + 1
-        tried, attempt, sent, waited = Attempt(), 0, 0, 0.0
+        attempt, sent, waited = 0, 0, 0.0
         # A 429 of the process's own concurrency (Limiter.release) is retried without using up
         # one of the call's retries: while the limit comes down (or probes upwards again), the
         # calls that meet those 429s would otherwise fail for what the limiter is there to fix.

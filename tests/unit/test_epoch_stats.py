@@ -14,7 +14,6 @@ from pytest_reasoning_evals.epoch_stats import (
     EXACT_LIMIT,
     agreement,
     clustered_interval,
-    detectable,
     difference_interval,
     difference_variance,
     majority_accuracy,
@@ -22,7 +21,7 @@ from pytest_reasoning_evals.epoch_stats import (
     sign_flip_test,
     within_noise,
 )
-from pytest_reasoning_evals.stats import detectable_difference, mcnemar_exact
+from pytest_reasoning_evals.stats import detectable, detectable_difference, mcnemar_exact
 
 
 def brute_force(differences: list[Fraction]) -> float:
