@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_reasoning_evals.declarations import declared_protocols, left_out_flag, load, warn_left_out
 from pytest_reasoning_evals.options import add_model_flag, add_options
-from pytest_reasoning_evals.protocol import declared_protocols, left_out_flag, load, warn_left_out
 from pytest_reasoning_evals.session import EVAL_SESSION, EvalSession
 from pytest_reasoning_evals.speed import SPEED_PLUGIN, SpeedPlugin
 

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     for add in (_serve_command, _scan_command, _report_command, _runs_command, _cassettes_command):
         add(commands)
-    from pytest_reasoning_evals.protocol import declared_protocols, load, warn_left_out
+    from pytest_reasoning_evals.declarations import declared_protocols, load, warn_left_out
 
     warn_left_out()
     for info in declared_protocols():

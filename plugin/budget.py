@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning_evals.protocol import CALLS, NOT_ASKED
 from pytest_reasoning_evals.providers.base import Completion, Model, NotAdmitted, Request
+from pytest_reasoning_evals.stash import CALLS, NOT_ASKED
 
 TOKEN_KEY = "eval_budget_token"  # workerinput: the run's token, in its marker's name
 

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from stat import S_ISREG
+from typing import Protocol
 
 SCHEMA = 4  # bump when what indexed_cassette checks or returns, or a row, changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
@@ -60,8 +61,20 @@ def _digest(data: bytes) -> bytes:
 Parsed = tuple
 
 
+class Warmer(Protocol):
+    """A child parsing planned files into the index (index_warmer.IndexWarmer)."""
+
+    def stop(self) -> None: ...
+
+
 class CassetteIndex:
-    def __init__(self, folder: Path, batch: int = BATCH):
+    def __init__(
+        self,
+        folder: Path,
+        batch: int = BATCH,
+        planned: Callable[[], Iterable[tuple[str, str]]] | None = None,
+        start_warmer: Callable[[Path, str, list[str]], Warmer | None] | None = None,
+    ):
         self.path = folder / FILE_NAME
         self.batch = batch  # rows written per transaction
         self._lock = threading.Lock()  # one connection, shared by the threads that run calls ahead
@@ -77,38 +90,20 @@ class CassetteIndex:
         self.hits = 0  # read from the index
         self.parsed = 0  # read from the file (and kept)
         # (cassette folder, item id) of the cassettes this process's items read, in run order (speed.py)
-        self.planned: Callable[[], Iterable[tuple[str, str]]] | None = None
-        self._warmers: dict[str, object] = {}  # model alias -> its index_warmer.IndexWarmer, or None
+        self.planned = planned
+        self.start_warmer = start_warmer  # (index folder, wire, paths) -> the child parsing them ahead, or None
+        self._warmers: dict[str, Warmer | None] = {}  # model alias -> its warmer
         self._warm_lock = threading.Lock()
-
-    @classmethod
-    def for_config(cls, config) -> CassetteIndex | None:
-        """The index in pytest's cache folder, or None without the cache plugin; its planned
-        reads are the speed plugin's, unless `-p no:` disabled it."""
-        from pytest_reasoning_evals.speed import SPEED_PLUGIN
-
-        cache = getattr(config, "cache", None)
-        if cache is None:
-            return None
-        try:
-            index = cls(cache.mkdir("reasoning-evals"))
-        except OSError:
-            return None
-        speed = config.pluginmanager.get_plugin(SPEED_PLUGIN)
-        index.planned = speed.planned_cassettes if speed is not None else None
-        return index
 
     def warm(self, alias: str, wire: str, file_of: Callable[[str, str], str]) -> None:
         """The planned files of model `alias` (`file_of(folder, item_id)`) parsed into the index on
         a spare core while the items run (index_warmer.py); once per model."""
         with self._warm_lock:
-            if self.planned is None or alias in self._warmers:
+            if self.planned is None or self.start_warmer is None or alias in self._warmers:
                 return
             self._warmers[alias] = None
-            from pytest_reasoning_evals.index_warmer import IndexWarmer
-
             paths = [file_of(folder, item_id) for folder, item_id in self.planned()]
-            self._warmers[alias] = warmer = IndexWarmer.start(self.path.parent, wire, paths)
+            self._warmers[alias] = warmer = self.start_warmer(self.path.parent, wire, paths)
         if warmer is not None:
             with self._lock:
                 self._nothing_to_find = False  # its rows come while the items run

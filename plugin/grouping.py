@@ -43,7 +43,7 @@ def _declared(session, name: str, question: str, fixture: str):
     """Protocol `name`'s answer to `question` (groups, item_ids) about `fixture`, or nothing when
     its items cannot be made."""
     from pytest_reasoning_evals.casefiles import CaseFileError
-    from pytest_reasoning_evals.models import UsageProblem
+    from pytest_reasoning_evals.errors import UsageProblem
 
     try:
         return getattr(session.protocol(name), question)(fixture)

@@ -22,15 +22,12 @@ from dataclasses import dataclass
 import pytest
 
 from pytest_reasoning_evals.budget import Budget, BudgetedModel
+from pytest_reasoning_evals.errors import NO_SERVER, OUTAGE, UsageProblem
 from pytest_reasoning_evals.options import Settings
 from pytest_reasoning_evals.prefetch import ItemQueue, Prefetcher
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model, Request
 
 _UNBUILT = object()  # an item whose ahead request is not built yet
-
-
-class UsageProblem(Exception):
-    """The run cannot start (unknown alias, bad registry, missing key): one message, once."""
 
 
 class KeyRefused(pytest.fail.Exception):
@@ -49,8 +46,6 @@ def complete_after(model: Model, request: Request) -> Completion:
 
 
 OUTAGE_AFTER = 3  # items in a row whose calls failed after all retries: the provider is down
-OUTAGE = "provider outage"  # how the stop reason of an outage starts (the session exits 1 on it)
-NO_SERVER = "no server"  # how the stop reason of a refused connection starts (exit 1 as well)
 
 
 class StoppingModel:
@@ -158,6 +153,7 @@ class Models:
         budget: Budget | None = None,
         running: Callable[[], pytest.Item | None] = lambda: None,
         ahead: Callable[[pytest.Item], Request | None] = lambda item: None,
+        planned_cassettes: Callable[[], Iterable[tuple[str, str]]] | None = None,
     ):
         self.settings = settings
         self.session = session
@@ -165,6 +161,7 @@ class Models:
         self.budget = budget or Budget(None, settings.out_dir)
         self.running = running  # the item pytest is running in this process
         self.ahead = ahead  # an item -> the request it will send first, if it can be built before any answer
+        self.planned_cassettes = planned_cassettes  # the cassettes this process's items read, in run order
         self._queue: ItemQueue | None = None  # the items this process runs next (calls run ahead)
         # item -> its `ahead` request, built once: the calls running ahead look at the next items
         # each time one of them ends (building their requests again was a fifth of a worker's time at 40)
@@ -188,10 +185,20 @@ class Models:
 
     @functools.cached_property
     def cassette_index(self):
-        """The parsed cassettes kept between runs (cassette_index.py), shared by this process's models."""
+        """The parsed cassettes kept between runs (cassette_index.py) in pytest's cache folder, shared
+        by this process's models; None without the cache plugin. A cold replay's planned files are
+        parsed ahead on a spare core (index_warmer.py)."""
         from pytest_reasoning_evals.cassette_index import CassetteIndex
+        from pytest_reasoning_evals.index_warmer import IndexWarmer
 
-        return CassetteIndex.for_config(self.config) if self.config is not None else None
+        cache = getattr(self.config, "cache", None)
+        try:
+            folder = cache.mkdir("reasoning-evals") if cache is not None else None
+        except OSError:
+            folder = None
+        if folder is None:
+            return None
+        return CassetteIndex(folder, planned=self.planned_cassettes, start_warmer=IndexWarmer.start)
 
     def spec(self, alias: str):
         from pytest_reasoning_evals.registry import resolve

@@ -41,7 +41,7 @@ class RunDirectory:
         """The lock, or a usage error naming the run that holds it or why the directory cannot be
         made; then `config_problem`: why the answers a previous run left here cannot be replaced by
         this run's (another model under the alias, say), a usage error too."""
-        from pytest_reasoning_evals.models import UsageProblem
+        from pytest_reasoning_evals.errors import UsageProblem
 
         if self.session.settings.estimate:
             return  # an estimate writes nothing and may run beside the run it prices
@@ -67,7 +67,8 @@ class RunDirectory:
     def close(self, gates: list[GateResult], records: int) -> Written:
         """The files every run ends with, after its own: gates.json, then report.html (of `records` items)."""
         write_gates(self.path, gates)
-        return write_run_report(self.path, records, self.session.page_writer(self.name))
+        speed = self.session.speed  # its writer of this page, started ahead (report.PageWriter)
+        return write_run_report(self.path, records, speed.page_writer(self.name) if speed is not None else None)
 
     @staticmethod
     def incomplete_reason(session: pytest.Session, *notes: str | None) -> str | None:

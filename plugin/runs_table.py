@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pytest_reasoning_evals.markdown import inline
 from pytest_reasoning_evals.results import replacing, write_json
+from pytest_reasoning_evals.runs_cells import COMPARISON_HEADINGS, cell, comparison_cells
 from pytest_reasoning_evals.stats import SMALL_SET, detectable_difference, holm
 
 FORMAT = "pytest-reasoning-evals/runs/1"
@@ -67,7 +68,7 @@ def collect(folders: list[Path], alpha: float = ALPHA) -> dict:
 def collect_directories(directories: list[Path], folders: list[str], alpha: float = ALPHA) -> dict:
     """The runs table of these run directories: the tables of each protocol with runs among them,
     each table's comparisons' p-values Holm-corrected across it (`p_holm`, `significant` at `alpha`)."""
-    from pytest_reasoning_evals.protocol import declared_protocols, load
+    from pytest_reasoning_evals.declarations import declared_protocols, load
 
     tables = []
     for info in declared_protocols():
@@ -136,59 +137,9 @@ def name_runs(table: dict) -> None:
         comparison.update(a_label=labels.get(comparison["a"]), b_label=labels.get(comparison["b"]))
 
 
-def cell(value, kind: str) -> str:
-    """A value as the tables print it."""
-    if value is None or value == "":
-        return "" if kind == "text" else "n/a"
-    if kind == "pct":
-        return f"{value:.1%}"
-    if kind == "ci":
-        return f"[{value[0]:.1%}, {value[1]:.1%}]"
-    if kind == "float":
-        return f"{value:.3f}"
-    if kind == "usd":
-        return f"${value:,.4f}"
-    if kind == "int":
-        return f"{value:,}"
-    if kind == "bool":
-        return "yes" if value else "NO"
-    if kind == "date":
-        return str(value)[:16].replace("T", " ")
-    return str(value)
-
-
 def _md_row(cells: list[str]) -> str:
     # a run's name is a folder's (a prompt folder's too): text, not HTML or Markdown, in runs.md and the job summary
     return "| " + " | ".join(map(inline, cells)) + " |"
-
-
-def comparison_cells(c: dict) -> list[str]:
-    return [
-        c.get("a_label") or c["a"],
-        c.get("b_label") or c["b"],
-        str(c["n_paired"]),
-        str(c["fixed"]),
-        str(c["broken"]),
-        "n/a" if c["delta"] is None else f"{c['delta']:+.1%}",
-        cell(c["delta_ci95"], "ci"),
-        f"{c['p_value']:.4g}",
-        f"{c['p_holm']:.4g}",
-        "yes" if c["significant"] else "no",
-    ]
-
-
-COMPARISON_HEADINGS = [
-    "run a",
-    "run b",
-    "paired",
-    "fixed (b right, a not)",
-    "broken (a right, b not)",
-    "delta (b - a)",
-    "95% CI",
-    "McNemar p",
-    "Holm p",
-    "significant",
-]
 
 
 def markdown(collected: dict) -> str:

@@ -11,31 +11,26 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
+from pytest_reasoning_evals.declarations import ProtocolInfo, left_out_fixture, load
 from pytest_reasoning_evals.options import Settings, is_set, settings_from
 from pytest_reasoning_evals.progress import Tally
-from pytest_reasoning_evals.protocol import (
+from pytest_reasoning_evals.protocol import EvalProtocol, harness_error_payload, not_asked_payload
+from pytest_reasoning_evals.session_end import SessionEnd
+from pytest_reasoning_evals.speed import SPEED_PLUGIN, SpeedPlugin
+from pytest_reasoning_evals.stash import (
     CALLS,
     FAILURE,
     HARNESS_ERROR,
     NOT_ASKED,
     PAYLOAD,
-    EvalProtocol,
-    ProtocolInfo,
     attach,
     deserialized_payload,
-    harness_error_payload,
-    left_out_fixture,
-    load,
-    not_asked_payload,
     payload_of,
     serialized_payload,
 )
-from pytest_reasoning_evals.session_end import SessionEnd
-from pytest_reasoning_evals.speed import SPEED_PLUGIN
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.progress import Progress
-    from pytest_reasoning_evals.report import PageWriter
 
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahead paid for items that never ran
@@ -71,7 +66,8 @@ class EvalSession:
 
     @functools.cached_property
     def models(self):
-        """The call path of every model call of every protocol (models.py)."""
+        """The call path of every model call of every protocol (models.py); the cassettes the items
+        will read (the speed plugin's plan) are parsed ahead into the index (cassette_index.py)."""
         from pytest_reasoning_evals.models import Models
 
         return Models(
@@ -81,7 +77,13 @@ class EvalSession:
             budget=self.budget,
             running=lambda: self.current_item,
             ahead=self.ahead_request,
+            planned_cassettes=self.speed.planned_cassettes if self.speed is not None else None,
         )
+
+    @property
+    def speed(self) -> SpeedPlugin | None:
+        """The speed plugin (speed.py), unless `-p no:` disabled it."""
+        return self.config.pluginmanager.get_plugin(SPEED_PLUGIN)
 
     @functools.cached_property
     def budget(self):
@@ -94,11 +96,6 @@ class EvalSession:
         """The request `item` will send first, if its protocol can build it before any answer."""
         mine = (protocol for protocol in self.protocols.values() if protocol.parameter(item) is not None)
         return next((protocol.ahead_request(item) for protocol in mine), None)
-
-    def page_writer(self, protocol: str) -> PageWriter | None:
-        """The speed plugin's writer of `protocol`'s page, started ahead (report.PageWriter), or None."""
-        speed = self.config.pluginmanager.get_plugin(SPEED_PLUGIN)
-        return speed.page_writer(protocol) if speed is not None else None
 
     def num_workers(self) -> int:
         return int(self.config.getoption("numprocesses", None) or 0) or 1
@@ -113,7 +110,7 @@ class EvalSession:
         for info in self.infos.values():
             if not set(info.fixtures) & set(metafunc.fixturenames):
                 continue
-            from pytest_reasoning_evals.models import UsageProblem  # an eval item's: a plain test imports no model
+            from pytest_reasoning_evals.errors import UsageProblem  # an eval item's: a plain test imports no model
 
             protocol = self.protocol(info.name)
             self.collected.add(info.name)

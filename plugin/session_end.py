@@ -9,9 +9,11 @@ from collections.abc import Iterable
 
 import pytest
 
+from pytest_reasoning_evals.declarations import ProtocolInfo
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.options import Reader, is_set
-from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, ProtocolInfo, payload_of
+from pytest_reasoning_evals.protocol import EvalProtocol
+from pytest_reasoning_evals.stash import UNKNOWN, WRONG, payload_of
 
 SHOWN_WRONG = 30  # wrong answers and UNKNOWNs listed in the terminal without -v, one line each
 
@@ -149,7 +151,7 @@ class SessionEnd:
         A resumed run with nothing left to ask (every item deselected) is judged the same way, and
         so is a run stopped by a provider outage or a missing server: a failed measurement (exit 1),
         not an interrupt (Ctrl-C, a refused key: exit 2)."""
-        from pytest_reasoning_evals.models import NO_SERVER, OUTAGE
+        from pytest_reasoning_evals.errors import NO_SERVER, OUTAGE
 
         settled = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         dsession = self.session.config.pluginmanager.get_plugin(

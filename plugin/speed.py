@@ -15,7 +15,7 @@ import pytest
 
 from pytest_reasoning_evals.frozen import Freezer
 from pytest_reasoning_evals.lean_reports import make_lean
-from pytest_reasoning_evals.protocol import PAYLOAD, attach, payload_of
+from pytest_reasoning_evals.stash import PAYLOAD, attach, payload_of
 
 if TYPE_CHECKING:
     from pytest_reasoning_evals.report import PageWriter

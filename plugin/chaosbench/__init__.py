@@ -3,7 +3,7 @@
 PROTOCOL is its declaration, found by the plugin through the entry point in pyproject.toml."""
 
 from pytest_reasoning_evals.chaosbench.settings import OPTIONS, chaosbench_settings
-from pytest_reasoning_evals.protocol import ProtocolInfo
+from pytest_reasoning_evals.declarations import ProtocolInfo
 
 PROTOCOL = ProtocolInfo(
     "chaosbench",

@@ -16,8 +16,8 @@ from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.chaosbench.scoring import score
 from pytest_reasoning_evals.completions import CompletionsLog
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of
-from pytest_reasoning_evals.protocol import NotAskedPayload
 from pytest_reasoning_evals.providers.base import Completion, Request
+from pytest_reasoning_evals.stash import NotAskedPayload
 
 
 class Answers:

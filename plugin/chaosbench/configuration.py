@@ -15,7 +15,7 @@ from pytest_reasoning_evals.chaosbench.profiles import UpstreamPrompt
 from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, SHIPPED_DATASET, PromptTemplate, own_cassette_dataset
 from pytest_reasoning_evals.chaosbench.questions import files_digest
 from pytest_reasoning_evals.chaosbench.settings import DEFAULT_REPROMPT
-from pytest_reasoning_evals.models import UsageProblem
+from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.options import dataset_name, dataset_stem, folder_label
 from pytest_reasoning_evals.shipped import shipped
 

@@ -32,10 +32,11 @@ from pytest_reasoning_evals.chaosbench.shortcut import SHORTCUT
 from pytest_reasoning_evals.chaosbench.shortcut import answer as shortcut_answer
 from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult
-from pytest_reasoning_evals.protocol import UNKNOWN, WRONG, EvalProtocol, NotAskedPayload, send
+from pytest_reasoning_evals.protocol import EvalProtocol
 from pytest_reasoning_evals.providers.base import Model, Request
 from pytest_reasoning_evals.providers.fixed import register_answerer
 from pytest_reasoning_evals.run_dir import RunDirectory
+from pytest_reasoning_evals.stash import UNKNOWN, WRONG, NotAskedPayload, send
 
 
 class Protocol(EvalProtocol):

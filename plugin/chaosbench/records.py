@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from pytest_reasoning_evals.protocol import CallCounts
+from pytest_reasoning_evals.stash import CallCounts
 
 Status = Literal["correct", "wrong", "unknown", "no_gold"]
 Label = Literal["TRUE", "FALSE"]

@@ -13,8 +13,8 @@ from pathlib import Path
 from pytest_reasoning_evals.chaosbench.names import run_title
 from pytest_reasoning_evals.chaosbench.outputs import run_files_problem
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, load_baseline
+from pytest_reasoning_evals.errors import ReportError
 from pytest_reasoning_evals.gates import read_gates
-from pytest_reasoning_evals.report import ReportError
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, row_json
 
 TEMPLATE = "pytest_reasoning_evals.chaosbench:report.html.j2"  # extends the generic page.html.j2

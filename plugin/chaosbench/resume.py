@@ -8,7 +8,7 @@ import pytest
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.checkpoints import ResumeError
 from pytest_reasoning_evals.completions import CompletionsUnreadable, answered, load_completions
-from pytest_reasoning_evals.models import UsageProblem
+from pytest_reasoning_evals.errors import UsageProblem
 
 ANSWERED_KEY = "chaosbench_answered"  # workerinput: ids a resumed run does not ask again
 

@@ -19,7 +19,7 @@ from pytest_reasoning_evals.chaosbench.questions import (
     select_dialogues,
     unmatched_selection,
 )
-from pytest_reasoning_evals.models import UsageProblem
+from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.sampling import METHOD, ids_sha256
 
 

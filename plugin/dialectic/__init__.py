@@ -3,8 +3,8 @@ LLM judges, multi-turn resolution, cross-provider comparison, human spot-check.
 
 PROTOCOL is its declaration, found by the plugin through the entry point in pyproject.toml."""
 
+from pytest_reasoning_evals.declarations import ProtocolInfo
 from pytest_reasoning_evals.dialectic.settings import OPTIONS, dialectic_settings
-from pytest_reasoning_evals.protocol import ProtocolInfo
 
 PROTOCOL = ProtocolInfo(
     "dialectic",

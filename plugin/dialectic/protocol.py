@@ -37,12 +37,12 @@ from pytest_reasoning_evals.dialectic.summary import (
     terminal_lines,
     write_outputs,
 )
+from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult, compared, gate_line
 from pytest_reasoning_evals.manifest import now
-from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.options import dataset_name
-from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
+from pytest_reasoning_evals.protocol import EvalProtocol
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written
@@ -50,6 +50,7 @@ from pytest_reasoning_evals.results import write_json
 from pytest_reasoning_evals.run_dir import RunDirectory
 from pytest_reasoning_evals.sampling import stratified_sample
 from pytest_reasoning_evals.shipped import shipped
+from pytest_reasoning_evals.stash import WRONG, send
 
 MAX_FILE_NAME = 255  # bytes in one file name (NAME_MAX of common file systems)
 

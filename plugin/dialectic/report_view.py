@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import judge
 from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, load_responses
+from pytest_reasoning_evals.errors import ReportError
 from pytest_reasoning_evals.gates import read_gates
-from pytest_reasoning_evals.report import ReportError
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, read_json_lines, row_json
 
 DIMENSIONS = judge.DIMENSIONS

@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_reasoning_evals.errors import ReportError
+
 REPORT_FILE = "report.html"
 # From this many records on, a run writes its page in a process of its own (write_run_report).
 APART_FROM = 2000
@@ -25,10 +27,6 @@ WRITE_TIMEOUT = 300.0
 CLOSE_TIMEOUT = 10.0
 EXTRA_MODULES = {"jinja2", "markupsafe", "matplotlib"}  # the `report` extra
 MISSING_EXTRA = "report.html not written: it needs Jinja2 and matplotlib (pip install 'pytest-reasoning-evals[report]')"
-
-
-class ReportError(Exception):
-    """A run directory the report cannot be built from (named, with what is missing)."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import contextlib
 import sys
 
 from pytest_reasoning_evals.__main__ import main
-from pytest_reasoning_evals.protocol import declared_protocols, load
+from pytest_reasoning_evals.declarations import declared_protocols, load
 
 # imported before the run directory comes: what the run's end no longer waits for
 with contextlib.suppress(ModuleNotFoundError):

@@ -7,7 +7,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from pytest_reasoning_evals.report import ReportError
+from pytest_reasoning_evals.errors import ReportError
 
 DEFAULT_ALPHA = 0.05  # the regression test's level when the page itself compares with --baseline
 
@@ -45,7 +45,7 @@ def row_json(row: dict) -> str:
 def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack) -> dict:
     """The run's view, from the first protocol whose view knows the directory; what it holds open
     (spooled rows) is closed with `cleanup`."""
-    from pytest_reasoning_evals.protocol import declared_protocols, load
+    from pytest_reasoning_evals.declarations import declared_protocols, load
 
     protocols = [info for info in declared_protocols() if info.report_view]
     for info in protocols:

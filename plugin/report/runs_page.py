@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from pytest_reasoning_evals.report.page import _environment, _read
 from pytest_reasoning_evals.results import replacing
-from pytest_reasoning_evals.runs_table import COMPARISON_HEADINGS, cell, comparison_cells
+from pytest_reasoning_evals.runs_cells import COMPARISON_HEADINGS, cell, comparison_cells
 
 # the scatter plot's size and margins, in SVG units
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP, RIGHT = 640, 360, 56, 40, 16, 150

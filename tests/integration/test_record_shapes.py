@@ -20,7 +20,7 @@ from pytest_reasoning_evals.chaosbench import records as chaosbench
 from pytest_reasoning_evals.chaosbench.dialogues import NOT_ASKED
 from pytest_reasoning_evals.dialectic import records as dialectic
 from pytest_reasoning_evals.options import DEFAULT_MODEL
-from pytest_reasoning_evals.protocol import NotAskedPayload
+from pytest_reasoning_evals.stash import NotAskedPayload
 
 SEEN = "seen.jsonl"
 # Each item's payload as the controller receives it, before the session consumes it.
@@ -29,7 +29,7 @@ import json
 
 import pytest
 
-from pytest_reasoning_evals.protocol import payload_of
+from pytest_reasoning_evals.stash import payload_of
 from pytest_reasoning_evals.session import EVAL_SESSION
 
 CONFIG = []

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pytest_reasoning_evals.protocol import HARNESS
 from pytest_reasoning_evals.providers.base import CallOutcome, Completion, ErrorKind
+from pytest_reasoning_evals.stash import HARNESS
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,17 @@ import json
 import os
 import random
 import sqlite3
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from pytest_reasoning_evals import cassette_index, index_warmer
+from pytest_reasoning_evals.budget import Budget
 from pytest_reasoning_evals.cassette_index import FILE_NAME, CassetteIndex
 from pytest_reasoning_evals.cassettes import UnreadableCassette, read_cassette
+from pytest_reasoning_evals.index_warmer import IndexWarmer
+from pytest_reasoning_evals.models import Models
 from pytest_reasoning_evals.providers.http import HttpModel
 from pytest_reasoning_evals.registry import ModelSpec
 
@@ -232,11 +236,22 @@ def test_rows_another_process_keeps_from_being_written_are_parsed_again_next_tim
     assert parser.calls == 3 and (later.hits, later.parsed) == (1, 1)
 
 
-def test_without_pytests_cache_there_is_no_index() -> None:
-    class NoCache:
-        pass
+def test_without_pytests_cache_there_is_no_index(tmp_path) -> None:
+    no_cache = SimpleNamespace()  # -p no:cacheprovider
+    assert Models(None, lambda: None, config=no_cache, budget=Budget(None, tmp_path)).cassette_index is None
 
-    assert CassetteIndex.for_config(NoCache()) is None
+
+def test_the_index_is_told_its_plan_and_its_warmer_by_the_models(tmp_path) -> None:
+    def plan():
+        return iter([("s", "q1")])
+
+    config = SimpleNamespace(cache=SimpleNamespace(mkdir=lambda name: tmp_path / name))
+    (tmp_path / "reasoning-evals").mkdir()
+    index = Models(
+        None, lambda: None, config=config, budget=Budget(None, tmp_path), planned_cassettes=plan
+    ).cassette_index
+    assert index.path.parent == tmp_path / "reasoning-evals"
+    assert index.planned is plan and index.start_warmer == IndexWarmer.start
 
 
 # --- a cold replay's cassettes parsed ahead on a spare core (index_warmer.py) ---

@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import math
 
-from pytest_reasoning_evals.protocol import (
-    SERIALIZED_KEY,
-    SERIALIZED_TEXT_KEY,
-    deserialized_payload,
-    serialized_payload,
-)
+from pytest_reasoning_evals.stash import SERIALIZED_KEY, SERIALIZED_TEXT_KEY, deserialized_payload, serialized_payload
 
 RECORD = {"id": "q-1", "label": "TRUE", "cost_usd": 0.25, "correct": True, "error": None, "predicates": [{"name": "x"}]}
 

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_reasoning_evals import results
+from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.gates import BaselineError
-from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.run_dir import RunDirectory
 
 

@@ -10,8 +10,8 @@ from typing import NamedTuple
 import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError, check_id, numbered_lines, parse_json
+from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.gates import GateResult, at_least, gate_line, incomplete, write_gates
-from pytest_reasoning_evals.models import UsageProblem
 from pytest_reasoning_evals.protocol import WRONG, EvalProtocol, send
 from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.results import RunDirLock, write_json
