@@ -14,9 +14,11 @@ digest, none parsed). Bare pytest is measured cold and warm too, with a cache fo
 own: with one, pytest itself reads back the last run's item ids (its new-first plugin is always
 on), which costs memory at 40,000 items. It reports ms per item and the ratios eval / bare in
 the same state (restored against bare warm), measured in the same run, and the peak RSS of the
-pytest process (under xdist: the controller's). With --repeat k each figure is the fastest of k
-runs (the machine's noise only ever adds time). Nothing is asserted: run it by hand and read the
-table. --profile also writes a cProfile of the serial warm replay of the first size.
+pytest process (under xdist: the controller's). --repeat k runs k rounds, each round every state
+once, back to back (bare and eval alternate, so a slow minute of the machine hits both); each
+ratio is the median of the rounds' own ratios, with their range (min-max) beside it: a single
+round's ratio moves by about 15% on a shared 2-core machine. Nothing is asserted: run it by hand
+and read the table. --profile also writes a cProfile of the serial warm replay of the first size.
 """
 
 from __future__ import annotations
