@@ -12,7 +12,7 @@ from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue, Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
-from pytest_reasoning_evals.chaosbench.rows import compact
+from pytest_reasoning_evals.chaosbench.rows import Row, compact
 from pytest_reasoning_evals.chaosbench.scoring import score
 from pytest_reasoning_evals.completions import CompletionsLog
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of
@@ -27,7 +27,8 @@ class Answers:
         self.protocol = protocol
         self.spent = 0.0  # the live cost of this run's items (the budget's own count is the session's)
         self.unasked = 0.0  # ... of it, what was paid for no reply in a record (an item stopped or raised midway)
-        self.records: list = []  # compact rows (rows.py) once begun; the resumed records until then
+        self.records: list[Row] = []  # the summary rows (rows.py) of the records so far
+        self.resumed: list[ItemRecord] = []  # --eval-resume's records kept, until begin() writes them
         self.not_asked: list[str] = []
         self._begun = False
 
@@ -70,8 +71,8 @@ class Answers:
             return
         self._begun = True
         self.checkpoints.write_config(self.protocol.configuration.run_config())
-        self.completions.start(self.records)
-        self.records = [compact(r) for r in self.records]
+        self.completions.start(self.resumed)
+        self.records, self.resumed = [compact(r) for r in self.resumed], []
 
     def write_progress(self) -> None:
         self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)

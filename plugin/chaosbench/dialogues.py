@@ -25,6 +25,7 @@ from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, no
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue
 from pytest_reasoning_evals.chaosbench.records import DialogueRecord, TurnRecord
+from pytest_reasoning_evals.chaosbench.rows import DialogueRow
 from pytest_reasoning_evals.chaosbench.scoring import SUITE, score
 from pytest_reasoning_evals.models import complete_after
 from pytest_reasoning_evals.providers.base import Completion, Model
@@ -112,16 +113,16 @@ class Claim:
     turn: int
 
 
-def claims(record: DialogueRecord) -> list[Claim]:
+def claims(dialogue: DialogueRow) -> list[Claim]:
     """What the model's answers in one dialogue assert, from the turns' own predicates."""
     out = []
-    for turn in record["turns"]:
-        if turn["label"] is None:
+    for turn in dialogue.turns:
+        if turn.label is None:
             continue
-        said_true = turn["label"] == "TRUE"
-        for pred in turn["predicates"]:
-            positive = pred["polarity"] == "positive"
-            out.append(Claim(turn["system_id"], pred["name"], said_true == positive, turn["turn"]))
+        said_true = turn.label == "TRUE"
+        for pred in turn.predicates:
+            positive = pred.polarity == "positive"
+            out.append(Claim(turn.system_id, pred.name, said_true == positive, turn.turn))
     return out
 
 

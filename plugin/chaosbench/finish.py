@@ -148,7 +148,7 @@ class RunEnd:
         missed = (
             f"CASSETTE MISSES: {misses} items have no matching cassette (a prompt, question or option "
             f"changed since the recording, they were never recorded, or their cassette could not be read); record them with: "
-            f"{self.session.end.record_command(r['error'] for r in records if r.get('error'))}"
+            f"{self.session.end.record_command(r.error for r in records if r.error)}"
         )
         notes = [
             missed if misses else None,
@@ -160,7 +160,7 @@ class RunEnd:
     def _shipped_prompt_note(self) -> str | None:
         """One line when a team's own questions (families outside ChaosBench's) are asked with the
         shipped prompt, which tells the model they are about dynamical systems: silent otherwise."""
-        own = sorted({r["family"] for r in self.protocol.answers.records} - set(FAMILIES))
+        own = sorted({r.family for r in self.protocol.answers.records} - set(FAMILIES))
         if not own or not self.protocol.configuration.prompt_is_shipped:
             return None
         names = ", ".join(own[:5]) + (f" and {len(own) - 5} more" if len(own) > 5 else "")

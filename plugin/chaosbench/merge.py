@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.outputs import write_run_outputs
-from pytest_reasoning_evals.completions import CompletionsUnreadable, load_completions
+from pytest_reasoning_evals.chaosbench.rows import Row, compact
+from pytest_reasoning_evals.completions import CompletionsLog, CompletionsUnreadable, load_completions
 from pytest_reasoning_evals.manifest import merged
 from pytest_reasoning_evals.results import LOCK_NAME, RunDirBusy, busy_holder, refuse_if_busy
 
@@ -194,8 +195,8 @@ def check_target(target: Path, shards: list[Shard]) -> None:
 class Combined(NamedTuple):
     """The shards of one run read and checked, in memory: what a merge writes."""
 
-    shards: list[Shard]
-    records: list[dict]
+    shards: list[Shard]  # with their records, which the merged completions.jsonl holds
+    rows: list[Row]
     summary: dict
     meta: dict
     manifest: dict
@@ -210,7 +211,7 @@ def combine(directories: list[Path], allow_partial: bool = False) -> Combined:
     _check(shards, allow_partial)
     first = shards[0]
     model, mode = first.meta["model"], first.meta["mode"]
-    records = [r for s in shards for r in s.records]
+    rows = [compact(r) for s in shards for r in s.records]
     not_asked = [i for s in shards for i in s.summary["not_asked"]["ids"]]
     stopped = (
         "; ".join(
@@ -220,8 +221,8 @@ def combine(directories: list[Path], allow_partial: bool = False) -> Combined:
         )
         or None
     )
-    summary = summarize(records, model=model, mode=mode, not_asked=not_asked, stopped=stopped)
-    calls = call_counts(records)
+    summary = summarize(rows, model=model, mode=mode, not_asked=not_asked, stopped=stopped)
+    calls = call_counts(rows)
     meta, manifest = merged(
         first.meta,
         first.manifest,
@@ -232,12 +233,12 @@ def combine(directories: list[Path], allow_partial: bool = False) -> Combined:
         api_success_rate(summary, calls),
         [str(s.directory) for s in shards],
     )
-    return Combined(shards, records, summary, meta, manifest)
+    return Combined(shards, rows, summary, meta, manifest)
 
 
 def merge(directories: list[Path], out: Path | None = None, allow_partial: bool = False) -> tuple[Path, dict]:
     """-> (merged run directory, merged summary)."""
-    shards, records, summary, meta, manifest = combine(directories, allow_partial)
+    shards, rows, summary, meta, manifest = combine(directories, allow_partial)
     first = shards[0]
     model, mode = first.meta["model"], first.meta["mode"]
     # the shards' own run name (a harness before run_name: <model>_<mode>)
@@ -249,6 +250,8 @@ def merge(directories: list[Path], out: Path | None = None, allow_partial: bool 
         )
     target = Path(out) if out else first.directory.parent / name
     check_target(target, shards)
+    records = [r for s in shards for r in s.records]  # the merged completions.jsonl: whole records
+    completions = CompletionsLog(target / "completions.jsonl")
     try:
         # no run writes it meanwhile
         lock = refuse_if_busy(target, "wait for it to end, or give --out another directory")
@@ -257,7 +260,7 @@ def merge(directories: list[Path], out: Path | None = None, allow_partial: bool 
     except OSError as exc:
         raise MergeError(f"{target}: cannot create the merged run directory ({exc.strerror or exc})") from None
     try:
-        write_run_outputs(target, records, summary, meta, manifest)
+        write_run_outputs(target, rows, summary, meta, manifest, completions, records)
     except OSError as exc:
         raise MergeError(f"{target}: cannot write the merged run ({exc.strerror or exc})") from None
     finally:

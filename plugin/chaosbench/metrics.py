@@ -1,8 +1,9 @@
-"""ChaosBench-Logic metrics over item records -> summary.json (SPEC 5.4; protocol keys first).
+"""ChaosBench-Logic metrics over the items' summary rows (rows.py) -> summary.json (SPEC 5.4;
+protocol keys first).
 
-Question records and dialogue records (kind "dialogue") are scored apart: overall, split and
+Questions and dialogues are scored apart: overall, split and
 task accuracy are over single questions; dialogue_accuracy, fol_violation_rate and
-contradiction_rate over dialogues. Records are sorted by id before anything is summed, so the
+contradiction_rate over dialogues. Rows are sorted by id before anything is summed, so the
 summary does not depend on the order in which workers finished, on sharding or on resuming.
 """
 
@@ -12,6 +13,7 @@ from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.names import is_bank
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
+from pytest_reasoning_evals.chaosbench.rows import DialogueRow, QuestionRow, Row
 from pytest_reasoning_evals.providers.base import ErrorKind
 from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, per_class, ratio, wilson_interval
 
@@ -20,66 +22,61 @@ from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, per_
 PERTURBED = ("perturbation_robustness", "consistency_paraphrase")
 
 
-def _calls(record: dict) -> list[dict]:
-    """The model calls behind a record: its turns for a dialogue, itself for a question."""
-    return record.get("turns") or [record]
-
-
-def _spend(records: list[dict]) -> dict:
-    calls = [c for r in records for c in _calls(r)]
+def _spend(rows: list[Row]) -> dict:
+    calls = [c for r in rows for c in r.calls]
     return {
         "tokens": {
-            "input": sum(c["input_tokens"] for c in calls),
-            "output": sum(c["output_tokens"] for c in calls),
-            "thinking": sum(c["thinking_tokens"] for c in calls),
+            "input": sum(c.input_tokens for c in calls),
+            "output": sum(c.output_tokens for c in calls),
+            "thinking": sum(c.thinking_tokens for c in calls),
         },
-        "cost_usd": sum(c["cost_usd"] for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls),
     }
 
 
-def _group_details(records: list[dict]) -> dict:
-    evaluated = [r for r in records if r["correct"] is not None]
-    correct = sum(r["correct"] for r in evaluated)
+def _group_details(questions: list[QuestionRow]) -> dict:
+    evaluated = [r for r in questions if r.correct is not None]
+    correct = sum(r.correct for r in evaluated)
     return {
-        "total": len(records),
+        "total": len(questions),
         "evaluated": len(evaluated),
         "correct": correct,
-        "unknown": sum(r["label"] is None for r in records),
+        "unknown": sum(r.label is None for r in questions),
         "accuracy": ratio(correct, len(evaluated)),
         "accuracy_ci95": wilson_interval(correct, len(evaluated)),
-        **_spend(records),
+        **_spend(questions),
     }
 
 
-def _by(records: list[dict], key: str, names: tuple[str, ...]) -> dict[str, dict]:
-    return {name: _group_details([r for r in records if r[key] == name]) for name in names}
+def _by(questions: list[QuestionRow], key: str, names: tuple[str, ...]) -> dict[str, dict]:
+    return {name: _group_details([r for r in questions if getattr(r, key) == name]) for name in names}
 
 
-def _names(records: list[dict], key: str, known: tuple[str, ...], chaosbench: bool) -> tuple[str, ...]:
+def _names(questions: list[QuestionRow], key: str, known: tuple[str, ...], chaosbench: bool) -> tuple[str, ...]:
     """The groups a summary lists: ChaosBench's own in its order in a ChaosBench run (the
     protocol's schema: a subset run shows the rest as null), then any other name found, sorted."""
     listed = known if chaosbench else ()
-    return (*listed, *sorted({r[key] for r in records} - set(listed)))
+    return (*listed, *sorted({getattr(r, key) for r in questions} - set(listed)))
 
 
 def _breakdown(counts: list[int]) -> dict[str, int]:
     return {"0": counts.count(0), "1": counts.count(1), "2": counts.count(2), "3+": sum(c >= 3 for c in counts)}
 
 
-def dialogue_metrics(dialogues: list[dict]) -> dict:
+def dialogue_metrics(dialogues: list[DialogueRow]) -> dict:
     """SPEC 5.4: a dialogue is correct when every turn is; FOL violations and contradictions
     come from the claims the answers make about the turns' own predicates."""
     total = len(dialogues)
-    with_gold = [d for d in dialogues if d["correct"] is not None]
-    correct = sum(d["correct"] for d in with_gold)
-    turns = [t for d in dialogues for t in d["turns"]]
-    turns_evaluated = [t for t in turns if t["correct"] is not None]
-    turns_correct = sum(t["correct"] for t in turns_evaluated)
+    with_gold = [d for d in dialogues if d.correct is not None]
+    correct = sum(d.correct for d in with_gold)
+    turns = [t for d in dialogues for t in d.turns]
+    turns_evaluated = [t for t in turns if t.correct is not None]
+    turns_correct = sum(t.correct for t in turns_evaluated)
     violations = [len(fol_violations(claims(d))) for d in dialogues]
     contradicted = [bool(contradictions(claims(d))) for d in dialogues]
-    checked = any(t["predicates"] for t in turns)  # no predicate on any turn: nothing was checked
+    checked = any(t.predicates for t in turns)  # no predicate on any turn: nothing was checked
     # the axioms are ChaosBench's: a team's own predicates can contradict, but break none of them
-    axioms_apply = any(p["name"] in ontology.PREDICATES for t in turns for p in t["predicates"])
+    axioms_apply = any(p.name in ontology.PREDICATES for t in turns for p in t.predicates)
     return {
         "dialogue_accuracy": ratio(correct, len(with_gold)),
         "fol_violation_rate": ratio(sum(violations), total) if axioms_apply else None,
@@ -90,10 +87,10 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
             "correct": correct,
             "accuracy_ci95": wilson_interval(correct, len(with_gold)),
             "total_turns": len(turns),
-            "turns_with_predicates": sum(bool(t["predicates"]) for t in turns),
+            "turns_with_predicates": sum(bool(t.predicates) for t in turns),
             "turn_accuracy": ratio(turns_correct, len(turns_evaluated)),
             "turn_accuracy_ci95": wilson_interval(turns_correct, len(turns_evaluated)),
-            "unknown_turns": sum(t["label"] is None for t in turns),
+            "unknown_turns": sum(t.label is None for t in turns),
             "total_violations": sum(violations),
             "dialogues_with_violations": sum(v > 0 for v in violations),
             "violation_breakdown": _breakdown(violations),
@@ -103,7 +100,7 @@ def dialogue_metrics(dialogues: list[dict]) -> dict:
     }
 
 
-def flip_rate(questions: list[dict]) -> float | None:
+def flip_rate(questions: list[QuestionRow]) -> float | None:
     """Upstream v1's flip rate (chaosbench/eval/metrics.py `_compute_flip_rate`): the share of
     perturbation groups whose answers disagree. A group is one fact, a system and a predicate,
     asked by two or more perturbation_robustness questions (distractors, paraphrases, a negation,
@@ -113,36 +110,36 @@ def flip_rate(questions: list[dict]) -> float | None:
     sizes: dict[tuple[str, str], int] = {}
     claims: dict[tuple[str, str], set[bool]] = {}
     for r in questions:
-        if r["family"] not in PERTURBED or len(r["predicates"]) != 1:
+        if r.family not in PERTURBED or len(r.predicates) != 1:
             continue
-        predicate = r["predicates"][0]
-        key = (r["system_id"], predicate["name"])
+        predicate = r.predicates[0]
+        key = (r.system_id, predicate.name)
         sizes[key] = sizes.get(key, 0) + 1
-        if r["label"] is not None:
-            claims.setdefault(key, set()).add((r["label"] == "TRUE") == (predicate["polarity"] == "positive"))
+        if r.label is not None:
+            claims.setdefault(key, set()).add((r.label == "TRUE") == (predicate.polarity == "positive"))
     groups = [claimed for key, claimed in claims.items() if sizes[key] > 1]
     return ratio(sum(len(claimed) == 2 for claimed in groups), len(groups))
 
 
-def errors_by_kind(records: list[dict]) -> dict[str, int]:
+def errors_by_kind(rows: list[Row]) -> dict[str, int]:
     """Items that ended in an error: replay misses (no matching cassette), harness errors (the item
     raised inside the harness: no call failed) and provider errors (the rest)."""
-    errors = [r["error"] for r in records if r["error"] is not None]
+    errors = [r.error for r in rows if r.error is not None]
     kinds = [ErrorKind.of(e) for e in errors]
     misses, harness = kinds.count(ErrorKind.MISS), kinds.count(ErrorKind.HARNESS)
     return {"cassette_miss": misses, "provider": len(errors) - misses - harness, "harness": harness}
 
 
-def call_counts(records: list[dict]) -> dict:
-    """Model calls made for the records, and how many a cassette answered. A fact about the run,
+def call_counts(rows: list[Row]) -> dict:
+    """Model calls made for the items, and how many a cassette answered. A fact about the run,
     not the evaluation: it goes to run_meta.json, so a replay's summary equals the recording's."""
-    calls = [c for r in records for c in _calls(r) if c["provider"]]
+    calls = [c for r in rows for c in r.calls if c.provider]
     # a question asked again made 1 + reprompts calls (one of them live makes the record's hit False)
-    weight = [1 + (c.get("reprompts") or 0) for c in calls]
+    weight = [1 + c.reprompts for c in calls]
     return {
         "total": sum(weight),
-        "cassette_hits": sum(w for c, w in zip(calls, weight) if c.get("cassette_hit") is True),
-        "live": sum(w for c, w in zip(calls, weight) if c.get("cassette_hit") is False),
+        "cassette_hits": sum(w for c, w in zip(calls, weight) if c.cassette_hit is True),
+        "live": sum(w for c, w in zip(calls, weight) if c.cassette_hit is False),
     }
 
 
@@ -151,17 +148,15 @@ def api_success_rate(summary: dict, calls: dict) -> float | None:
     return (calls["total"] - summary["num_errors"]) / calls["total"] if calls["total"] else None
 
 
-def summarize(
-    records: list[dict], *, model: str, mode: str, not_asked: list[str] = (), stopped: str | None = None
-) -> dict:
+def summarize(rows: list[Row], *, model: str, mode: str, not_asked: list[str] = (), stopped: str | None = None) -> dict:
     """`stopped`: why the run ended before asking everything (key refused, interrupt); with items
     not asked (budget) the summary is incomplete too."""
-    records = sorted(records, key=lambda r: r["id"])
-    questions = [r for r in records if r.get("kind", "question") == "question"]
-    dialogue = dialogue_metrics([r for r in records if r.get("kind") == "dialogue"])
+    rows = sorted(rows, key=lambda r: r.id)
+    questions = [r for r in rows if r.kind == "question"]
+    dialogue = dialogue_metrics([r for r in rows if r.kind == "dialogue"])
     overall = _group_details(questions)
     # a run of a team's own families only lists just those (and their splits), not ten empty ones
-    chaosbench = is_bank({r["family"] for r in records})
+    chaosbench = is_bank({r.family for r in rows})
     task_details = _by(questions, "family", _names(questions, "family", FAMILIES, chaosbench))
     split_details = _by(questions, "split", _names(questions, "split", SPLITS, chaosbench))
     total = overall["total"]
@@ -184,24 +179,24 @@ def summarize(
         "split_details": split_details,
         "task_details": task_details,
         "dialogue_details": dialogue["dialogue_details"],
-        **_spend(records),
-        **_run_state(records, not_asked, stopped),
+        **_spend(rows),
+        **_run_state(rows, not_asked, stopped),
     }
 
 
-def _question_extras(questions: list[dict], overall: dict) -> dict:
+def _question_extras(questions: list[QuestionRow], overall: dict) -> dict:
     """The single questions' scores beyond the protocol's schema."""
-    counts = confusion([(r["gold"], r["label"]) for r in questions if r["correct"] is not None])
-    biased = [r for r in questions if r.get("bias") and r["correct"] is not None]
-    bias_errors = sum(not r["correct"] for r in biased)
-    with_gold = sum(r["gold"] is not None for r in questions)
+    counts = confusion([(r.gold, r.label) for r in questions if r.correct is not None])
+    biased = [r for r in questions if r.bias and r.correct is not None]
+    bias_errors = sum(not r.correct for r in biased)
+    with_gold = sum(r.gold is not None for r in questions)
     return {
         "num_correct": overall["correct"],
         "num_items_no_gold": len(questions) - with_gold,
         # questions whose first reply was UNKNOWN and were asked again (--eval-reprompt), and those of
         # them a reprompt's reply labelled
-        "reprompted": sum(bool(r.get("reprompts")) for r in questions),
-        "rescued_by_reprompt": sum((r.get("label_from") or 0) > 0 for r in questions),
+        "reprompted": sum(bool(r.reprompts) for r in questions),
+        "rescued_by_reprompt": sum((r.label_from or 0) > 0 for r in questions),
         "overall_accuracy_ci95": overall["accuracy_ci95"],
         # an UNKNOWN counts as wrong: correct over every question with gold (coverage x accuracy
         # when every question has gold)
@@ -217,13 +212,13 @@ def _question_extras(questions: list[dict], overall: dict) -> dict:
     }
 
 
-def _run_state(records: list[dict], not_asked: list[str], stopped: str | None) -> dict:
+def _run_state(rows: list[Row], not_asked: list[str], stopped: str | None) -> dict:
     """Failed calls, items not asked, and whether the run is complete."""
-    failed = sum(r["error"] is not None for r in records)
+    failed = sum(r.error is not None for r in rows)
     return {
         "num_errors": failed,
-        "error_rate": ratio(failed, len(records)),
-        "errors_by_kind": errors_by_kind(records),
+        "error_rate": ratio(failed, len(rows)),
+        "errors_by_kind": errors_by_kind(rows),
         "not_asked": {"count": len(not_asked), "ids": sorted(not_asked)},
         "complete": stopped is None and not not_asked,
         "incomplete_reason": stopped

@@ -7,6 +7,7 @@ import functools
 import json
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.rows import Row
 from pytest_reasoning_evals.chaosbench.upstream import upstream_metrics
 from pytest_reasoning_evals.completions import CompletionsLog
 from pytest_reasoning_evals.results import write_csv, write_json
@@ -14,20 +15,20 @@ from pytest_reasoning_evals.results import write_csv, write_json
 
 def write_run_outputs(
     run_dir: Path,
-    records: list[dict],
+    rows: list[Row],
     summary: dict,
     run_meta: dict,
     manifest: dict,
-    completions: CompletionsLog | None = None,
+    completions: CompletionsLog,
+    records: list[dict] | None = None,
 ) -> None:
-    """Every output file of a run (SPEC 5.5): the same writer for a run and for merged shards."""
+    """Every output file of a run (SPEC 5.5): the same writer for a run and for merged shards.
+    completions.jsonl is rewritten sorted by id from `records` (a merge's), else from the lines
+    the run's `completions` log wrote (the records' texts need not be in memory)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    if completions is not None:
-        completions.finalize()  # the run's own appended lines, sorted: the records' texts need not be in memory
-    else:
-        CompletionsLog(run_dir / "completions.jsonl").finalize(records)
+    completions.finalize(records)
     write_json(run_dir / "summary.json", summary)
-    write_json(run_dir / "upstream_metrics.json", upstream_metrics(records))
+    write_json(run_dir / "upstream_metrics.json", upstream_metrics(rows))
     write_json(run_dir / "run_meta.json", run_meta)
     write_json(run_dir / "run_manifest.json", manifest)
     write_csv(run_dir / "accuracy_by_task.csv", *accuracy_table(summary["task_details"]))

@@ -150,7 +150,7 @@ class Protocol(EvalProtocol):
         self.end.baseline = self.directory.previous(self.own.baseline, load_baseline)
         records = self.resume.start()
         if records is not None:
-            self.answers.records = records
+            self.answers.resumed = records
             self.active = bool(records)  # a resumed run with nothing left to ask still reports
 
     def worker_input(self) -> dict:

@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_reasoning_evals import gates
-from pytest_reasoning_evals.completions import read_completions
+from pytest_reasoning_evals.chaosbench.rows import Row, read_rows
 from pytest_reasoning_evals.stats import SMALL_SET, detectable_difference, mcnemar_exact, paired_delta_interval, ratio
 
 BASELINE_FORMAT = "pytest-reasoning-evals/chaosbench-baseline/1"
@@ -35,33 +35,33 @@ class BaselineError(gates.BaselineError):
     pass
 
 
-def _item(record: dict) -> dict:
+def _item(row: Row) -> dict:
     return {
-        "correct": record["correct"] is True,
-        "gold": record["status"] != "no_gold",
-        "failed": bool(record.get("error")),  # its calls failed: the model was not measured on it
-        "family": record["family"],
-        "split": record["split"],
+        "correct": row.correct is True,
+        "gold": row.status != "no_gold",
+        "failed": bool(row.error),  # its calls failed: the model was not measured on it
+        "family": row.family,
+        "split": row.split,
     }
 
 
 def baseline_file(run_dir: Path) -> dict:
     """The committed form of a run: per item whether it was right, and what the run was."""
-    records = read_completions(run_dir / "completions.jsonl")
-    if not records:
+    rows = read_rows(run_dir / "completions.jsonl")
+    if not rows:
         raise BaselineError(f"{run_dir}: no completions.jsonl records; is this a ChaosBench run directory?")
-    return baseline_of(records, _meta(run_dir), str(run_dir))
+    return baseline_of(rows, _meta(run_dir), str(run_dir))
 
 
-def baseline_of(records: list[dict], meta: dict, source: str) -> dict:
-    """A run's records (and its run_meta.json) as a baseline file's content: what compare() pairs with."""
+def baseline_of(rows: list[Row], meta: dict, source: str) -> dict:
+    """A run's rows (and its run_meta.json) as a baseline file's content: what compare() pairs with."""
     return {
         "format": BASELINE_FORMAT,
         "source": source,
         "model": meta.get("model"),
         "mode": meta.get("mode"),
         "config_hash": meta.get("config_hash"),
-        "items": {r["id"]: _item(r) for r in sorted(records, key=lambda r: r["id"])},
+        "items": {r.id: _item(r) for r in sorted(rows, key=lambda r: r.id)},
     }
 
 
@@ -183,8 +183,8 @@ def _delta_interval(pairs: list[tuple[dict, dict]]) -> list[float] | None:
     return paired_delta_interval(cells[True, True], cells[True, False], cells[False, True], cells[False, False])
 
 
-def compare(baseline: dict, records: list[dict], *, alpha: float, max_drop: float | None) -> dict:
-    current = {r["id"]: _item(r) for r in records}
+def compare(baseline: dict, rows: list[Row], *, alpha: float, max_drop: float | None) -> dict:
+    current = {r.id: _item(r) for r in rows}
     shared = [i for i in current if i in baseline["items"] and current[i]["gold"] and baseline["items"][i]["gold"]]
     failed_before = [i for i in shared if baseline["items"][i].get("failed", False)]
     failed_now = [i for i in shared if current[i]["failed"] and i not in failed_before]

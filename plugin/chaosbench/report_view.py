@@ -13,6 +13,7 @@ from pathlib import Path
 from pytest_reasoning_evals.chaosbench.names import run_title
 from pytest_reasoning_evals.chaosbench.outputs import run_files_problem
 from pytest_reasoning_evals.chaosbench.regression import BaselineError, compare, load_baseline
+from pytest_reasoning_evals.chaosbench.rows import QuestionRow, Row, compact
 from pytest_reasoning_evals.errors import ReportError
 from pytest_reasoning_evals.gates import read_gates
 from pytest_reasoning_evals.report.runs import DEFAULT_ALPHA, read_json, row_json
@@ -21,9 +22,9 @@ TEMPLATE = "pytest_reasoning_evals.chaosbench:report.html.j2"  # extends the gen
 TABLE_SCRIPT = "pytest_reasoning_evals.chaosbench:report.js"  # what a row of the item table shows
 
 
-def _shown_status(record: dict) -> str:
+def _shown_status(status: str, error: str | None) -> str:
     """The table's status: a failed call is an error, not an UNKNOWN answer."""
-    return "error" if record.get("error") and record["status"] == "unknown" else record["status"]
+    return "error" if error and status == "unknown" else status
 
 
 def _item_row(record: dict) -> dict:
@@ -33,7 +34,7 @@ def _item_row(record: dict) -> dict:
         "family": record["family"],
         "split": record["split"],
         "system": record.get("system_id"),
-        "status": _shown_status(record),
+        "status": _shown_status(record["status"], record.get("error")),
         "gold": record.get("gold"),
         "label": record.get("label"),
         "latency_ms": record.get("latency_ms"),
@@ -48,7 +49,7 @@ def _item_row(record: dict) -> dict:
                 "question": t.get("question"),
                 "gold": t.get("gold"),
                 "label": t.get("label"),
-                "status": _shown_status(t),
+                "status": _shown_status(t["status"], t.get("error")),
                 "raw": t.get("raw_text"),
                 "error": t.get("error"),
             }
@@ -61,53 +62,39 @@ def _item_row(record: dict) -> dict:
     return row
 
 
-def _outcomes(records: list[dict], families: list[str]) -> dict[str, dict[str, int]]:
+def _outcomes(questions: list[QuestionRow], families: list[str]) -> dict[str, dict[str, int]]:
+    """A family's bar counts its questions, as its accuracy does; dialogues have their section."""
     counts = {name: Counter() for name in families}
-    for record in records:
-        if record.get("kind") == "dialogue":
-            continue  # a family's bar counts its questions, as its accuracy does; dialogues have their section
-        counts.setdefault(record["family"], Counter())[_shown_status(record)] += 1
+    for row in questions:
+        counts.setdefault(row.family, Counter())[_shown_status(row.status, row.error)] += 1
     return {name: dict(c) for name, c in counts.items()}
 
 
-def _bias_rows(records: list[dict]) -> list[dict]:
+def _bias_rows(questions: list[QuestionRow]) -> list[dict]:
     """Per misconception (`bias`) the questions answered and how often the answer was wrong."""
     rows: dict[str, Counter] = defaultdict(Counter)
-    for record in records:
-        if record.get("bias") and record["status"] in ("correct", "wrong"):
-            rows[record["bias"]]["n"] += 1
-            rows[record["bias"]]["wrong"] += record["status"] == "wrong"
+    for row in questions:
+        if row.bias and row.status in ("correct", "wrong"):
+            rows[row.bias]["n"] += 1
+            rows[row.bias]["wrong"] += row.status == "wrong"
     return [
         {"bias": name, "n": c["n"], "wrong": c["wrong"], "rate": c["wrong"] / c["n"]}
         for name, c in sorted(rows.items())
     ]
 
 
-# what the charts and a comparison read
-ESSENTIAL = (
-    "id",
-    "kind",
-    "family",
-    "split",
-    "status",
-    "correct",
-    "error",
-    "bias",
-)
-
-
-def read_records(path: Path, rows: typing.IO[str]) -> tuple[list[dict], str | None]:
-    """One pass over completions.jsonl: each record reduced to what the charts and a comparison
-    read, the last line of an id winning (as the run's own readers have it), and the page's item
-    rows (every line, in file order: the file is sorted by id) spooled to `rows` (a temporary
-    file) as JSON lines. Small in memory for a 40,000-item run too. -> (the records, why rows
-    are missing from the page, or None)."""
+def read_records(path: Path, rows: typing.IO[str]) -> tuple[list[Row], str | None]:
+    """One pass over completions.jsonl: each record reduced to its summary row (what the charts
+    and a comparison read), the last line of an id winning (as the run's own readers have it), and
+    the page's item rows (every line, in file order: the file is sorted by id) spooled to `rows` (a
+    temporary file) as JSON lines. Small in memory for a 40,000-item run too. -> (the summary rows,
+    why item rows are missing from the page, or None)."""
     from pytest_reasoning_evals.completions import iter_completions
 
-    latest: dict[str, dict] = {}
+    latest: dict[str, Row] = {}
     unreadable: list[int] = []
     for record in iter_completions(path, unreadable):
-        latest[record["id"]] = {k: record.get(k) for k in ESSENTIAL}
+        latest[record["id"]] = compact(record)
         rows.write(row_json(_item_row(record)) + "\n")
     if not path.exists():
         return list(latest.values()), f"{path} is missing: the page has no item rows"
@@ -138,11 +125,12 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
     meta = read_json(run_dir / "run_meta.json", required=False) or {}
     manifest = read_json(run_dir / "run_manifest.json", required=False) or {}
     rows = cleanup.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n"))
-    essentials, items_note = read_records(run_dir / "completions.jsonl", rows)
-    records = sorted(essentials, key=lambda r: r["id"])
+    found, items_note = read_records(run_dir / "completions.jsonl", rows)
+    summarized = sorted(found, key=lambda r: r.id)
+    questions = [r for r in summarized if r.kind == "question"]
     if baseline is not None:
         try:
-            comparison = compare(load_baseline(baseline), records, alpha=DEFAULT_ALPHA, max_drop=None)
+            comparison = compare(load_baseline(baseline), summarized, alpha=DEFAULT_ALPHA, max_drop=None)
         except BaselineError as exc:
             raise ReportError(str(exc)) from None
     else:
@@ -161,9 +149,9 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
         "summary": summary,
         "families": [(name, summary["task_details"][name]) for name in families],
         "splits": [(name, d) for name, d in summary["split_details"].items() if d["total"]],
-        "outcomes": _outcomes(records, families),
-        "bias_rows": _bias_rows(records),
-        "has_bias": any(r.get("bias") for r in records),  # a team's quiz without misconceptions has no bias card
+        "outcomes": _outcomes(questions, families),
+        "bias_rows": _bias_rows(questions),
+        "has_bias": any(r.bias for r in questions),  # a team's quiz without misconceptions has no bias card
         "comparison": comparison,
         "prompt_template": (manifest.get("prompt") or {}).get("text"),
         "rows": lambda: _spooled(rows),  # JSON text per row

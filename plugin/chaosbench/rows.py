@@ -1,113 +1,154 @@
-"""ChaosBench's summary rows: the part of each record its controller keeps to the end of the run."""
+"""ChaosBench's summary rows: the part of each record that the summary, the gates, a comparison, the
+upstream metrics and the report's charts read, typed. A record becomes a row in one place,
+compact(): an item's record as it reaches the controller, and every record read back from a
+completions.jsonl (a resume, a merge, a baseline, the runs table, the report).
+
+Slotted and small, with repeated words shared: a 40,000-item run keeps one row per item to the
+end, while completions.jsonl has the whole record (its question, reply, prompt hash, cassette...).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from sys import intern
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
+
+from pytest_reasoning_evals.completions import read_completions
 
 if TYPE_CHECKING:
-    from pytest_reasoning_evals.chaosbench.records import ItemRecord, TurnRecord
-
-# What the summary, the gates, a comparison and the progress line read of a record (a
-# question's, a dialogue's, a dialogue turn's): all the controller keeps in memory of each item,
-# while completions.jsonl has the whole record (its question, reply, prompt hash, cassette...).
-SUMMARIZED = (
-    "id",
-    "kind",
-    "family",
-    "split",
-    "system_id",
-    "bias",
-    "predicates",
-    "provider",
-    "label",
-    "label_from",
-    "reprompts",
-    "gold",
-    "correct",
-    "status",
-    "error",
-    "input_tokens",
-    "output_tokens",
-    "thinking_tokens",
-    "cost_usd",
-    "cassette_hit",
-    "turn",
-    "turns",
-    "num_turns",
-    "num_correct_turns",
-)
-SUMMARIZED_SET = frozenset(SUMMARIZED)
-
-# Summarized fields whose values repeat across records (the rest: ids, tokens, costs, errors).
-SHARED_VALUES = frozenset(("family", "split", "system_id", "bias", "provider", "label", "gold", "status"))
+    from pytest_reasoning_evals.chaosbench.records import DialogueRecord, ItemRecord, QuestionRecord, TurnRecord
 
 
-class SummaryRow:
-    """A record as the controller keeps it: its summarized fields only, read like the record's
-    dict (`row["status"]`, `row.get("kind", "question")`, `"turns" in row`). Slots, not a dict:
-    a 40,000-item run keeps 40,000 of them to the end, and a slotted object is much smaller."""
+class AskedPredicate(NamedTuple):
+    """A predicate a question asks about (records.Predicate), one shared object per distinct one."""
 
-    __slots__ = SUMMARIZED
-
-    def __init__(self, fields: dict):
-        for name, value in fields.items():
-            setattr(self, name, value)
-
-    def __getitem__(self, name: str):
-        try:
-            return getattr(self, name)
-        except AttributeError:
-            raise KeyError(name) from None
-
-    def get(self, name: str, default=None):
-        return getattr(self, name, default)
-
-    def __contains__(self, name: str) -> bool:
-        return hasattr(self, name)
-
-    def keys(self) -> list[str]:
-        return [name for name in SUMMARIZED if hasattr(self, name)]
-
-    def __iter__(self):
-        return iter(self.keys())
-
-    def to_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self.keys()}
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, SummaryRow):
-            other = other.to_dict()
-        return self.to_dict() == other if isinstance(other, dict) else NotImplemented
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return f"SummaryRow({self.to_dict()!r})"
+    name: str
+    polarity: str
 
 
-NO_PREDICATES = ()
+@dataclass(slots=True, kw_only=True)
+class QuestionRow:
+    """A question's record as the summary reads it."""
+
+    kind: ClassVar[str] = "question"
+
+    id: str
+    family: str
+    split: str
+    system_id: str
+    bias: str | None
+    predicates: tuple[AskedPredicate, ...]
+    label: str | None
+    gold: str | None
+    correct: bool | None
+    status: str
+    error: str | None
+    # its model calls: the provider (None or "": none made), usage and cost, reprompts included
+    provider: str | None
+    input_tokens: int
+    output_tokens: int
+    thinking_tokens: int
+    cost_usd: float
+    cassette_hit: bool | None
+    reprompts: int = 0  # absent from the records of runs before --eval-reprompt
+    label_from: int | None = None
+
+    @property
+    def calls(self) -> tuple[QuestionRow, ...]:
+        """What the model was asked for it (call counts, spend): itself."""
+        return (self,)
 
 
-def compact(record: ItemRecord) -> SummaryRow:
-    """The record (a dialogue's turns too) reduced to what the summary reads. Repeated words are
-    shared (interned): under xdist every record arrives as new strings, and 40,000 copies of
-    "lorenz63" add up on the controller."""
-    fields = _summarized(record)
-    if "turns" in fields:
-        fields["turns"] = [SummaryRow(_summarized(turn)) for turn in fields["turns"]]
-    return SummaryRow(fields)
+@dataclass(slots=True, kw_only=True)
+class TurnRow(QuestionRow):
+    """A dialogue turn's record: a question's, and where it sits (1-based)."""
+
+    turn: int
 
 
-def _summarized(record: ItemRecord | TurnRecord) -> dict:
-    out = {
-        k: intern(v) if k in SHARED_VALUES and type(v) is str else v for k, v in record.items() if k in SUMMARIZED_SET
+@dataclass(slots=True, kw_only=True)
+class DialogueRow:
+    """A dialogue's record as the summary reads it: its verdict and its turns (usage is theirs)."""
+
+    kind: ClassVar[str] = "dialogue"
+
+    id: str
+    family: str
+    split: str
+    correct: bool | None
+    status: str
+    error: str | None
+    turns: tuple[TurnRow, ...]
+
+    @property
+    def calls(self) -> tuple[TurnRow, ...]:
+        return self.turns
+
+
+Row = QuestionRow | DialogueRow
+
+
+def compact(record: ItemRecord) -> Row:
+    """The record reduced to its row. Repeated words are shared (interned): under xdist every
+    record arrives as new strings, and 40,000 copies of "lorenz63" add up on the controller."""
+    if record.get("kind") == "dialogue":
+        return _dialogue(record)
+    return QuestionRow(**_question_fields(record))
+
+
+def read_rows(path: Path) -> list[Row]:
+    """The rows of a completions file's records (completions.read_completions)."""
+    return [compact(record) for record in read_completions(path)]
+
+
+def _dialogue(record: DialogueRecord) -> DialogueRow:
+    return DialogueRow(
+        id=record["id"],
+        family=intern(record["family"]),
+        split=intern(record["split"]),
+        correct=record["correct"],
+        status=intern(record["status"]),
+        error=record["error"],
+        turns=tuple(TurnRow(**_question_fields(turn), turn=turn["turn"]) for turn in record["turns"]),
+    )
+
+
+def _question_fields(record: QuestionRecord | TurnRecord) -> dict:
+    return {
+        "id": record["id"],
+        "family": intern(record["family"]),
+        "split": intern(record["split"]),
+        "system_id": intern(record["system_id"]),
+        "bias": _shared(record["bias"]),
+        "predicates": _predicates(record["predicates"]),
+        "label": _shared(record["label"]),
+        "gold": _shared(record["gold"]),
+        "correct": record["correct"],
+        "status": intern(record["status"]),
+        "error": record["error"],
+        "provider": _shared(record["provider"]),
+        "input_tokens": record["input_tokens"],
+        "output_tokens": record["output_tokens"],
+        "thinking_tokens": record["thinking_tokens"],
+        "cost_usd": record["cost_usd"],
+        "cassette_hit": record["cassette_hit"],
+        "reprompts": record.get("reprompts", 0),
+        "label_from": record.get("label_from"),
     }
-    if "predicates" in out:
-        out["predicates"] = (
-            tuple(
-                {intern(k): intern(v) if type(v) is str else v for k, v in pred.items()} for pred in out["predicates"]
-            )
-            or NO_PREDICATES
-        )
-    return out
+
+
+def _shared(text: str | None) -> str | None:
+    return None if text is None else intern(text)
+
+
+_PREDICATES: dict[tuple[tuple[str, str], ...], tuple[AskedPredicate, ...]] = {}
+
+
+def _predicates(listed: list[dict]) -> tuple[AskedPredicate, ...]:
+    """One shared tuple per distinct list: a bank asks a few dozen, each thousands of times."""
+    key = tuple((p["name"], p["polarity"]) for p in listed)
+    shared = _PREDICATES.get(key)
+    if shared is None:
+        shared = _PREDICATES[key] = tuple(AskedPredicate(intern(name), intern(polarity)) for name, polarity in key)
+    return shared

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
 from pytest_reasoning_evals.chaosbench.names import BANK, is_bank
 from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
-from pytest_reasoning_evals.completions import read_completions
+from pytest_reasoning_evals.chaosbench.rows import Row, read_rows
 from pytest_reasoning_evals.runs_table import UNREADABLE, checked, is_number, tell_apart
 
 COLUMNS = [
@@ -47,7 +47,7 @@ ALL_PAIRS_UP_TO = 12  # runs of one dataset compared pairwise (66 comparisons); 
 
 class Run(NamedTuple):
     row: dict
-    records: list[dict]
+    item_rows: list[Row]  # its items' summary rows (rows.py; `row`: its line in the table)
     meta: dict
 
 
@@ -116,7 +116,7 @@ def _title(rows: list[dict]) -> str:
 def _read(directory: Path) -> Run:
     summary, meta = _json(directory / "summary.json"), _json(directory / "run_meta.json")
     manifest = _json(directory / "run_manifest.json")
-    return Run(_row(directory, summary, meta, manifest), read_completions(directory / "completions.jsonl"), meta)
+    return Run(_row(directory, summary, meta, manifest), read_rows(directory / "completions.jsonl"), meta)
 
 
 def _shard_of(directory: Path) -> tuple[Path, str, str] | None:
@@ -157,7 +157,7 @@ def read_runs(directories: list[Path]) -> tuple[list[Run], list[str]]:
         # no merged directory: the row points at its first shard's page
         page = group[0] / "report.html"
         row.update(path=str(group[0]), report=str(page) if page.is_file() else None)
-        runs.append(Run(row, combined.records, combined.meta))
+        runs.append(Run(row, combined.rows, combined.meta))
     # runs of one name in two folders (one per prompt, say) are named by their folder too
     names = Counter(r.row["run"] for r in runs)
     for run in runs:
@@ -217,8 +217,8 @@ def pairwise(runs: list[Run]) -> tuple[list[dict], list[str]]:
     out = []
     for before, after, all_pairs in chosen:
         if id(before) not in baselines:
-            baselines[id(before)] = baseline_of(before.records, before.meta, before.row["run"])
-        c = compare(baselines[id(before)], after.records, alpha=1.0, max_drop=None)
+            baselines[id(before)] = baseline_of(before.item_rows, before.meta, before.row["run"])
+        c = compare(baselines[id(before)], after.item_rows, alpha=1.0, max_drop=None)
         out.append(
             {
                 "a": before.row["run"],

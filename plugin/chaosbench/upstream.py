@@ -23,6 +23,8 @@ edge cases included, which differ from summary.json's:
 
 from __future__ import annotations
 
+from pytest_reasoning_evals.chaosbench.rows import QuestionRow, Row
+
 DECIMALS = 4
 # The families upstream's `type` names otherwise (questions.UPSTREAM_TYPES read backwards)
 UPSTREAM_NAMES = {"indicator_diagnostics": "indicator_diagnostic", "perturbation_robustness": "perturbation"}
@@ -40,23 +42,23 @@ def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def _group(records: list) -> dict:
-    valid = [r for r in records if r["label"] is not None]
+def _group(questions: list[QuestionRow]) -> dict:
+    valid = [r for r in questions if r.label is not None]
     return {
-        "total": len(records),
+        "total": len(questions),
         "valid": len(valid),
-        "correct": sum(r["label"] == r["gold"] for r in valid),
+        "correct": sum(r.label == r.gold for r in valid),
     }
 
 
-def upstream_metrics(records: list) -> dict:
-    """Upstream's metrics.json for the single questions among `records` (records or summary rows)."""
-    questions = sorted((r for r in records if r.get("kind", "question") == "question"), key=lambda r: r["id"])
+def upstream_metrics(rows: list[Row]) -> dict:
+    """Upstream's metrics.json for the single questions among a run's rows."""
+    questions = sorted((r for r in rows if r.kind == "question"), key=lambda r: r.id)
     if not questions:
         return {"total": 0}
     overall = _group(questions)
     total, valid, correct = overall["total"], overall["valid"], overall["correct"]
-    pairs = [(r["gold"], r["label"]) for r in questions if r["label"] is not None and r["gold"] is not None]
+    pairs = [(r.gold, r.label) for r in questions if r.label is not None and r.gold is not None]
     tp = sum(pair == ("TRUE", "TRUE") for pair in pairs)
     tn = sum(pair == ("FALSE", "FALSE") for pair in pairs)
     fp = sum(pair == ("FALSE", "TRUE") for pair in pairs)
@@ -64,11 +66,11 @@ def upstream_metrics(records: list) -> dict:
     coverage = valid / total
     accuracy_valid = _share(correct, valid)
     denominator = ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)) ** 0.5
-    families: dict[str, list] = {}
-    splits: dict[str, list] = {}
+    families: dict[str, list[QuestionRow]] = {}
+    splits: dict[str, list[QuestionRow]] = {}
     for r in questions:
-        families.setdefault(upstream_type(r["family"], r["bias"]), []).append(r)
-        splits.setdefault(r["split"] or "unknown", []).append(r)
+        families.setdefault(upstream_type(r.family, r.bias), []).append(r)
+        splits.setdefault(r.split or "unknown", []).append(r)
     per_family = {}
     for name, group in sorted(families.items()):
         counts = _group(group)

@@ -452,6 +452,7 @@ def test_a_harness_error_is_counted_as_its_own_kind_not_as_a_provider_error() ->
     from pytest_reasoning_evals.chaosbench.gates import check_gates
     from pytest_reasoning_evals.chaosbench.metrics import errors_by_kind, summarize
     from pytest_reasoning_evals.chaosbench.questions import parse_record
+    from pytest_reasoning_evals.chaosbench.rows import compact
     from pytest_reasoning_evals.chaosbench.scoring import score
     from pytest_reasoning_evals.providers.base import MISS, Completion
 
@@ -466,8 +467,9 @@ def test_a_harness_error_is_counted_as_its_own_kind_not_as_a_provider_error() ->
         record(2, "HTTP 500: fake provider error 500"),
         record(3, None),
     ]
-    assert errors_by_kind(records) == {"cassette_miss": 1, "provider": 1, "harness": 1}
-    summary = summarize(records, model="fake", mode="zeroshot")
+    rows = [compact(r) for r in records]
+    assert errors_by_kind(rows) == {"cassette_miss": 1, "provider": 1, "harness": 1}
+    summary = summarize(rows, model="fake", mode="zeroshot")
     gate = next(g for g in check_gates(summary, min_accuracy=None, strict_items=False) if g.name == "failed-calls")
     assert "1 provider errors, 1 cassette misses, 1 harness errors" in gate.detail, gate.detail
 

@@ -11,6 +11,7 @@ from fakeprovider import FakeProvider
 from helpers import EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, named_run
 
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT
+from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.chaosbench.upstream import upstream_metrics
 
 # a label only past the 200th character: the harness reads it, upstream's cut does not
@@ -56,7 +57,9 @@ def test_upstream_sends_one_message_of_16_tokens_and_reprompts_with_the_cut_repl
     assert manifest["prompt"]["profile"] == "upstream"
     records = [json.loads(line) for line in (run_dir / "completions.jsonl").read_text().splitlines()]
     assert {r["label"] for r in records} == {"FALSE"}  # the reprompt's, not the cut TRUE
-    assert json.loads((run_dir / "upstream_metrics.json").read_text()) == upstream_metrics(records)
+    assert json.loads((run_dir / "upstream_metrics.json").read_text()) == upstream_metrics(
+        [compact(r) for r in records]
+    )
     assert "<dt>profile</dt><dd>upstream</dd>" in (run_dir / "report.html").read_text()
 
 

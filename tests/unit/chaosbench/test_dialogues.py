@@ -13,21 +13,39 @@ from helpers import (
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
 from pytest_reasoning_evals.chaosbench.questions import group_dialogues, load_questions
+from pytest_reasoning_evals.chaosbench.rows import AskedPredicate, DialogueRow, TurnRow
 
 DIALOGUE_FILE = DEFAULT_CASES / "dialogues.jsonl"
 DIALOGUES = group_dialogues(load_questions(DIALOGUE_FILE))
 
 
-# --- claims, contradictions, violations on hand-made records ---
+# --- claims, contradictions, violations on hand-made dialogue rows ---
 
 
-def turn_record(turn: int, predicate: str, polarity: str, label: str | None, system: str = "lorenz63") -> dict:
-    return {
-        "turn": turn,
-        "system_id": system,
-        "label": label,
-        "predicates": [{"name": predicate, "polarity": polarity}],
-    }
+def turn_row(turn: int, predicate: str, polarity: str, label: str | None, system: str = "lorenz63") -> TurnRow:
+    spend = {"provider": "fake", "input_tokens": 0, "output_tokens": 0, "thinking_tokens": 0, "cost_usd": 0.0}
+    return TurnRow(
+        id=f"d1-t{turn}",
+        family="dialogue",
+        split="core",
+        system_id=system,
+        bias=None,
+        predicates=(AskedPredicate(predicate, polarity),),
+        label=label,
+        gold=None,
+        correct=None,
+        status="no_gold",
+        error=None,
+        cassette_hit=None,
+        turn=turn,
+        **spend,
+    )
+
+
+def dialogue(*turns: TurnRow) -> DialogueRow:
+    return DialogueRow(
+        id="d1", family="dialogue", split="core", correct=None, status="no_gold", error=None, turns=turns
+    )
 
 
 # --- the bank and the loader ---
@@ -50,14 +68,12 @@ def test_turns_are_ordered_and_gaps_are_errors_with_file_and_line(tmp_path) -> N
 
 
 def test_claims_follow_polarity_and_skip_unknown_answers() -> None:
-    record = {
-        "turns": [
-            turn_record(1, "Chaotic", "positive", "TRUE"),
-            turn_record(2, "Chaotic", "negative", "TRUE"),
-            turn_record(3, "Periodic", "negative", "FALSE"),
-            turn_record(4, "Mixing", "positive", None),
-        ]
-    }
+    record = dialogue(
+        turn_row(1, "Chaotic", "positive", "TRUE"),
+        turn_row(2, "Chaotic", "negative", "TRUE"),
+        turn_row(3, "Periodic", "negative", "FALSE"),
+        turn_row(4, "Mixing", "positive", None),
+    )
     assert [(c.predicate, c.value, c.turn) for c in claims(record)] == [
         ("Chaotic", True, 1),
         ("Chaotic", False, 2),
@@ -66,21 +82,17 @@ def test_claims_follow_polarity_and_skip_unknown_answers() -> None:
 
 
 def test_contradiction_is_the_same_claim_both_ways_and_not_counted_again_as_a_violation() -> None:
-    record = {"turns": [turn_record(1, "Chaotic", "positive", "TRUE"), turn_record(2, "Chaotic", "negative", "TRUE")]}
+    record = dialogue(turn_row(1, "Chaotic", "positive", "TRUE"), turn_row(2, "Chaotic", "negative", "TRUE"))
     assert contradictions(claims(record)) == ["lorenz63: Chaotic asserted at turn 1 and denied at turn 2"]
     assert fol_violations(claims(record)) == []
 
 
 def test_violation_is_an_axiom_broken_by_the_asserted_assignment() -> None:
-    record = {
-        "turns": [turn_record(1, "Chaotic", "positive", "TRUE"), turn_record(2, "Deterministic", "positive", "FALSE")]
-    }
+    record = dialogue(turn_row(1, "Chaotic", "positive", "TRUE"), turn_row(2, "Deterministic", "positive", "FALSE"))
     assert fol_violations(claims(record)) == ["lorenz63: Chaotic=True requires Deterministic, but Deterministic=False"]
     assert contradictions(claims(record)) == []
-    other_system = {
-        "turns": [
-            turn_record(1, "Chaotic", "positive", "TRUE"),
-            turn_record(2, "Deterministic", "positive", "FALSE", system="logistic_r4"),
-        ]
-    }
+    other_system = dialogue(
+        turn_row(1, "Chaotic", "positive", "TRUE"),
+        turn_row(2, "Deterministic", "positive", "FALSE", system="logistic_r4"),
+    )
     assert fol_violations(claims(other_system)) == [], "axioms bind claims about one system"

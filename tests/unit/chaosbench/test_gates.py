@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import summarize
+from pytest_reasoning_evals.chaosbench.rows import compact
 from pytest_reasoning_evals.gates import GateResult
 
 
@@ -35,7 +36,7 @@ def _questions(labels: list[str | None], error: str | None = None) -> list[dict]
 
 
 def _summary(labels: list[str | None], error: str | None = None) -> dict:
-    return summarize(_questions(labels, error), model="fake", mode="zeroshot")
+    return summarize([compact(q) for q in _questions(labels, error)], model="fake", mode="zeroshot")
 
 
 def _dialogues_summary(labels: list[str | None]) -> dict:
@@ -46,10 +47,11 @@ def _dialogues_summary(labels: list[str | None]) -> dict:
         "kind": "dialogue",
         "id": "d-0",
         "correct": all(t["correct"] for t in turns),
+        "status": next((s for s in ("wrong", "unknown") if any(t["status"] == s for t in turns)), "correct"),
         "error": None,
         "turns": turns,
     }
-    return summarize([dialogue], model="fake", mode="zeroshot")
+    return summarize([compact(dialogue)], model="fake", mode="zeroshot")
 
 
 def _floor(gates):

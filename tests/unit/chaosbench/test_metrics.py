@@ -5,10 +5,16 @@ from __future__ import annotations
 import pytest
 
 from pytest_reasoning_evals.chaosbench.metrics import flip_rate, summarize
+from pytest_reasoning_evals.chaosbench.rows import DialogueRow, QuestionRow, compact
 from pytest_reasoning_evals.stats import per_class
 
 
-def record(id: str, gold: str | None, label: str | None, family: str = "atomic", **extra) -> dict:
+def record(id: str, gold: str | None, label: str | None, family: str = "atomic", **extra) -> QuestionRow:
+    return compact(fields(id, gold, label, family, **extra))
+
+
+def fields(id: str, gold: str | None, label: str | None, family: str = "atomic", **extra) -> dict:
+    """A question's record: what its summary row is made of."""
     correct = None if gold is None or label is None else gold == label
     status = "no_gold" if gold is None else "unknown" if label is None else "correct" if correct else "wrong"
     base = {
@@ -52,7 +58,9 @@ def test_per_class_scores_both_labels() -> None:
     assert constant["TRUE"]["f1"] == pytest.approx(2 / 3)
 
 
-def perturbed(id: str, system: str, gold: str, label: str | None, polarity: str = "positive", family=None) -> dict:
+def perturbed(
+    id: str, system: str, gold: str, label: str | None, polarity: str = "positive", family=None
+) -> QuestionRow:
     return record(
         id,
         gold,
@@ -86,16 +94,17 @@ def test_flip_rate_is_the_share_of_facts_answered_both_ways() -> None:
     assert flip_rate([record("a1", "TRUE", "FALSE")]) is None
 
 
-def dialogue(turns: list[tuple[str, str | None]], gold: str = "TRUE") -> dict:
-    """A dialogue record whose turns ask (predicate or "", the model's label)."""
+def dialogue(turns: list[tuple[str, str | None]], gold: str = "TRUE") -> DialogueRow:
+    """A dialogue's row whose turns ask (predicate or "", the model's label)."""
     out = []
     for n, (predicate, label) in enumerate(turns, start=1):
         names = [{"name": predicate, "polarity": "positive"}] if predicate else []
         spend = {"input_tokens": 1, "output_tokens": 1, "thinking_tokens": 0, "cost_usd": 0.0}
-        out.append(
-            {"turn": n, "system_id": "pump", "label": label, "predicates": names, "correct": label == gold, **spend}
-        )
-    return {"correct": all(t["correct"] for t in out), "turns": out}
+        asked = fields(f"d-t{n}", gold, label, system_id="pump", predicates=names, correct=label == gold, **spend)
+        out.append({**asked, "turn": n})
+    correct = all(t["correct"] for t in out)
+    verdict = {"correct": correct, "status": "correct" if correct else "wrong", "error": None}
+    return compact({"kind": "dialogue", "id": "d", "family": "dialogue", "split": "core", **verdict, "turns": out})
 
 
 def test_a_teams_dialogues_get_no_fol_rate_for_predicates_the_axioms_do_not_know_and_none_without_predicates() -> None:

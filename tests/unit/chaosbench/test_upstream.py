@@ -4,11 +4,29 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_reasoning_evals.chaosbench.rows import DialogueRow, QuestionRow
 from pytest_reasoning_evals.chaosbench.upstream import upstream_metrics, upstream_type
 
 
-def row(id: str, gold: str | None, label: str | None, family: str = "atomic", split: str = "core", bias=None) -> dict:
-    return {"id": id, "gold": gold, "label": label, "family": family, "split": split, "bias": bias}
+def row(id: str, gold: str | None, label: str | None, family: str = "atomic", split: str = "core", bias=None):
+    correct = None if gold is None or label is None else gold == label
+    status = "no_gold" if gold is None else "unknown" if label is None else "correct" if correct else "wrong"
+    spend = {"provider": "fake", "input_tokens": 0, "output_tokens": 0, "thinking_tokens": 0, "cost_usd": 0.0}
+    return QuestionRow(
+        id=id,
+        family=family,
+        split=split,
+        system_id="lorenz63",
+        bias=bias,
+        predicates=(),
+        label=label,
+        gold=gold,
+        correct=correct,
+        status=status,
+        error=None,
+        cassette_hit=None,
+        **spend,
+    )
 
 
 def test_a_balanced_run_has_upstreams_keys_and_four_decimals() -> None:
@@ -62,7 +80,10 @@ def test_no_gold_with_a_label_is_valid_and_wrong_and_outside_the_confusion_matri
 
 def test_no_single_question_is_total_zero_and_dialogues_are_left_out() -> None:
     assert upstream_metrics([]) == {"total": 0}
-    assert upstream_metrics([{"id": "d", "kind": "dialogue", "label": None, "gold": None}]) == {"total": 0}
+    dialogue = DialogueRow(
+        id="d", family="dialogue", split="core", correct=True, status="correct", error=None, turns=()
+    )
+    assert upstream_metrics([dialogue]) == {"total": 0}
 
 
 @pytest.mark.parametrize(
