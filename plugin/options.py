@@ -25,6 +25,7 @@ DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_MAX_RETRY_WAIT = 120.0  # seconds one call may spend waiting between its retries
 DEFAULT_CONCURRENCY = 4  # model calls in flight per process while recording
 MAX_CONCURRENCY = 256
+MOST_EPOCHS = 100  # --eval-epochs at most: more is a mistake, not a measurement
 # --eval-max-tokens: above every real model's output limit (the largest are a few hundred thousand)
 MAX_ANSWER_TOKENS = 1_000_000
 
@@ -129,6 +130,14 @@ OPTIONS = (
         "that refuse one); judges keep their own",
         "float",
         metavar="T",
+    ),
+    Option(
+        "epochs",
+        "ask each ChaosBench question and dialogue K times, each epoch its own item (<id>-e01 ...) and request "
+        "(seed K-1 on the wire); accuracy is the mean share of epochs right, with an interval that counts "
+        "the epochs of a question as one unit (default 1)",
+        "int",
+        metavar="K",
     ),
     Option(
         "estimate",
@@ -239,6 +248,7 @@ class Settings(NamedTuple):
     max_tokens: int | None = None  # of the model under test's answers (None: each protocol's default)
     temperature: float | None = None  # ... their temperature (None: 0)
     estimate: bool = False  # print what the selection would cost, send nothing
+    epochs: int = 1  # times each question is asked (ChaosBench)
     own: dict = {}  # protocol name -> its own settings
 
     @property
@@ -421,6 +431,9 @@ def _check_numbers(get: Reader) -> None:
     temperature = get("temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         raise pytest.UsageError(f"{label('temperature')} must be from 0 to 2, got {temperature:g}")
+    epochs = get("epochs")
+    if epochs is not None and not 1 <= epochs <= MOST_EPOCHS:
+        raise pytest.UsageError(f"{label('epochs')} must be a number of epochs from 1 to {MOST_EPOCHS}, got {epochs}")
     alpha = get("regression-alpha")
     if alpha is not None and not 0.0 < alpha < 1.0:
         raise pytest.UsageError(f"--eval-regression-alpha must be between 0 and 1, got {alpha}")
@@ -477,6 +490,7 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         max_tokens=max_tokens,
         temperature=temperature,
         estimate=bool(get("estimate")),
+        epochs=get("epochs") or 1,
     )
     own = {info.name: info.settings(get, generic) for info in protocols if info.settings is not None}
     baselines = [info.baseline_option for info in protocols if info.baseline_option]

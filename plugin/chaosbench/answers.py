@@ -9,6 +9,7 @@ import functools
 from pytest_reasoning_evals.budget import live_cost
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
+from pytest_reasoning_evals.chaosbench.epochs import cassette_id, seed_of
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue, Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
@@ -106,7 +107,7 @@ def estimate_calls(values: list, prompt: PromptTemplate, alias: str, reprompts: 
 
     for value in values:
         if isinstance(value, Question):
-            request = prompt.request(value, item_id=value.id)
+            request = prompt.request(value)
             call("question", request)
             for _ in range(reprompts):
                 request = prompt.reprompt(request, LONGEST_REPLY)
@@ -114,7 +115,7 @@ def estimate_calls(values: list, prompt: PromptTemplate, alias: str, reprompts: 
         elif isinstance(value, Dialogue):
             history: tuple[dict, ...] = ()
             for turn in value.turns:
-                request = prompt.request(turn, item_id=value.id, history=history)
+                request = prompt.request(turn, item_id=cassette_id(value), history=history, seed=seed_of(value))
                 call("dialogue turn", request)
                 history = (*request.messages, reply)
     return calls

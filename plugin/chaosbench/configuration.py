@@ -57,6 +57,7 @@ class RunConfig:
             return None
         label = "shipped" if self.prompt_is_shipped else folder_label(self.own.prompts_dir.name, "prompt")
         label = self.own.profile if self.own.profile != DEFAULT_PROFILE else label
+        label += f"-e{self.settings.epochs}" if self.settings.epochs > 1 else ""
         return f"{label}-{hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:8]}"
 
     @functools.cached_property
@@ -69,7 +70,13 @@ class RunConfig:
             "temperature": prompt.temperature,
             "reprompt": self.own.reprompt,
             **self.profile_config,
+            **self.epochs_config,
         }
+
+    @functools.cached_property
+    def epochs_config(self) -> dict:
+        """{} asked once (the configuration stays what it was), else the epochs (--eval-epochs)."""
+        return {"epochs": self.settings.epochs} if self.settings.epochs > 1 else {}
 
     @functools.cached_property
     def profile_config(self) -> dict:
@@ -166,6 +173,7 @@ class RunConfig:
             "reprompt": self.own.reprompt,
             **self.words_config,
             **self.profile_config,
+            **self.epochs_config,
         }
 
     @functools.cached_property

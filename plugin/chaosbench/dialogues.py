@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_reasoning_evals.chaosbench import ontology
+from pytest_reasoning_evals.chaosbench.epochs import cassette_id, record_fields, seed_of
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue
@@ -41,12 +42,14 @@ def run_dialogue(
     history: tuple[dict, ...] = ()
     turns: list[TurnRecord] = []
     failed: str | None = None
-    with model.conversation(prompt.cassette_folder, dialogue.id):
+    with model.conversation(prompt.cassette_folder, cassette_id(dialogue)):
         for question in dialogue.turns:
             if failed is not None:
                 completion = Completion(provider="", model="", text="", error=NOT_ASKED)
             else:
-                request = prompt.request(question, item_id=dialogue.id, history=history)
+                request = prompt.request(
+                    question, item_id=cassette_id(dialogue), history=history, seed=seed_of(dialogue)
+                )
                 # after a turn was asked, a refused key keeps the turns already answered and paid
                 completion = complete_after(model, request) if turns else model.complete(request)
                 if completion.error:
@@ -99,6 +102,7 @@ def dialogue_record(dialogue: Dialogue, turns: list[TurnRecord], prompt_sha256: 
         if asked and asked[0]["cassette_hit"] is not None
         else None,
         "turns": turns,
+        **record_fields(dialogue),
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pytest_reasoning_evals.chaosbench import ontology
 from pytest_reasoning_evals.chaosbench.dialogues import claims, contradictions, fol_violations
+from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_summary
 from pytest_reasoning_evals.chaosbench.names import is_bank
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
 from pytest_reasoning_evals.chaosbench.rows import DialogueRow, QuestionRow, Row
@@ -181,6 +182,7 @@ def summarize(rows: list[Row], *, model: str, mode: str, not_asked: list[str] = 
         "dialogue_details": dialogue["dialogue_details"],
         **_spend(rows),
         **_run_state(rows, not_asked, stopped),
+        **({"epochs": epochs} if (epochs := epoch_summary(questions)) else {}),
     }
 
 

@@ -66,8 +66,10 @@ class UpstreamPrompt(PromptTemplate):
         # upstream's bodies are other requests than the harness's: their recordings never mix
         return cassette_folder_name("upstream", self.dataset)
 
-    def request(self, question: Question, *, item_id: str | None = None, history: tuple[dict, ...] = ()) -> Request:
-        sent = super().request(question, item_id=item_id, history=history)
+    def request(
+        self, question: Question, *, item_id: str | None = None, history: tuple[dict, ...] = (), seed: int | None = None
+    ) -> Request:
+        sent = super().request(question, item_id=item_id, history=history, seed=seed)
         return replace(sent, seeded=False, completion_cap=max(sent.max_tokens, UPSTREAM_REASONING_CAP))
 
     @staticmethod

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.epochs import cassette_id, seed_of
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.providers.base import Request
@@ -94,11 +95,20 @@ class PromptTemplate:
     def cassette_folder(self) -> str:
         return cassette_folder_name(self.mode, self.dataset)
 
-    def request(self, question: Question, *, item_id: str | None = None, history: tuple[dict, ...] = ()) -> Request:
+    def request(
+        self,
+        question: Question,
+        *,
+        item_id: str | None = None,
+        history: tuple[dict, ...] = (),
+        seed: int | None = None,
+    ) -> Request:
         """The model call for one question (at --eval-temperature, default 0): a single user turn,
-        or (dialogues) the next user turn after `history`, under the dialogue's id."""
+        or (dialogues) the next user turn after `history`, under the dialogue's cassette id and
+        seed; a question's epoch (epochs.py) picks its own cassette id and seed."""
         return Request(
-            item_id=item_id or question.id,
+            item_id=item_id or cassette_id(question),
+            seed=seed if item_id else seed_of(question),
             cassette_folder=self.cassette_folder,
             messages=(*history, {"role": "user", "content": self.render(question.question)}),
             gold=question.ground_truth,

@@ -56,6 +56,8 @@ class Question:
     turn: int | None = None
     source: str = ""  # file:line, for error messages
     extra: dict = field(default_factory=dict, compare=False)  # fields the loader does not know, kept as read
+    epoch: int = 0  # its epoch (1..K) under --eval-epochs K > 1 (epochs.py); 0: asked once
+    base_id: str = ""  # ... and the id of the question it asks again (its own id has the epoch)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -236,6 +238,8 @@ class Dialogue:
 
     id: str
     turns: tuple[Question, ...]
+    epoch: int = 0  # as Question's
+    base_id: str = ""
 
     @property
     def family(self) -> str:

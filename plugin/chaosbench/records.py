@@ -18,7 +18,14 @@ class Predicate(TypedDict):
     polarity: Literal["positive", "negative"]
 
 
-class QuestionRecord(TypedDict):
+class EpochFields(TypedDict, total=False):
+    """Under --eval-epochs K > 1 (epochs.py): the question or dialogue an item asks again, and which time."""
+
+    question_id: str
+    epoch: int  # 1..K
+
+
+class QuestionRecord(EpochFields):
     """One question asked and scored (scoring.score). A question's record has no "kind"."""
 
     suite: str
@@ -72,7 +79,7 @@ class TurnRecord(QuestionRecord):
     turn: int
 
 
-class DialogueRecord(TypedDict):
+class DialogueRecord(EpochFields):
     """One dialogue (dialogues.dialogue_record): correct when every turn is; usage summed over the turns."""
 
     suite: str

@@ -53,6 +53,8 @@ class QuestionRow:
     cassette_hit: bool | None
     reprompts: int = 0  # absent from the records of runs before --eval-reprompt
     label_from: int | None = None
+    question_id: str | None = None  # under --eval-epochs K > 1: the question it asks again ...
+    epoch: int = 0  # ... and which time (1..K); 0: asked once
 
     @property
     def calls(self) -> tuple[QuestionRow, ...]:
@@ -80,6 +82,8 @@ class DialogueRow:
     status: str
     error: str | None
     turns: tuple[TurnRow, ...]
+    question_id: str | None = None  # as QuestionRow's
+    epoch: int = 0
 
     @property
     def calls(self) -> tuple[TurnRow, ...]:
@@ -111,6 +115,8 @@ def _dialogue(record: DialogueRecord) -> DialogueRow:
         status=intern(record["status"]),
         error=record["error"],
         turns=tuple(TurnRow(**_question_fields(turn), turn=turn["turn"]) for turn in record["turns"]),
+        question_id=record.get("question_id"),
+        epoch=record.get("epoch", 0),
     )
 
 
@@ -135,6 +141,8 @@ def _question_fields(record: QuestionRecord | TurnRecord) -> dict:
         "cassette_hit": record["cassette_hit"],
         "reprompts": record.get("reprompts", 0),
         "label_from": record.get("label_from"),
+        "question_id": record.get("question_id"),
+        "epoch": record.get("epoch", 0),
     }
 
 

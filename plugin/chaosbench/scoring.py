@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 
+from pytest_reasoning_evals.chaosbench.epochs import record_fields
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
@@ -109,6 +110,7 @@ def score(
         "error": error,
         "cassette": completion.outcome.cassette,
         "cassette_hit": _hit(calls),
+        **record_fields(question),
     }
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from pytest_reasoning_evals.chaosbench.epochs import expand
 from pytest_reasoning_evals.chaosbench.questions import (
     Dialogue,
     Question,
@@ -47,9 +48,9 @@ class Selection:
 
     @functools.cached_property
     def shard(self) -> tuple[list[Question], list[Dialogue]]:
-        """This shard's part of the sampled items (all of them, unsharded)."""
+        """This shard's part of the sampled items (all of them, unsharded), each once per epoch (--eval-epochs)."""
         s = self.settings
-        questions, dialogues = self.sampled
+        questions, dialogues = (expand(items, s.epochs) for items in self.sampled)
         if s.shard is not None:
             questions = [q for q in questions if s.in_shard(q.id)]
             dialogues = [d for d in dialogues if s.in_shard(d.id)]

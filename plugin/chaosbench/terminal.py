@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_line
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.markdown import code, inline
 
@@ -62,6 +63,8 @@ def summary_lines(
         + f"coverage {_pct(summary['coverage']).strip()}, UNKNOWN {summary['num_unknown']}, "
         f"no gold {summary['num_items_no_gold']}" + _reprompted(summary),
     ]
+    if "epochs" in summary:
+        lines.append(epoch_line(summary["epochs"]))
     for title, key in (("family", "task_details"), ("split", "split_details")):
         rows = [(name, d) for name, d in summary[key].items() if d["total"]]
         if not rows:

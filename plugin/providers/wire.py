@@ -114,6 +114,8 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
         body.update(max_tokens=request.max_tokens, temperature=request.temperature)
     if request.seeded:
         body["seed"] = 0 if request.seed is None else request.seed
+    elif request.seed is not None:  # a body that must carry no seed tells its repeats apart by a tag
+        body["user"] = f"seed-{request.seed}"
     if request.json_schema is not None:
         if spec.provider == "openai":
             body["response_format"] = {
