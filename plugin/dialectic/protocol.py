@@ -30,13 +30,7 @@ from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import compare, comparison_lines, load_responses
-from pytest_reasoning_evals.dialectic.summary import (
-    PassRule,
-    cassette_miss_line,
-    cassette_misses,
-    terminal_lines,
-    write_outputs,
-)
+from pytest_reasoning_evals.dialectic.summary import cassette_miss_line, cassette_misses, terminal_lines, write_outputs
 from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult, compared, gate_line
 from pytest_reasoning_evals.manifest import now
@@ -253,7 +247,7 @@ class Protocol(EvalProtocol):
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings
         self.directory.try_hold()
-        self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
+        self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=self.own.pass_rule)
         self.gates = self._gates("; ".join(filter(None, (self.harness_note(), self._budget_note()))) or None)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
         self.html_report = self.directory.close(self.gates, len(self.records))
@@ -288,6 +282,7 @@ class Protocol(EvalProtocol):
                 variants,
                 max_hard_fails=o.max_hard_fails,
                 required=o.require_variant_pass,
+                rule=o.pass_rule,
                 harness_note=harness_note,
                 regression=(str(o.baseline), self.comparison, s.regression_alpha) if asked and not failed else None,
                 max_failed_judge_share=o.max_failed_judge_share,
