@@ -64,7 +64,6 @@ class Protocol(EvalProtocol):
         super().__init__(session)
         self.records: list[ItemRecord] = []
         self.not_asked = 0  # controller: items the spent budget skipped
-        self.spent = 0.0  # controller: what this run's live calls paid, by every item's call counts
         self.responses: dict[tuple, PublicResponse] = {}  # controller: each response as sent, by (case, variant, model)
         self._sent: set[tuple] = set()  # worker: responses already sent to the controller
         self.summaries: dict | None = None
@@ -231,8 +230,6 @@ class Protocol(EvalProtocol):
         self.baseline = self.directory.previous(self.own.baseline, load_responses)
 
     def add(self, payload: RecordPayload) -> None:
-        # every item's live calls, whatever became of it (skipped by the budget, a harness error, a stop)
-        self.spent += payload.get("calls", {}).get("spent", 0.0)
         if "not_asked" in payload:  # skipped: the --eval-max-cost budget was spent
             self.not_asked += 1
             return
@@ -320,14 +317,16 @@ class Protocol(EvalProtocol):
             "complete": stopped is None,
             "incomplete_reason": stopped,
             "max_cost_usd": s.max_cost,
-            "spent_usd": self.spent + self._unclaimed(),
+            "spent_usd": self._paid(),
         }
 
-    def _unclaimed(self) -> float:
-        """What calls made ahead paid for items that never ran (a stop came first). They are counted
-        per model, not per protocol: when another protocol ran too, it reports them."""
+    def _paid(self) -> float:
+        """What its items' live calls paid, whatever became of them (skipped by the budget, a harness
+        error, a stop), and what calls made ahead paid for items that never ran (a stop came first):
+        those are counted per model, not per protocol, so when another protocol ran too, it reports them."""
+        ledger = self.session.ledger
         others = [p for name, p in self.session.protocols.items() if name != self.name and p.active]
-        return 0.0 if others else self.session.unclaimed.get(self.settings.model, 0.0)
+        return ledger.spent(self.name) + (0.0 if others else ledger.unclaimed.get(self.settings.model, 0.0))
 
     def panel(self) -> list[dict]:
         """The judge panel as run_meta.json records it: per seat its alias, model id, temperature and seed."""
