@@ -1,5 +1,5 @@
 """The --eval-max-cost budget for every model call of every protocol: each process spends its share,
-the controller counts every item's calls and marks the budget spent for the run
+the controller marks the budget spent for the run once the run's spend (spend.py) reaches it
 (docs/design.md, "One call pipeline")."""
 
 from __future__ import annotations
@@ -11,28 +11,29 @@ from pathlib import Path
 import pytest
 
 from pytest_reasoning_evals.providers.base import Completion, Model, NotAdmitted, Request
+from pytest_reasoning_evals.spend import SpendLedger, no_calls
 from pytest_reasoning_evals.stash import CALLS, NOT_ASKED
 
 TOKEN_KEY = "eval_budget_token"  # workerinput: the run's token, in its marker's name
 
 
-def live_cost(record: dict) -> float:
-    """What an item's record cost in calls actually made now (not replayed)."""
-    parts = record.get("turns") or [record]
-    return sum(p["cost_usd"] for p in parts if p.get("cassette_hit") is False)
-
-
 class Budget:
-    def __init__(self, max_cost: float | None, folder: Path, workers: int = 1, run_token: str = ""):
+    def __init__(
+        self,
+        max_cost: float | None,
+        folder: Path,
+        workers: int = 1,
+        run_token: str = "",
+        ledger: SpendLedger | None = None,
+    ):
         self.max_cost = max_cost
         self.run_token = run_token
         self.share = None if max_cost is None else max_cost / max(1, workers)  # what this process may spend
         self.marker = folder / f".eval-budget-spent-{run_token}"  # only this run's marker stops this run
-        self.spent = 0.0  # this process's own live calls
-        self.run_spent = 0.0  # controller: the live cost of every item reported this run
+        self.ledger = ledger or SpendLedger()  # what this process and (on the controller) the run paid
 
     @classmethod
-    def of_process(cls, settings, config) -> Budget:
+    def of_process(cls, settings, config, ledger: SpendLedger | None = None) -> Budget:
         """The budget of this pytest process: all of it with -n 0, a W-th of it in each of W xdist
         workers, which stop on their controller's run token."""
         import secrets
@@ -42,17 +43,16 @@ class Budget:
             workers, token = 1, secrets.token_hex(8)
         else:
             workers, token = workerinput.get("workercount", 1), workerinput.get(TOKEN_KEY, "")
-        return cls(settings.max_cost, settings.out_dir, workers, token)
+        return cls(settings.max_cost, settings.out_dir, workers, token, ledger)
 
     def exhausted(self, unclaimed: float = 0.0) -> bool:
         """Spent: this process's share, by its calls (`unclaimed`: those made ahead whose items
         have not asked yet, see prefetch.py), or the whole budget by the run (the controller's marker)."""
-        return self.max_cost is not None and (self.spent + unclaimed >= self.share or self.marker.exists())
+        return self.max_cost is not None and (self.ledger.process + unclaimed >= self.share or self.marker.exists())
 
-    def charge(self, cost: float) -> None:
-        """Controller: add an item's live cost; tell every worker once the budget is spent."""
-        self.run_spent += cost
-        if self.max_cost is not None and self.run_spent >= self.max_cost and not self.marker.exists():
+    def mark_if_spent(self) -> None:
+        """Controller, after an item's calls reached the ledger: tell every worker once the run spent the budget."""
+        if self.max_cost is not None and self.ledger.run_spent() >= self.max_cost and not self.marker.exists():
             self.marker.parent.mkdir(parents=True, exist_ok=True)
             self.marker.touch()
 
@@ -65,7 +65,7 @@ class Budget:
 class BudgetedModel:
     """An alias's model as every caller sees it: once the budget is spent the running item is
     skipped (NOT_ASKED in its stash names the refused request's item, so its protocol can list
-    it); each call is counted on the running item (CALLS) and each live call adds to this
+    it); each call goes to the ledger, counted on the running item (CALLS) and, live, in this
     process's spend. A model that runs calls ahead asks the budget itself (NotAdmitted), and
     answers an item whose call it has already paid for: that item is not skipped, so what was
     paid is reported with it."""
@@ -94,22 +94,8 @@ class BudgetedModel:
             completion = self.model.complete(request)
         except NotAdmitted:  # the calls made ahead of this item spent the budget (prefetch.py)
             self._skip(request)
-        hit = completion.outcome.hit
-        if hit is False:
-            self.budget.spent += completion.cost_usd
         item = self.running()
-        if item is not None:
-            # a plain dict: it rides in the payload as it is (protocol.CallCounts)
-            calls = item.stash.get(CALLS, None)
-            if calls is None:
-                calls = item.stash[CALLS] = {"live": 0, "cassette": 0, "errors": 0, "spent": 0.0}
-            if hit is False:
-                calls["live"] += 1
-                calls["spent"] += completion.cost_usd
-            elif hit is True:
-                calls["cassette"] += 1
-            if completion.error and completion.provider is not None:
-                calls["errors"] += 1
+        self.budget.ledger.paid(completion, None if item is None else item.stash.setdefault(CALLS, no_calls()))
         return completion
 
     def _skip(self, request: Request) -> None:

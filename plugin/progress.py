@@ -1,5 +1,6 @@
 """The progress line of a live run, on the controller: items done of the total, rate, time left,
-live calls against cassette hits, failed calls, and dollars spent against --eval-max-cost.
+live calls against cassette hits, failed calls, and dollars spent against --eval-max-cost (all
+read from the run's spend ledger, spend.py).
 
 It starts with the first live call, so a replay prints nothing extra. On a terminal one line is
 rewritten in place (the eval items' own progress characters give way to it); elsewhere (CI logs) a
@@ -10,28 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_reasoning_evals.spend import SpendLedger
 
 INTERVAL = 15.0  # seconds between progress lines in a log
 REDRAW = 0.2  # at most five redraws a second on a terminal
-
-
-@dataclass
-class Tally:
-    """What one item's result adds: model calls answered live and by a cassette, failed calls,
-    and the dollars of its live calls."""
-
-    live: int = 0
-    cassette: int = 0
-    errors: int = 0
-    spent: float = 0.0
-
-    def __iadd__(self, other: Tally) -> Tally:
-        self.live += other.live
-        self.cassette += other.cassette
-        self.errors += other.errors
-        self.spent += other.spent
-        return self
 
 
 def write_own_line(reporter, text: str) -> None:
@@ -49,7 +35,9 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, reporter, max_cost: float | None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, reporter, max_cost: float | None, ledger: SpendLedger, clock: Callable[[], float] = time.monotonic
+    ):
         self.reporter = reporter  # pytest's TerminalReporter (None: nowhere to print)
         self.in_place = reporter is not None and bool(reporter.isatty) and reporter.verbosity <= 0
         self.max_cost = max_cost
@@ -57,22 +45,24 @@ class Progress:
         self.started = clock()
         self.done = 0
         self.total = 0
-        self.tally = Tally()
-        self.live = False  # a live call was seen: from here on the line is shown
+        self.ledger = ledger  # the calls and the spend, of the items reported so far and of calls made ahead
         self._shown_at: float | None = None
 
-    def add(self, tally: Tally, total: int) -> None:
-        """One more item finished (total: the items of this run, as pytest counts them)."""
+    def add(self, total: int) -> None:
+        """One more item finished, its calls in the ledger (total: the items of this run, as pytest counts them)."""
         self.done += 1
         self.total = max(total, self.done)
-        self.tally += tally
-        self.live = self.live or tally.live > 0
         if not self.live or self.reporter is None:
             return
         now = self.clock()
         if self._shown_at is not None and now - self._shown_at < (REDRAW if self.in_place else INTERVAL):
             return
         self._show(now)
+
+    @property
+    def live(self) -> bool:
+        """A live call was seen: from here on the line is shown."""
+        return self.ledger.live > 0
 
     def teststatus(self, status: tuple | None, report) -> tuple | None:
         """An eval item's report status (None: pytest's own) as the terminal shows it: while the
@@ -81,10 +71,6 @@ class Progress:
             return status
         category, _, word = status or (report.outcome, "", report.outcome.upper())
         return category, "", word
-
-    def add_spent(self, cost: float) -> None:
-        """What calls made ahead paid for items that never ran (known only at the end)."""
-        self.tally += Tally(spent=cost)
 
     def close(self) -> None:
         """At the end of the run: the final counts, and the line ended."""
@@ -104,10 +90,10 @@ class Progress:
         elapsed = max(now - self.started, 1e-9)
         rate = self.done / elapsed
         left = (self.total - self.done) / rate if rate > 0 else None
-        t = self.tally
+        t = self.ledger
         budget = f" of ${self.max_cost:g}" if self.max_cost is not None else ""
         return (
             f"eval progress: {self.done:,}/{self.total:,} items ({self.done / self.total:.0%}), {rate:.1f}/s, "
             f"{'ETA ' + _duration(left) if left else 'done in ' + _duration(elapsed)}, "
-            f"calls {t.live:,} live / {t.cassette:,} cassette, {t.errors:,} failed, ${t.spent:.4f}{budget} spent"
+            f"calls {t.live:,} live / {t.cassette:,} cassette, {t.errors:,} failed, ${t.run_spent():.4f}{budget} spent"
         )

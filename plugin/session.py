@@ -13,10 +13,10 @@ import pytest
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.declarations import ProtocolInfo, left_out_fixture, load
 from pytest_reasoning_evals.options import Settings, is_set, settings_from
-from pytest_reasoning_evals.progress import Tally
 from pytest_reasoning_evals.protocol import EvalProtocol, harness_error_payload, not_asked_payload
 from pytest_reasoning_evals.session_end import SessionEnd
 from pytest_reasoning_evals.speed import SPEED_PLUGIN, SpeedPlugin
+from pytest_reasoning_evals.spend import SpendLedger
 from pytest_reasoning_evals.stash import (
     CALLS,
     FAILURE,
@@ -54,8 +54,7 @@ class EvalSession:
         self.progress: Progress | None = None  # controller: the live run's progress line
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
         self.terminalreporter = None  # controller: pytest's, from the session's start
-        # controller: per alias, what every process's calls made ahead paid for no item
-        self.unclaimed: dict[str, float] = {}
+        self.ledger = SpendLedger()  # what this process paid and, on the controller, the run (spend.py)
 
     # --- protocols and shared services, on first use ---
 
@@ -87,10 +86,10 @@ class EvalSession:
 
     @functools.cached_property
     def budget(self):
-        """--eval-max-cost (budget.py): each process spends its share, the controller counts every item's calls."""
+        """--eval-max-cost (budget.py): each process spends its share of the ledger, the controller checks the run's."""
         from pytest_reasoning_evals.budget import Budget
 
-        return Budget.of_process(self.settings, self.config)
+        return Budget.of_process(self.settings, self.config, self.ledger)
 
     def ahead_request(self, item: pytest.Item):
         """The request `item` will send first, if its protocol can build it before any answer."""
@@ -179,7 +178,7 @@ class EvalSession:
             calls = item.stash.get(CALLS, None)
             if calls is not None:  # paid, yet no report took it (Ctrl-C mid-item): the run still counts it
                 del item.stash[CALLS]
-                self._claim({self.settings.model: calls["spent"]})
+                self.ledger.claim({self.settings.model: calls["spent"]})
 
     # --- reports: the payload rides on the call report ---
 
@@ -202,7 +201,7 @@ class EvalSession:
             if payload is not None:
                 attach(report, payload)
         if payload is not None and CALLS in item.stash:
-            # every protocol's calls, for the controller's progress line and budget
+            # every protocol's calls, for the controller's ledger
             payload["calls"] = item.stash[CALLS]
             del item.stash[CALLS]
         return report
@@ -276,7 +275,7 @@ class EvalSession:
         from pytest_reasoning_evals.progress import Progress
 
         self.terminalreporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        self.progress = Progress(self.terminalreporter, self.settings.max_cost)
+        self.progress = Progress(self.terminalreporter, self.settings.max_cost, self.ledger)
         for info in self.infos.values():  # options such as a resume need the controller first
             own = self.settings.own.get(info.name)
             if own is not None and any(is_set(getattr(own, name)) for name in info.eager_options):
@@ -296,12 +295,14 @@ class EvalSession:
             return (yield)
         payload = payload_of(report) if report.when in ("setup", "call") else None
         if payload is not None:
+            if "calls" in payload:  # once, before the protocol's outputs read the ledger
+                answered = "not_asked" not in payload and not payload.get(HARNESS_ERROR)
+                self.ledger.add_item(payload["protocol"], payload["calls"], answered)
+                self.budget.mark_if_spent()
             protocol = self.protocol(payload["protocol"])
             protocol.active = True
             protocol.add(payload)
-            calls = Tally(**payload.get("calls", {}))
-            self.budget.charge(calls.spent)
-            self.progress.add(calls, self.pytest_session.testscollected)
+            self.progress.add(self.pytest_session.testscollected)
             self.end.harness_failures += bool(payload.get(HARNESS_ERROR))
         elif report.failed:
             self.end.harness_failures += 1
@@ -313,27 +314,22 @@ class EvalSession:
         protocols it collected and selected (before the controller's own sessionfinish: xdist's
         loop ends once every worker is down)."""
         output = getattr(node, "workeroutput", {})
-        self._claim(output.get(UNCLAIMED, {}))
+        self.ledger.claim(output.get(UNCLAIMED, {}))
         collected, selected = output.get(SELECTION, ((), ()))
         self.collected.update(collected)
         self.selected.update(selected)
 
-    def _claim(self, unclaimed: dict[str, float]) -> None:
-        for alias, cost in unclaimed.items():
-            self.unclaimed[alias] = self.unclaimed.get(alias, 0.0) + cost
-
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if "models" in self.__dict__:  # built: calls still running ahead end before the outputs are written
-            self._claim(self.models.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED))
+            self.ledger.claim(self.models.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED))
         if self.is_worker:
-            self.config.workeroutput[UNCLAIMED] = self.unclaimed  # xdist sends it after this hook
+            self.config.workeroutput[UNCLAIMED] = self.ledger.unclaimed  # xdist sends it after this hook
             self.config.workeroutput[SELECTION] = (sorted(self.collected), sorted(self.selected))
             return
         if "budget" in self.__dict__:
             self.budget.close()
         if self.progress is not None:
-            self.progress.add_spent(sum(self.unclaimed.values()))  # the last line shows all that was paid
-            self.progress.close()
+            self.progress.close()  # the last line shows all that was paid, calls made ahead too
         self.end.finish(session)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:

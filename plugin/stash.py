@@ -12,7 +12,7 @@ import pytest
 
 PAYLOAD = pytest.StashKey[dict]()  # an item's payload: {"protocol": name, ...}
 FAILURE = pytest.StashKey[str]()  # why the item fails (a wrong answer, an unmet check), one line
-CALLS = pytest.StashKey["CallCounts"]()  # the item's model calls so far (budget.py): sent as payload["calls"]
+CALLS = pytest.StashKey["CallCounts"]()  # the item's model calls so far (spend.py): sent as payload["calls"]
 NOT_ASKED = pytest.StashKey[str]()  # the item id of the request the spent --eval-max-cost budget refused
 SERIALIZED_KEY = "pytest_reasoning_evals"  # where a serialized report carries it (a dict)
 SERIALIZED_TEXT_KEY = "pytest_reasoning_evals_json"  # ... or carries it as JSON text (serialized_payload)
@@ -27,7 +27,7 @@ _payloads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class CallCounts(TypedDict):
-    """An item's model calls (progress.Tally as JSON): payload["calls"], for the progress line and the budget."""
+    """An item's model calls (spend.no_calls): payload["calls"], for the controller's spend ledger."""
 
     live: int
     cassette: int

@@ -1,12 +1,11 @@
 """A ChaosBench run's answers: what its items ask (their requests, made ahead or estimated, and the
 record of one that raised) and, on the controller, their records as they arrive: completions.jsonl,
-checkpoints and what the run paid."""
+checkpoints and what the run paid (read from the session's spend ledger)."""
 
 from __future__ import annotations
 
 import functools
 
-from pytest_reasoning_evals.budget import live_cost
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
 from pytest_reasoning_evals.chaosbench.epochs import cassette_id, seed_of
@@ -26,8 +25,6 @@ class Answers:
 
     def __init__(self, protocol):
         self.protocol = protocol
-        self.spent = 0.0  # the live cost of this run's items (the budget's own count is the session's)
-        self.unasked = 0.0  # ... of it, what was paid for no reply in a record (an item stopped or raised midway)
         self.records: list[Row] = []  # the summary rows (rows.py) of the records so far
         self.resumed: list[ItemRecord] = []  # --eval-resume's records kept, until begin() writes them
         self.not_asked: list[str] = []
@@ -45,25 +42,23 @@ class Answers:
         self.begin()
         if "not_asked" in payload:
             self.not_asked.append(payload["not_asked"])
-            # a dialogue's turns paid before the budget stopped it
-            self.charge_unasked(payload.get("calls", {}).get("spent", 0.0))
             return
         record = payload["record"]
-        if self.protocol.count_harness_error(payload):  # an error record: what its calls paid is in no reply
-            self.charge_unasked(payload.get("calls", {}).get("spent", 0.0))
+        self.protocol.count_harness_error(payload)
         self.protocol.directory.try_hold()
         self.completions.append(record)
-        self.spent += live_cost(record)
         self.records.append(compact(record))  # what the summary needs; the texts are in completions.jsonl
         if self.checkpoints.record_added():
             self.completions.sync()
             self.write_progress()
 
-    def charge_unasked(self, paid: float) -> None:
-        """What was paid for no record: items the budget stopped midway or that raised midway, calls
-        made ahead for items that never ran."""
-        self.unasked += paid
-        self.spent += paid
+    def paid(self, for_no_record: bool = False) -> float:
+        """What this run's items paid and the model under test's calls made ahead for items that never
+        ran; `for_no_record`: only what no record's reply holds (those calls made ahead, items the
+        budget stopped midway, a dialogue's turns before it, items that raised midway)."""
+        ledger = self.protocol.session.ledger
+        items = ledger.spent(self.protocol.name, answered=False if for_no_record else None)
+        return items + ledger.unclaimed.get(self.protocol.settings.model, 0.0)
 
     def begin(self) -> None:
         """At the first result (or the end): the configuration the answers belong to, and the
@@ -76,7 +71,7 @@ class Answers:
         self.records, self.resumed = [compact(r) for r in self.resumed], []
 
     def write_progress(self) -> None:
-        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.spent)
+        self.checkpoints.write_progress(len(self.records), len(self.not_asked), self.paid())
 
 
 def error_record(value, prompt: PromptTemplate, model: str, error: str) -> ItemRecord | None:

@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.settings import DEFAULT_MIN_COVERAGE
+
 
 def add_commands(commands) -> None:
     merging = commands.add_parser("merge", help="merge the directories of a sharded run into one run directory")
@@ -30,7 +32,7 @@ def add_commands(commands) -> None:
         type=float,
         default=None,
         metavar="X",
-        help="gate: exit 1 when the merged coverage < X (0..1; default 0.8, as a run's)",
+        help=f"gate: exit 1 when the merged coverage < X (0..1; default {DEFAULT_MIN_COVERAGE}, as a run's)",
     )
     merging.add_argument(
         "--allow-partial",

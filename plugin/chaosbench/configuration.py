@@ -78,6 +78,24 @@ class RunConfig:
         """{} asked once (the configuration stays what it was), else the epochs (--eval-epochs)."""
         return {"epochs": self.settings.epochs} if self.settings.epochs > 1 else {}
 
+    def epochs_warning(self) -> str | None:
+        """One line when the epochs would be copies: K > 1 at temperature 0 on a model that is sent it."""
+        from pytest_reasoning_evals.providers.wire import sent_temperature
+
+        s = self.settings
+        spec = self.session.models.spec(s.model)
+        if (
+            s.epochs < 2
+            or spec.provider == "baseline"
+            or self.prompt.temperature
+            or sent_temperature(spec, 0.0) is None
+        ):
+            return None
+        return (
+            f"--eval-epochs {s.epochs} at temperature 0: a model that honours it gives every epoch the same answer "
+            "(the epochs are copies); give --eval-temperature (0.7, say) for epochs that measure its noise"
+        )
+
     @functools.cached_property
     def profile_config(self) -> dict:
         """{} for the harness profile (its configuration stays what it was), else the profile's name."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_reasoning_evals.epoch_stats import DEFAULT_DISCORDANCE, difference_variance, questions_needed
+from pytest_reasoning_evals.epoch_stats import DEFAULT_DISCORDANCE, difference_variance, questions_needed, within_noise
 from pytest_reasoning_evals.stats import detectable
 
 
@@ -26,15 +26,35 @@ def discordance(baseline: Path | None, ids: list[str]) -> tuple[float, str]:
     return 2 * p * (1 - p), f"from {baseline}: accuracy {p:.1%} on {len(right):,} of these questions"
 
 
-def detect_lines(ids: list[str], baseline: Path | None, alpha: float, wanted: float | None) -> list[str]:
-    """The lines: what the selection can detect, and what a wanted change needs."""
+def model_noise(baseline: Path | None, ids: list[str]) -> float:
+    """The part of the discordance that is the model's own noise, from a baseline run with epochs
+    (epoch_stats.within_noise); 0 without one (epochs are then not counted as narrowing anything)."""
+    if baseline is None:
+        return 0.0
+    from pytest_reasoning_evals.chaosbench.epoch_compare import per_question
+    from pytest_reasoning_evals.chaosbench.regression import load_baseline
+
+    wanted = set(ids)
+    items = {i: item for i, item in load_baseline(baseline)["items"].items() if item.get("question") in wanted}
+    questions = [q for q in per_question(items).values() if not q["failed"] and q["epochs"] > 1]
+    if not questions:
+        return 0.0
+    epochs = min(q["epochs"] for q in questions)
+    return within_noise([round(q["share"] * epochs) for q in questions], epochs)
+
+
+def detect_lines(
+    ids: list[str], baseline: Path | None, alpha: float, wanted: float | None, epochs: int = 1
+) -> list[str]:
+    """The lines: what the selection (question ids, each asked `epochs` times) can detect, and what a wanted change needs."""
     if not ids:
         return []
     psi, source = discordance(baseline, ids)
-    variance = difference_variance(psi)
+    variance = difference_variance(psi, model_noise(baseline, ids), epochs)
     smallest = detectable(len(ids), variance, alpha=alpha)
+    times = f" asked {epochs} times each" if epochs > 1 else ""
     lines = [
-        f"detectable: a paired comparison of these {len(ids):,} questions detects an accuracy change of about "
+        f"detectable: a paired comparison of these {len(ids):,} questions{times} detects an accuracy change of about "
         f"{smallest:.1%} or more (80% power, alpha {alpha:g}, discordance {psi:.2f}: {source})"
     ]
     if wanted is not None:

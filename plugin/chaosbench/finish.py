@@ -49,9 +49,8 @@ class RunEnd:
             not_asked=answers.not_asked,
             stopped=p.directory.incomplete_reason(session, p.harness_note()),
         )
-        # paid by calls made ahead for items that never ran (the run stopped first): in no record
-        answers.charge_unasked(self.session.unclaimed.get(s.model, 0.0))
-        self.summary["cost_usd"] += answers.unasked  # ... and by items the budget stopped midway
+        # paid for no record's reply: calls made ahead for items that never ran, items stopped midway
+        self.summary["cost_usd"] += answers.paid(for_no_record=True)
         dataset = self._dataset()
         calls = call_counts(records)
         meta = run_meta(
@@ -67,7 +66,7 @@ class RunEnd:
             calls=calls,
             resumed_items=len(p.resume.answered_ids),
             max_cost_usd=s.max_cost,
-            spent_usd=answers.spent,
+            spent_usd=answers.paid(),
         )
         self.gates = self.judge(self.summary)
         manifest = run_manifest_of(p, dataset, self.started_at)
@@ -130,7 +129,8 @@ class RunEnd:
             floor=self.shortcut_floor(),
             notes=self._notes(),
         )
-        warnings = [f"WARNING {note}" for note in p.resume.notes]
+        notes = [*p.resume.notes, *filter(None, [p.configuration.epochs_warning()])]
+        warnings = [f"WARNING {note}" for note in notes]
         subset = [
             f"subset run ({s.subset}): written beside the full run, whose results in "
             f"{p.configuration.sibling(subset=None, num_shards=None, shard_index=None)} are left untouched"

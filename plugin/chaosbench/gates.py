@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pytest_reasoning_evals.chaosbench.epoch_compare import paired_test_name
 from pytest_reasoning_evals.chaosbench.settings import DEFAULT_MIN_COVERAGE
 from pytest_reasoning_evals.gates import MAX_ERROR_RATE, GateResult, at_least, at_most, incomplete
 
@@ -113,6 +114,6 @@ def regression_gate(baseline: str, c: dict | None) -> GateResult:
         "no-regression",
         not c["regressed"],
         f"paired accuracy {c['accuracy_baseline']:.4f} -> {c['accuracy_current']:.4f} ({delta}), "
-        f"broken {c['broken']}, fixed {c['fixed']}, McNemar p = {c['p_value']:.4g}, alpha {c['alpha']}"
+        f"broken {c['broken']}, fixed {c['fixed']}, {paired_test_name(c)} p = {c['p_value']:.4g}, alpha {c['alpha']}"
         + (f", max drop {c['max_accuracy_drop']}" if c["max_accuracy_drop"] is not None else ""),
     )

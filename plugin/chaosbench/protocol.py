@@ -20,6 +20,7 @@ import pytest
 
 from pytest_reasoning_evals.chaosbench.answers import Answers, error_record, estimate_calls
 from pytest_reasoning_evals.chaosbench.configuration import RunConfig
+from pytest_reasoning_evals.chaosbench.epochs import question_of
 from pytest_reasoning_evals.chaosbench.finish import RunEnd
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
@@ -117,8 +118,9 @@ class Protocol(EvalProtocol):
         """What a paired comparison of the selected questions could detect (detect.py)."""
         from pytest_reasoning_evals.chaosbench.detect import detect_lines
 
-        ids = [value.id for value in map(self.parameter, items) if isinstance(value, Question)]
-        return detect_lines(ids, self.own.baseline, self.settings.regression_alpha, self.own.detect)
+        ids = list(dict.fromkeys(question_of(v) for v in map(self.parameter, items) if isinstance(v, Question)))
+        s = self.settings
+        return detect_lines(ids, self.own.baseline, s.regression_alpha, self.own.detect, s.epochs)
 
     def send_record(self, node: pytest.Item, record: ItemRecord) -> None:
         """Send an item's record to the controller; a wrong or UNKNOWN answer fails the item with

@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_reasoning_evals import gates
+from pytest_reasoning_evals.chaosbench.epoch_compare import compare_epochs, has_epochs, paired_test_name
 from pytest_reasoning_evals.chaosbench.rows import Row, read_rows
 from pytest_reasoning_evals.stats import SMALL_SET, detectable_difference, mcnemar_exact, paired_delta_interval, ratio
 
@@ -42,6 +43,7 @@ def _item(row: Row) -> dict:
         "failed": bool(row.error),  # its calls failed: the model was not measured on it
         "family": row.family,
         "split": row.split,
+        **({"question": row.question_id} if row.epoch else {}),  # one epoch of it (--eval-epochs)
     }
 
 
@@ -80,7 +82,8 @@ def _meta(run_dir: Path) -> dict:
 
 
 ITEM_FIELDS = {"correct": bool, "gold": bool, "family": str, "split": str}  # what compare() reads of a baseline item
-OPTIONAL_ITEM_FIELDS = {"failed": bool}  # absent from baseline files written before it was kept
+# absent from baseline files written before "failed" was kept; "question": an epoch's (--eval-epochs)
+OPTIONAL_ITEM_FIELDS = {"failed": bool, "question": str}
 
 
 def load_baseline(path: Path) -> dict:
@@ -128,7 +131,8 @@ def _item_problem(item_id: str, item: object) -> str | None:
             return f"item {item_id!r}: {field!r} is {item[field]!r}, not {expected}"
     for field, kind in OPTIONAL_ITEM_FIELDS.items():
         if field in item and not isinstance(item[field], kind):
-            return f"item {item_id!r}: {field!r} is {item[field]!r}, not true or false"
+            expected = "true or false" if kind is bool else "a string"
+            return f"item {item_id!r}: {field!r} is {item[field]!r}, not {expected}"
     return None
 
 
@@ -185,6 +189,11 @@ def _delta_interval(pairs: list[tuple[dict, dict]]) -> list[float] | None:
 
 def compare(baseline: dict, rows: list[Row], *, alpha: float, max_drop: float | None) -> dict:
     current = {r.id: _item(r) for r in rows}
+    if has_epochs(baseline["items"]) or has_epochs(current):  # paired by question (epoch_compare.py)
+        return {
+            "baseline": _source(baseline),
+            **compare_epochs(baseline["items"], current, alpha=alpha, max_drop=max_drop),
+        }
     shared = [i for i in current if i in baseline["items"] and current[i]["gold"] and baseline["items"][i]["gold"]]
     failed_before = [i for i in shared if baseline["items"][i].get("failed", False)]
     failed_now = [i for i in shared if current[i]["failed"] and i not in failed_before]
@@ -199,12 +208,7 @@ def compare(baseline: dict, rows: list[Row], *, alpha: float, max_drop: float | 
     dropped = delta is not None and delta < 0
     regressed = dropped and (p_value < alpha or (max_drop is not None and -delta > max_drop))
     return {
-        "baseline": {
-            "path": baseline["source"],
-            "config_hash": baseline.get("config_hash"),
-            "model": baseline.get("model"),
-            "mode": baseline.get("mode"),
-        },
+        "baseline": _source(baseline),
         "n_paired": len(pairs),
         "n_baseline_failed": len(failed_before),  # left out: their calls failed in the baseline
         "n_current_failed": len(failed_now),  # ... in this run only (cassette misses, provider errors)
@@ -225,6 +229,15 @@ def compare(baseline: dict, rows: list[Row], *, alpha: float, max_drop: float | 
         "split_deltas": _group_deltas(pairs, "split"),
         "fixed_ids": fixed,
         "broken_ids": broken,
+    }
+
+
+def _source(baseline: dict) -> dict:
+    return {
+        "path": baseline["source"],
+        "config_hash": baseline.get("config_hash"),
+        "model": baseline.get("model"),
+        "mode": baseline.get("mode"),
     }
 
 
@@ -249,7 +262,7 @@ def comparison_lines(c: dict) -> list[str]:
     lines = [
         f"baseline {c['baseline']['path']}: {c['n_paired']} paired items, accuracy {_pct(c['accuracy_baseline'])} -> "
         f"{_pct(c['accuracy_current'])} ({delta}), fixed {c['fixed']}, broken {c['broken']}, "
-        f"McNemar p = {c['p_value']:.4g}: {'REGRESSED' if c['regressed'] else 'no significant regression'}"
+        f"{paired_test_name(c)} p = {c['p_value']:.4g}: {'REGRESSED' if c['regressed'] else 'no significant regression'}"
     ]
     if c.get("n_baseline_failed"):
         lines.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.epoch_compare import paired_test_name
 from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_line
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.markdown import code, inline
@@ -142,7 +143,7 @@ def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dic
             "",
             f"Against the baseline {code(c['baseline']['path'])}: {c['n_paired']} paired items, accuracy "
             f"{_md_pct(c['accuracy_baseline'])} → {_md_pct(c['accuracy_current'])}, fixed {c['fixed']}, broken {c['broken']}, "
-            f"McNemar p = {c['p_value']:.4g}: **{'regressed' if c['regressed'] else 'no significant regression'}**.",
+            f"{paired_test_name(c)} p = {c['p_value']:.4g}: **{'regressed' if c['regressed'] else 'no significant regression'}**.",
         ]
         if c["broken_ids"]:
             out.append(

@@ -19,10 +19,10 @@ from pytest_reasoning_evals.dialectic.records import (
     ResponseCheckRecord,
     ResponseRecord,
 )
+from pytest_reasoning_evals.dialectic.verdict import PassRule
 from pytest_reasoning_evals.thinking import thinking_of
 
 SUITE = "dialectic"
-PASS_SCORE = 70.0  # a judged response passes at this score (the variant pass rule's mean)
 
 
 def response_key(response: ResponseRecord) -> list[str]:
@@ -109,7 +109,10 @@ def mode(case: Case, variant: Variant, response: ResponseRecord) -> ResponseChec
     return _record("mode", response, ok, reason)
 
 
-def judged(case: Case, variant: Variant, response: ResponseRecord, verdict: Verdict) -> JudgeCheckRecord:
+def judged(
+    case: Case, variant: Variant, response: ResponseRecord, verdict: Verdict, rule: PassRule
+) -> JudgeCheckRecord:
+    """A judged response passes at the pass rule's score (settings.PASS_RULE)."""
     score = verdict.score(response["hard_fail"])
     if verdict.not_judged is not None:
         reason = f"not judged: {verdict.not_judged}"
@@ -117,8 +120,8 @@ def judged(case: Case, variant: Variant, response: ResponseRecord, verdict: Verd
         reason = f"score 0: hard fail ({pcc_reason(response['extraction'])})"
     elif score is None:
         reason = f"no usable judgement: {'; '.join(verdict.errors)}"
-    elif score < PASS_SCORE:
-        reason = f"score {score:.1f} < {PASS_SCORE:g}" + (
+    elif not rule.score_passes(score):
+        reason = f"score {score:.1f} < {rule.min_score:g}" + (
             " (judges disagree: needs human review)" if verdict.agreement is False else ""
         )
     else:

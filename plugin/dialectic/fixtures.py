@@ -44,6 +44,11 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         return list(protocol().own.compare_models)
 
     @pytest.fixture
+    def dialectic_pass_rule():
+        """What a variant's pass and a judged response's need (settings.PASS_RULE)."""
+        return protocol().own.pass_rule
+
+    @pytest.fixture
     def dialectic_outcome(request: pytest.FixtureRequest):
         """`dialectic_outcome(record)`: send a check's record to the controller; a check that does not
         pass fails its item with its one-line reason."""
@@ -56,5 +61,5 @@ def fixtures_for(session: EvalSession) -> types.ModuleType:
         dialectic_resolution_variant,
         dialectic_compare_models,
     )
-    plugin.dialectic_outcome = dialectic_outcome
+    plugin.dialectic_pass_rule, plugin.dialectic_outcome = dialectic_pass_rule, dialectic_outcome
     return plugin

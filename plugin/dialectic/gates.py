@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pytest_reasoning_evals.dialectic.verdict import PassRule
 from pytest_reasoning_evals.gates import MAX_ERROR_RATE, GateResult, failed_share, incomplete
 from pytest_reasoning_evals.providers.base import ErrorKind
 
@@ -16,6 +17,7 @@ def dialectic_gates(
     *,
     max_hard_fails: int | None,
     required: tuple[str, ...],
+    rule: PassRule,
     harness_note: str | None = None,
     regression: tuple[str, dict | None, float] | None = None,
     max_failed_judge_share: float | None = None,
@@ -25,7 +27,7 @@ def dialectic_gates(
     gates = (
         check_failed_calls(responses)
         + check_failed_judge_calls(records, max_failed_judge_share)
-        + check_dialectic_gates(variants, max_hard_fails=max_hard_fails, required=required)
+        + check_dialectic_gates(variants, max_hard_fails=max_hard_fails, required=required, rule=rule)
         + incomplete("dialectic-complete", harness_note)
     )
     if regression is not None:
@@ -43,9 +45,10 @@ def regression_gate(baseline: str, comparison: dict | None, alpha: float) -> Gat
 
 
 def check_dialectic_gates(
-    variants: list[dict], *, max_hard_fails: int | None, required: tuple[str, ...]
+    variants: list[dict], *, max_hard_fails: int | None, required: tuple[str, ...], rule: PassRule
 ) -> list[GateResult]:
-    """Opt-in: at most N PCC hard fails over all responses; named variants must pass (SPEC 6.8)."""
+    """Opt-in: at most N PCC hard fails over all responses; named variants must pass `rule` (SPEC 6.8;
+    their summaries' "pass" is its verdict)."""
     results = []
     if not variants and (max_hard_fails is not None or required):
         return [GateResult("dialectic", False, "nothing evaluated: no dialectic response was judged")]
@@ -65,7 +68,8 @@ def check_dialectic_gates(
                 GateResult(
                     f"variant-pass[{name}]",
                     v["pass"],
-                    f"{v['model']}: hard fails {v['hard_fails']}, mean score {score} (>= 70), mode accuracy {v['mode_accuracy']:.2f} (>= 0.9)",
+                    f"{v['model']}: hard fails {v['hard_fails']}, mean score {score} (>= {rule.min_score:g}), "
+                    f"mode accuracy {v['mode_accuracy']:.2f} (>= {rule.min_mode_accuracy:g})",
                 )
             )
     return results

@@ -28,9 +28,9 @@ def test_mode(dialectic_item, dialectic_response, dialectic_outcome):
     dialectic_outcome(checks.mode(*dialectic_item, dialectic_response))
 
 
-def test_judge(dialectic_item, dialectic_response, dialectic_runner, dialectic_outcome):
+def test_judge(dialectic_item, dialectic_response, dialectic_runner, dialectic_pass_rule, dialectic_outcome):
     verdict = dialectic_runner.verdict(*dialectic_item)
-    dialectic_outcome(checks.judged(*dialectic_item, dialectic_response, verdict))
+    dialectic_outcome(checks.judged(*dialectic_item, dialectic_response, verdict, dialectic_pass_rule))
 
 
 def test_resolution(dialectic_case, dialectic_resolution_variant, dialectic_runner, dialectic_outcome):

@@ -30,13 +30,7 @@ from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import compare, comparison_lines, load_responses
-from pytest_reasoning_evals.dialectic.summary import (
-    PassRule,
-    cassette_miss_line,
-    cassette_misses,
-    terminal_lines,
-    write_outputs,
-)
+from pytest_reasoning_evals.dialectic.summary import cassette_miss_line, cassette_misses, terminal_lines, write_outputs
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult, compared, gate_line
@@ -71,7 +65,6 @@ class Protocol(EvalProtocol):
         super().__init__(session)
         self.records: list[ItemRecord] = []
         self.not_asked = 0  # controller: items the spent budget skipped
-        self.spent = 0.0  # controller: what this run's live calls paid, by every item's call counts
         self.responses: dict[tuple, PublicResponse] = {}  # controller: each response as sent, by (case, variant, model)
         self._sent: set[tuple] = set()  # worker: responses already sent to the controller
         self.summaries: dict | None = None
@@ -238,8 +231,6 @@ class Protocol(EvalProtocol):
         self.baseline = self.directory.previous(self.own.baseline, load_responses)
 
     def add(self, payload: RecordPayload) -> None:
-        # every item's live calls, whatever became of it (skipped by the budget, a harness error, a stop)
-        self.spent += payload.get("calls", {}).get("spent", 0.0)
         if "not_asked" in payload:  # skipped: the --eval-max-cost budget was spent
             self.not_asked += 1
             return
@@ -254,7 +245,7 @@ class Protocol(EvalProtocol):
     def finish(self, session: pytest.Session) -> list[GateResult]:
         s = self.settings
         self.directory.try_hold()
-        self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=PassRule())
+        self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=self.own.pass_rule)
         self.gates = self._gates("; ".join(filter(None, (self.harness_note(), self._budget_note()))) or None)
         write_json(self.run_dir / "run_meta.json", self._run_meta(session))
         self.html_report = self.directory.close(self.gates, len(self.records))
@@ -289,6 +280,7 @@ class Protocol(EvalProtocol):
                 variants,
                 max_hard_fails=o.max_hard_fails,
                 required=o.require_variant_pass,
+                rule=o.pass_rule,
                 harness_note=harness_note,
                 regression=(str(o.baseline), self.comparison, s.regression_alpha) if asked and not failed else None,
                 max_failed_judge_share=o.max_failed_judge_share,
@@ -326,14 +318,16 @@ class Protocol(EvalProtocol):
             "complete": stopped is None,
             "incomplete_reason": stopped,
             "max_cost_usd": s.max_cost,
-            "spent_usd": self.spent + self._unclaimed(),
+            "spent_usd": self._paid(),
         }
 
-    def _unclaimed(self) -> float:
-        """What calls made ahead paid for items that never ran (a stop came first). They are counted
-        per model, not per protocol: when another protocol ran too, it reports them."""
+    def _paid(self) -> float:
+        """What its items' live calls paid, whatever became of them (skipped by the budget, a harness
+        error, a stop), and what calls made ahead paid for items that never ran (a stop came first):
+        those are counted per model, not per protocol, so when another protocol ran too, it reports them."""
+        ledger = self.session.ledger
         others = [p for name, p in self.session.protocols.items() if name != self.name and p.active]
-        return 0.0 if others else self.session.unclaimed.get(self.settings.model, 0.0)
+        return ledger.spent(self.name) + (0.0 if others else ledger.unclaimed.get(self.settings.model, 0.0))
 
     def panel(self) -> list[dict]:
         """The judge panel as run_meta.json records it: per seat its alias, model id, temperature and seed."""

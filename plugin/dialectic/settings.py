@@ -8,8 +8,13 @@ from typing import NamedTuple
 import pytest
 
 from pytest_reasoning_evals.dialectic.panel import DEFAULT_TEMPERATURE
+from pytest_reasoning_evals.dialectic.verdict import PassRule
+from pytest_reasoning_evals.gates import MAX_ERROR_RATE
 from pytest_reasoning_evals.options import Option, Reader, Settings, aliases, answer_tokens
 from pytest_reasoning_evals.shipped import shipped
+
+# the numbers of a variant's pass (verdict.py): the rule, the gate's line and the option's help read them here
+PASS_RULE = PassRule(min_score=70.0, min_mode_accuracy=0.9)
 
 OPTIONS = (
     Option(
@@ -68,13 +73,14 @@ OPTIONS = (
     ),
     Option(
         "max-failed-judge-share",
-        "gate: the share of judge and resolution items allowed no usable judgement or a failed call (default 0.05)",
+        "gate: the share of judge and resolution items allowed no usable judgement or a failed call "
+        f"(default {MAX_ERROR_RATE:g})",
         "float",
         metavar="X",
     ),
     Option(
         "require-variant-pass",
-        "gate: this variant must pass (no hard fails, mean score >= 70, mode accuracy >= 0.9; repeatable)",
+        f"gate: this variant must pass ({PASS_RULE.words()}; repeatable)",
         "list",
         metavar="VARIANT",
     ),
@@ -94,6 +100,7 @@ class DialecticSettings(NamedTuple):
     require_variant_pass: tuple[str, ...]
     max_failed_judge_share: float | None  # None: gates.MAX_ERROR_RATE
     max_tokens: int | None  # of each answer: its own option, else --eval-max-tokens; None: runner.MAX_TOKENS
+    pass_rule: PassRule = PASS_RULE  # a variant's pass, and a judged response's
 
 
 def dialectic_settings(get: Reader, generic: Settings) -> DialecticSettings:

@@ -6,22 +6,14 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
 from pytest_reasoning_evals.dialectic.agreement import judge_agreement
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PerResponseRecord, PublicResponse
+from pytest_reasoning_evals.dialectic.verdict import PassRule
 from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.results import write_json, write_lines
-
-
-@dataclass(frozen=True)
-class PassRule:
-    """A variant passes with no hard fails, mean score >= min_score, mode accuracy >= min_mode_accuracy."""
-
-    min_score: float = 70.0
-    min_mode_accuracy: float = 0.9
 
 
 def _key(response: PublicResponse | PerResponseRecord) -> tuple[str, str, str]:
@@ -120,10 +112,7 @@ def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> 
                 "tokens": sum(r["tokens"]["total"] for r in rows),
                 "cost_usd": sum(r["cost"] for r in rows),
                 "judge_cost_usd": sum(r["judge"]["cost_usd"] for r in rows if r["judge"]),
-                "pass": hard_fails == 0
-                and mean_score is not None
-                and mean_score >= rule.min_score
-                and mode_accuracy >= rule.min_mode_accuracy,
+                "pass": rule.variant_passes(hard_fails, mean_score, mode_accuracy),
             }
         )
     return out
