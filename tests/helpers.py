@@ -116,12 +116,39 @@ def answer_by_text(body: dict) -> str:
     return "TRUE" if sum(map(ord, text)) % 3 else "FALSE"
 
 
+def model_entry(
+    url: str | None,
+    alias: str = "fake",
+    *,
+    provider: str = "openai",
+    model_id: str = "fake-model",
+    key_var: str | None = FAKE_KEY_VAR,
+    **fields,
+) -> str:
+    """One model of a models file (models_yaml): `alias` at `url` (None: no base_url), its key in
+    `key_var` (None: a model without a key); `fields` add their lines in order (price_in=1.0, reasoning=True)."""
+    lines = [
+        f"  {alias}:",
+        f"    provider: {provider}",
+        f"    model_id: {model_id}",
+        f"    api_key_env: {key_var or 'null'}",
+    ]
+    if url is not None:
+        lines.append(f"    base_url: {url}")
+    lines += [
+        f"    {name}: {str(value).lower() if isinstance(value, bool) else value}" for name, value in fields.items()
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def models_yaml(*entries: str) -> str:
+    """A models file of the given models (model_entry)."""
+    return "models:\n" + "".join(entries)
+
+
 def fake_models(url: str, price_in: float = 0.0) -> str:
     """A models file with one OpenAI-compatible model, `fake`, at `url` ($ price_in per 1M input tokens)."""
-    return (
-        f"models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {FAKE_KEY_VAR}\n"
-        f"    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n"
-    )
+    return models_yaml(model_entry(url, price_in=price_in, price_out=0.0))
 
 
 def fake_run_args(

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text, question, the_run, write_jsonl
+from helpers import FAKE_KEY_VAR, add_eval_module, answer_by_text, fake_models, question, the_run, write_jsonl
 
 from pytest_reasoning_evals import index_warmer
 from pytest_reasoning_evals.cassette_index import FILE_NAME
@@ -20,20 +20,13 @@ from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n"
-)
-
 
 # --- in a run: the index is used, and the files stay the source of truth ---
 
 
 def record_then_replay_args(pytester, server: FakeProvider, cases: str, mode: str) -> list[str]:
     models = pytester.path / "models.yaml"
-    models.write_text(MODELS.format(url=server.openai_base))
+    models.write_text(fake_models(server.openai_base))
     return [
         "test_chaosbench.py",
         "--eval-models-file",
@@ -58,7 +51,7 @@ def labels(pytester) -> dict[str, str]:
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch, workers) -> None:
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
     add_eval_module(pytester)
     cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE") for i in range(12)]))
     with FakeProvider() as server:
@@ -100,7 +93,7 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
 
 @pytest.mark.parametrize("cache", [True, False])
 def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(pytester, monkeypatch, cache) -> None:
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
     add_eval_module(pytester)
     ids = [f"q-{i}" for i in (3, 1, 2, 0)]  # run order is bank order, not id order
     cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(i, "TRUE") for i in ids]))

@@ -12,6 +12,7 @@ from helpers import (
     DEFAULT_PROMPTS,
     REFERENCE,
     add_eval_module,
+    fake_models,
     read_summary,
     run_dir,
 )
@@ -21,15 +22,9 @@ from pytest_reasoning_evals.chaosbench.dialogues import claims, fol_violations
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import group_dialogues, load_questions
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
 DIALOGUE_FILE = DEFAULT_CASES / "dialogues.jsonl"
 DIALOGUES = group_dialogues(load_questions(DIALOGUE_FILE))
 PROMPT = PromptTemplate.load(DEFAULT_PROMPTS, "zeroshot")
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n"
-)
 
 
 def asserted(turn, label: str) -> tuple[str, bool]:
@@ -99,7 +94,7 @@ def chosen_violation() -> tuple[str, int]:
 
 def fake_dialogue_run(pytester, server, *args: str):
     models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url=server.openai_base))
+    models.write_text(fake_models(server.openai_base))
     return dialogue_run(
         pytester,
         "--eval-models-file",
@@ -188,7 +183,7 @@ def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, serv
 
     server.close()  # replay with the server gone: the same record
     models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url="http://127.0.0.1:9/v1"))
+    models.write_text(fake_models("http://127.0.0.1:9/v1"))
     replayed = dialogue_run(
         pytester,
         "--eval-models-file",
@@ -237,7 +232,6 @@ def test_a_turn_refused_after_a_paid_turn_keeps_that_turn_and_its_cost(pytester,
     """A refused key stops the run; the turns a stopped dialogue paid for stay in its record,
     summary.json and run_meta.json's spent_usd (issue 38: they were reported as 0.0)."""
     from fakeprovider import status
-    from helpers import fake_models
 
     later = lambda body: status(401) if len(body["messages"]) > 1 else None  # noqa: E731 - turn 2 on: refused
     server.fault_for = later

@@ -10,18 +10,13 @@ import threading
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text, the_run
+from helpers import add_eval_module, answer_by_text, fake_models, the_run
 from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
 
 KEY_VAR = "FAKE_PROVIDER_KEY"
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
-)
 
 
 @pytest.fixture
@@ -40,7 +35,7 @@ def error_lines(result) -> list[str]:
 
 def fake_args(pytester, url: str, tag: str, out) -> list[str]:
     models = pytester.path / f"models-{tag}.yaml"
-    models.write_text(FAKE_MODELS.format(url=url))
+    models.write_text(fake_models(url))
     return [
         "test_chaosbench.py",
         "--eval-models-file",

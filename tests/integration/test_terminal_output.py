@@ -14,13 +14,9 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import PROJECT_ROOT, add_eval_module, answer_by_text
+from helpers import PROJECT_ROOT, add_eval_module, answer_by_text, model_entry, models_yaml
 from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai_compatible\n    model_id: fake-model\n    api_key_env: null\n"
-    "    base_url: {url}\n    price_in: 1.0\n    price_out: 2.0\n"
-)
 PROGRESS = re.compile(
     r"eval progress: (\d+)/(\d+) items \((\d+)%\), [\d.]+/s, (?:ETA|done in) \S+, "
     r"calls (\d+) live / (\d+) cassette, (\d+) failed, \$([\d.]+)( of \$[\d.]+)? spent"
@@ -29,7 +25,9 @@ PROGRESS = re.compile(
 
 def live_args(pytester, url: str) -> list[str]:
     models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url=url))
+    models.write_text(
+        models_yaml(model_entry(url, provider="openai_compatible", key_var=None, price_in=1.0, price_out=2.0))
+    )
     return [
         "test_chaosbench.py",
         "--eval-models-file",
