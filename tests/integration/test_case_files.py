@@ -7,14 +7,6 @@ import json
 import pytest
 from helpers import PROJECT_ROOT, add_eval_module, fake_models, question
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-
-
 # --- 8. quiet failures: case files ---
 
 
@@ -45,7 +37,7 @@ def test_a_case_file_that_cannot_be_read_is_one_collection_error_naming_it(
     assert not (pytester.path / "results").exists()
 
 
-def test_a_case_id_too_long_for_its_cassette_names_is_one_collection_error(pytester, key) -> None:
+def test_a_case_id_too_long_for_its_cassette_names_is_one_collection_error(pytester, fake_key) -> None:
     pytester.makepyfile(
         test_long_dialectic_ids=(PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
     )

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import FAKE_KEY_VAR, add_eval_module, answer_by_text, fake_models, question, the_run, write_jsonl
+from helpers import add_eval_module, answer_by_text, fake_models, question, the_run, write_jsonl
 
 from pytest_reasoning_evals import index_warmer
 from pytest_reasoning_evals.cassette_index import FILE_NAME
@@ -50,8 +50,7 @@ def labels(pytester) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch, workers) -> None:
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, fake_key, workers) -> None:
     add_eval_module(pytester)
     cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE") for i in range(12)]))
     with FakeProvider() as server:
@@ -92,8 +91,9 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
 
 
 @pytest.mark.parametrize("cache", [True, False])
-def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(pytester, monkeypatch, cache) -> None:
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(
+    pytester, monkeypatch, fake_key, cache
+) -> None:
     add_eval_module(pytester)
     ids = [f"q-{i}" for i in (3, 1, 2, 0)]  # run order is bank order, not id order
     cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(i, "TRUE") for i in ids]))

@@ -20,15 +20,8 @@ from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, fake_run_
 
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER
 
-# every test here runs whole sessions, each over a second
-pytestmark = [pytest.mark.slow]
-
-KEY_VAR = "FAKE_PROVIDER_KEY"
-
-
-@pytest.fixture(autouse=True)
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+# every test here runs whole sessions, each over a second, as the fake model with its key set
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fake_key")]
 
 
 def bank(pytester, questions: int, dialogues: int = 1) -> str:

@@ -7,18 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from fakeprovider import FakeProvider, status
+from fakeprovider import status
 from helpers import add_eval_module, model_entry, models_yaml, question, the_run, write_jsonl
 
 KEY_VAR = "HARDENING_KEY"
 SECRET = "sk-hardening-0123456789abcdef"  # never to be printed
 URL_SECRET = "url-pass-9876543210"  # the password part of a base URL
-
-
-@pytest.fixture
-def server():
-    with FakeProvider() as fake:
-        yield fake
 
 
 def hardening_models(url: str | None, **fields) -> str:

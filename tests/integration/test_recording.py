@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakeprovider import FakeProvider, status
+from fakeprovider import status
 from helpers import FAKE_KEY_VAR, add_eval_module, fake_models, question, read_summary, the_run, write_jsonl
 
 # every test here runs whole sessions, each over a second
@@ -17,10 +17,9 @@ CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must 
 
 
 @pytest.fixture
-def server(monkeypatch):
+def server(server, monkeypatch):
     monkeypatch.setenv(FAKE_KEY_VAR, PLANTED_KEY)
-    with FakeProvider() as provider:
-        yield provider
+    return server
 
 
 # --- through pytest: record a suite, replay it with the server gone, stop on a refused key ---

@@ -16,13 +16,6 @@ from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turn
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-
 
 def error_lines(result) -> list[str]:
     """The `ERROR: ...` lines of a usage error (under xdist pytest also shows the collection error
@@ -76,7 +69,7 @@ class HoldOne:
 
 
 @pytest.mark.parametrize(("first", "second"), [("0", "2"), ("2", "0")], ids=["serial-then-xdist", "xdist-then-serial"])
-def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pytester, key, first, second) -> None:
+def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pytester, fake_key, first, second) -> None:
     add_eval_module(pytester)
     out = pytester.path / "results-shared"
     holder = HoldOne(at=3)
@@ -124,7 +117,7 @@ def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pyte
     assert len(paid) == len(set(paid)) == 12 + 2 * 3, "every call paid once"
 
 
-def test_a_lock_left_by_a_killed_run_does_not_refuse_the_next(pytester, key) -> None:
+def test_a_lock_left_by_a_killed_run_does_not_refuse_the_next(pytester, fake_key) -> None:
     add_eval_module(pytester)
     out = pytester.path / "results-killed"
     holder = HoldOne(at=2)
