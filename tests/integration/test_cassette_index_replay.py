@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text, fake_models, question, the_run, write_jsonl
+from helpers import add_eval_module, answer_by_text, fake_model_args, fake_models, question, the_run, write_jsonl
 
 from pytest_reasoning_evals import index_warmer
 from pytest_reasoning_evals.cassette_index import FILE_NAME
@@ -25,23 +25,8 @@ pytestmark = [pytest.mark.slow]
 
 
 def record_then_replay_args(pytester, server: FakeProvider, cases: str, mode: str) -> list[str]:
-    models = pytester.path / "models.yaml"
-    models.write_text(fake_models(server.openai_base))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        cases,
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        "--eval-out-dir",
-        str(pytester.path / "results"),
-        "--eval-record-mode",
-        mode,
-    ]
+    args = fake_model_args(pytester, fake_models(server.openai_base), cases)
+    return ["test_chaosbench.py", *args, "--eval-out-dir", str(pytester.path / "results"), "--eval-record-mode", mode]
 
 
 def labels(pytester) -> dict[str, str]:

@@ -36,6 +36,7 @@ from helpers import (
     add_eval_module,
     cases_run,
     cassette_path,
+    fake_model_args,
     fake_models,
     question,
     read_summary,
@@ -92,19 +93,7 @@ def bank(pytester, changed: tuple[str, ...] = ()) -> Path:
 
 
 def eval_args(pytester, server_url: str, *args: str) -> list[str]:
-    models = pytester.path / "models.yaml"
-    models.write_text(fake_models(server_url))
-    return [
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(pytester.path / "bank.jsonl"),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        *args,
-    ]
+    return [*fake_model_args(pytester, fake_models(server_url), pytester.path / "bank.jsonl"), *args]
 
 
 def records(pytester) -> dict[str, dict]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import status
-from helpers import add_eval_module, model_entry, models_yaml, question, the_run, write_jsonl
+from helpers import add_eval_module, model_entry, models_yaml, question, recording_args, the_run, write_jsonl
 
 KEY_VAR = "HARDENING_KEY"
 SECRET = "sk-hardening-0123456789abcdef"  # never to be printed
@@ -23,24 +23,10 @@ def hardening_models(url: str | None, **fields) -> str:
 def project(pytester: pytest.Pytester, models: str, questions: int = 2) -> list[str]:
     """The eval module, a models file and a small bank: the arguments of a recording run of `fake`."""
     add_eval_module(pytester)
-    (pytester.path / "models.yaml").write_text(models, encoding="utf-8")
     bank = write_jsonl(
         pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(questions)]
     )
-    return [
-        "--eval-models-file",
-        str(pytester.path / "models.yaml"),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(bank),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-    ]
+    return recording_args(pytester, models, bank)
 
 
 def output(result: pytest.RunResult) -> str:

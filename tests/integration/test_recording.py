@@ -7,7 +7,16 @@ import json
 
 import pytest
 from fakeprovider import status
-from helpers import FAKE_KEY_VAR, add_eval_module, fake_models, question, read_summary, the_run, write_jsonl
+from helpers import (
+    FAKE_KEY_VAR,
+    add_eval_module,
+    fake_model_args,
+    fake_models,
+    question,
+    read_summary,
+    the_run,
+    write_jsonl,
+)
 
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
@@ -26,22 +35,10 @@ def server(server, monkeypatch):
 
 
 def fake_run(pytester, server_url: str, *args: str):
-    models = pytester.path / "models.yaml"
-    models.write_text(fake_models(server_url))
     bank = write_jsonl(
         pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(6)]
     )
-    return pytester.runpytest_subprocess(
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(bank),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        *args,
-    )
+    return pytester.runpytest_subprocess(*fake_model_args(pytester, fake_models(server_url), bank), *args)
 
 
 def test_record_under_xdist_then_replay_offline(pytester, server) -> None:

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text, fake_models, the_run
+from helpers import add_eval_module, answer_by_text, fake_run_args, the_run
 from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
 # every test here runs whole sessions, each over a second
@@ -27,25 +27,9 @@ def error_lines(result) -> list[str]:
 
 
 def fake_args(pytester, url: str, tag: str, out) -> list[str]:
-    models = pytester.path / f"models-{tag}.yaml"
-    models.write_text(fake_models(url))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(bank(pytester.path / "bank.jsonl")),
-        "--eval-cassette-dir",
-        str(pytester.path / f"cassettes-{tag}"),
-        "--eval-out-dir",
-        str(out),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-    ]
+    """A recording run of `fake` at `url`, its models file and cassettes apart by `tag`, its results in `out`."""
+    cases = bank(pytester.path / "bank.jsonl")
+    return ["test_chaosbench.py", *fake_run_args(pytester, url, cases, tag), "--eval-out-dir", str(out)]
 
 
 class HoldOne:
