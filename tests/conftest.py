@@ -18,12 +18,18 @@ pytest_plugins = ["pytester"]
 
 
 @pytest.fixture
-def server(monkeypatch):
-    """The fake provider on 127.0.0.1 with the `fake` model's key variable set; a test module that
-    needs its own replies overrides it (`def server(server): server.responder = ...`)."""
-    from fakeprovider import FakeProvider
+def fake_key(monkeypatch) -> None:
+    """The `fake` model's key variable (helpers.FAKE_KEY_VAR) set, for a test that starts its own fake provider."""
     from helpers import FAKE_KEY_VAR
 
     monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
+
+
+@pytest.fixture
+def server(fake_key):
+    """The fake provider on 127.0.0.1 with the `fake` model's key variable set; a test module that
+    needs its own replies overrides it (`def server(server): server.responder = ...`)."""
+    from fakeprovider import FakeProvider
+
     with FakeProvider() as provider:
         yield provider

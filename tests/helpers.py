@@ -116,12 +116,59 @@ def answer_by_text(body: dict) -> str:
     return "TRUE" if sum(map(ord, text)) % 3 else "FALSE"
 
 
+def model_entry(
+    url: str | None,
+    alias: str = "fake",
+    *,
+    provider: str = "openai",
+    model_id: str = "fake-model",
+    key_var: str | None = FAKE_KEY_VAR,
+    **fields,
+) -> str:
+    """One model of a models file (models_yaml): `alias` at `url` (None: no base_url), its key in
+    `key_var` (None: a model without a key); `fields` add their lines in order (price_in=1.0, reasoning=True)."""
+    lines = [
+        f"  {alias}:",
+        f"    provider: {provider}",
+        f"    model_id: {model_id}",
+        f"    api_key_env: {key_var or 'null'}",
+    ]
+    if url is not None:
+        lines.append(f"    base_url: {url}")
+    lines += [
+        f"    {name}: {str(value).lower() if isinstance(value, bool) else value}" for name, value in fields.items()
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def models_yaml(*entries: str) -> str:
+    """A models file of the given models (model_entry)."""
+    return "models:\n" + "".join(entries)
+
+
 def fake_models(url: str, price_in: float = 0.0) -> str:
     """A models file with one OpenAI-compatible model, `fake`, at `url` ($ price_in per 1M input tokens)."""
-    return (
-        f"models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {FAKE_KEY_VAR}\n"
-        f"    base_url: {url}\n    price_in: {price_in}\n    price_out: 0.0\n"
-    )
+    return models_yaml(model_entry(url, price_in=price_in, price_out=0.0))
+
+
+def fake_model_args(pytester: pytest.Pytester, models: str, cases=None, tag: str = "") -> list[str]:
+    """Arguments that run `fake` as the models file text `models` defines it (written to
+    models[-tag].yaml) over `cases` (None: none given), with its cassettes in cassettes[-tag]."""
+    suffix = f"-{tag}" if tag else ""
+    path = pytester.path / f"models{suffix}.yaml"
+    path.write_text(models, encoding="utf-8")
+    args = ["--eval-models-file", str(path), "--model", "fake"]
+    if cases is not None:
+        args += ["--eval-cases", str(cases)]
+    return [*args, "--eval-cassette-dir", str(pytester.path / f"cassettes{suffix}")]
+
+
+def recording_args(pytester: pytest.Pytester, models: str, cases, tag: str = "", out_dir: bool = False) -> list[str]:
+    """fake_model_args of a recording run (`once`, no cache folder); with `out_dir` its results in results[-tag]."""
+    args = fake_model_args(pytester, models, cases, tag)
+    if out_dir:
+        args += ["--eval-out-dir", str(pytester.path / (f"results-{tag}" if tag else "results"))]
+    return [*args, "--eval-record-mode", "once", "-p", "no:cacheprovider"]
 
 
 def fake_run_args(
@@ -129,22 +176,13 @@ def fake_run_args(
 ) -> list[str]:
     """Arguments of a recording run (`once`, no cache folder) of `fake` at `url` over `cases`; a `tag`
     keeps the models file, cassettes (and with `out_dir` the results) of one test's runs apart."""
-    suffix = f"-{tag}" if tag else ""
-    models = pytester.path / f"models{suffix}.yaml"
-    models.write_text(fake_models(url, price_in))
-    args = [
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(cases),
-        "--eval-cassette-dir",
-        str(pytester.path / f"cassettes{suffix}"),
-    ]
-    if out_dir:
-        args += ["--eval-out-dir", str(pytester.path / f"results{suffix}")]
-    return [*args, "--eval-record-mode", "once", "-p", "no:cacheprovider"]
+    return recording_args(pytester, fake_models(url, price_in), cases, tag, out_dir)
+
+
+def tagged_run_args(pytester: pytest.Pytester, url: str, tag: str, cases, price_in: float = 0.0) -> list[str]:
+    """The eval module's recording run of `fake` at `url` over `cases`, its models file, cassettes and
+    results apart by `tag`."""
+    return ["test_chaosbench.py", *fake_run_args(pytester, url, cases, tag, price_in, out_dir=True)]
 
 
 def oracle_shards(pytester: pytest.Pytester, cases: str, shards: int = 2) -> list[Path]:
@@ -171,25 +209,7 @@ def small_bank(path: Path, dialogues: int = 2, turns: int = 3, questions: int = 
 
 def eval_args(pytester: pytest.Pytester, base_url: str, tag: str, price_in: float = 0.0) -> list[str]:
     """The arguments of a recording run of `fake` at `base_url` over small_bank, its files apart by `tag`."""
-    models = pytester.path / f"models-{tag}.yaml"
-    models.write_text(fake_models(base_url, price_in))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(small_bank(pytester.path / "bank.jsonl")),
-        "--eval-cassette-dir",
-        str(pytester.path / f"cassettes-{tag}"),
-        "--eval-out-dir",
-        str(pytester.path / f"results-{tag}"),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-    ]
+    return tagged_run_args(pytester, base_url, tag, small_bank(pytester.path / "bank.jsonl"), price_in)
 
 
 def bodies(server) -> list[str]:

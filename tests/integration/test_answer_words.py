@@ -8,7 +8,7 @@ import json
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, named_run, question, write_jsonl
+from helpers import EVAL_MODULE, fake_run_args, named_run, question, write_jsonl
 
 GERMAN_WORDS = "TRUE = wahr, richtig, ja; FALSE = falsch, nein"
 
@@ -22,11 +22,10 @@ GERMAN = {
 
 
 @pytest.fixture
-def evals(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
-    pytester.makepyprojecttoml(f'[tool.pytest.ini_options]\neval_answer_words = "{GERMAN_WORDS}"\n')
-    return pytester
+def german_evals(recording_evals: pytest.Pytester) -> pytest.Pytester:
+    """recording_evals with the German answer words in its ini."""
+    recording_evals.makepyprojecttoml(f'[tool.pytest.ini_options]\neval_answer_words = "{GERMAN_WORDS}"\n')
+    return recording_evals
 
 
 def german_bank(pytester: pytest.Pytester) -> str:
@@ -47,14 +46,14 @@ def the_run(pytester: pytest.Pytester) -> tuple[dict, dict, dict]:
     return summary, records, json.loads((folder / "run_manifest.json").read_text())
 
 
-def test_a_german_question_set_is_scored_with_its_own_answer_words(evals: pytest.Pytester) -> None:
+def test_a_german_question_set_is_scored_with_its_own_answer_words(german_evals: pytest.Pytester) -> None:
     with FakeProvider() as server:
         server.responder = reply_in_german
-        args = fake_run_args(evals, server.openai_base, german_bank(evals))
-        result = evals.runpytest_subprocess(*args)
+        args = fake_run_args(german_evals, server.openai_base, german_bank(german_evals))
+        result = german_evals.runpytest_subprocess(*args)
         assert len(server.requests) == 4, "every reply has a label: nothing is asked again"
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()  # a wrong answer fails its item, not the run
-    summary, records, manifest = the_run(evals)
+    summary, records, manifest = the_run(german_evals)
     assert (summary["overall_accuracy"], summary["coverage"]) == (0.75, 1.0)
     assert {id: r["label"] for id, r in records.items()} == {
         "de-1": "TRUE",
@@ -68,7 +67,7 @@ def test_a_german_question_set_is_scored_with_its_own_answer_words(evals: pytest
 
     # the same replies read without the words (the command line's empty value wins over the ini): no label,
     # in a run directory of its own with another configuration hash
-    replay = evals.runpytest_subprocess(
+    replay = german_evals.runpytest_subprocess(
         *args[:-4],
         "--eval-record-mode",
         "none",
@@ -80,11 +79,11 @@ def test_a_german_question_set_is_scored_with_its_own_answer_words(evals: pytest
         "0",
     )
     assert replay.ret == pytest.ExitCode.TESTS_FAILED, replay.stdout.str()  # the coverage floor
-    summary, records, manifest = the_run(evals)
+    summary, records, manifest = the_run(german_evals)
     assert (summary["overall_accuracy"], summary["coverage"]) == (None, 0.0)
     assert "answer_words" not in manifest["prompt"]
     assert manifest["execution"]["config_hash"] != hash_with_words
-    assert len(list((evals.path / "results").glob("fake_zeroshot_fragen-*"))) == 2
+    assert len(list((german_evals.path / "results").glob("fake_zeroshot_fragen-*"))) == 2
 
 
 @pytest.mark.parametrize(

@@ -8,20 +8,19 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import DIALECTIC_MODULE, EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, run_dir, the_run
+from helpers import (
+    DIALECTIC_MODULE,
+    EVAL_MODULE,
+    fake_run_args,
+    four_questions,
+    model_entry,
+    models_yaml,
+    run_dir,
+    the_run,
+)
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.dialectic import judge
-
-REASONING_MODEL = """models:
-  fake:
-    provider: openai
-    model_id: fake-reasoner
-    api_key_env: {var}
-    base_url: {url}
-    reasoning: true
-    thinking_budget: 1000
-"""
 
 
 def chaosbench_run(pytester, server, *args: str):
@@ -82,7 +81,8 @@ def test_a_bad_value_is_a_usage_error(pytester, args, message):
 def test_a_reasoning_model_gets_max_completion_tokens_and_no_temperature(pytester, server):
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)
     args = fake_run_args(pytester, server.openai_base, four_questions(pytester))
-    (pytester.path / "models.yaml").write_text(REASONING_MODEL.format(var=FAKE_KEY_VAR, url=server.openai_base))
+    reasoner = model_entry(server.openai_base, model_id="fake-reasoner", reasoning=True, thinking_budget=1000)
+    (pytester.path / "models.yaml").write_text(models_yaml(reasoner))
     result = pytester.runpytest(*args, "--eval-temperature", "0.3")
     assert result.ret == 0, result.stdout.str()
     for request in server.requests:

@@ -17,22 +17,15 @@ from helpers import (
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-
 
 # --- a recording run killed with SIGKILL, then resumed ---
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
 
 
 # --- the cost budget ---
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, key, workers: str) -> None:
+def test_max_cost_stops_asking_lists_the_rest_and_resume_finishes(pytester, fake_key, workers: str) -> None:
     add_eval_module(pytester)
     with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call
         server.responder = answer_by_text

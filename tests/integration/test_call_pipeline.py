@@ -9,7 +9,7 @@ import re
 
 import pytest
 from fakeprovider import Usage
-from helpers import DIALECTIC_MODULE, fake_models, the_run
+from helpers import DIALECTIC_MODULE, fake_model_args, fake_models, the_run
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.dialectic import judge
@@ -31,20 +31,13 @@ def server(server):
 def dialectic_run(pytester, server, *args: str):
     """A recording dialectic run of `fake` (its own judge, 3 judges a response) over CASES, one variant."""
     pytester.makepyfile(test_dialectic_items=DIALECTIC_MODULE)
-    models = pytester.path / "models.yaml"
-    models.write_text(fake_models(server.openai_base, price_in=1.0))
     cases = cases_file(pytester.path / "cases.yaml", *((case, "dialectic") for case in CASES))
     return pytester.runpytest_subprocess(
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
+        *fake_model_args(pytester, fake_models(server.openai_base, price_in=1.0)),
         "--eval-dialectic-cases",
         str(cases),
         "--eval-variant",
         "dialectic",
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
         "--eval-out-dir",
         str(pytester.path / "results"),
         "--eval-record-mode",

@@ -5,20 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import PROJECT_ROOT, add_eval_module, question
-
-KEY_VAR = "FAKE_PROVIDER_KEY"
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
-)
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
-
+from helpers import PROJECT_ROOT, add_eval_module, fake_models, question
 
 # --- 8. quiet failures: case files ---
 
@@ -50,12 +37,12 @@ def test_a_case_file_that_cannot_be_read_is_one_collection_error_naming_it(
     assert not (pytester.path / "results").exists()
 
 
-def test_a_case_id_too_long_for_its_cassette_names_is_one_collection_error(pytester, key) -> None:
+def test_a_case_id_too_long_for_its_cassette_names_is_one_collection_error(pytester, fake_key) -> None:
     pytester.makepyfile(
         test_long_dialectic_ids=(PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
     )
     models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url="http://127.0.0.1:9/v1"))
+    models.write_text(fake_models("http://127.0.0.1:9/v1"))
     prompts = pytester.path / "prompts"
     prompts.mkdir()
     (prompts / ("v" * 120 + ".txt")).write_text("Think first.")

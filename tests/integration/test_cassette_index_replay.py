@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text, question, the_run, write_jsonl
+from helpers import add_eval_module, answer_by_text, fake_model_args, fake_models, question, the_run, write_jsonl
 
 from pytest_reasoning_evals import index_warmer
 from pytest_reasoning_evals.cassette_index import FILE_NAME
@@ -20,35 +20,13 @@ from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n"
-)
-
 
 # --- in a run: the index is used, and the files stay the source of truth ---
 
 
 def record_then_replay_args(pytester, server: FakeProvider, cases: str, mode: str) -> list[str]:
-    models = pytester.path / "models.yaml"
-    models.write_text(MODELS.format(url=server.openai_base))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        cases,
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        "--eval-out-dir",
-        str(pytester.path / "results"),
-        "--eval-record-mode",
-        mode,
-    ]
+    args = fake_model_args(pytester, fake_models(server.openai_base), cases)
+    return ["test_chaosbench.py", *args, "--eval-out-dir", str(pytester.path / "results"), "--eval-record-mode", mode]
 
 
 def labels(pytester) -> dict[str, str]:
@@ -57,8 +35,7 @@ def labels(pytester) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch, workers) -> None:
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, fake_key, workers) -> None:
     add_eval_module(pytester)
     cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE") for i in range(12)]))
     with FakeProvider() as server:
@@ -99,8 +76,9 @@ def test_a_replay_reads_the_index_until_a_cassette_changes(pytester, monkeypatch
 
 
 @pytest.mark.parametrize("cache", [True, False])
-def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(pytester, monkeypatch, cache) -> None:
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+def test_a_serial_replay_warms_the_index_with_its_items_cassettes_in_run_order(
+    pytester, monkeypatch, fake_key, cache
+) -> None:
     add_eval_module(pytester)
     ids = [f"q-{i}" for i in (3, 1, 2, 0)]  # run order is bank order, not id order
     cases = str(write_jsonl(pytester.path / "bank.jsonl", [question(i, "TRUE") for i in ids]))

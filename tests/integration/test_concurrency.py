@@ -16,19 +16,22 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider, status
-from helpers import DIALECTIC_MODULE, add_eval_module, answer_by_text, fake_run_args, question, the_run, write_jsonl
+from helpers import (
+    DIALECTIC_MODULE,
+    add_eval_module,
+    answer_by_text,
+    bodies,
+    fake_run_args,
+    question,
+    tagged_run_args,
+    the_run,
+    write_jsonl,
+)
 
 from pytest_reasoning_evals.providers.http import LATENCY_HEADER
 
-# every test here runs whole sessions, each over a second
-pytestmark = [pytest.mark.slow]
-
-KEY_VAR = "FAKE_PROVIDER_KEY"
-
-
-@pytest.fixture(autouse=True)
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
+# every test here runs whole sessions, each over a second, as the fake model with its key set
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fake_key")]
 
 
 def bank(pytester, questions: int, dialogues: int = 1) -> str:
@@ -39,14 +42,6 @@ def bank(pytester, questions: int, dialogues: int = 1) -> str:
             for t in (1, 2, 3)
         ]
     return str(write_jsonl(pytester.path / "bank.jsonl", records))
-
-
-def run_args(pytester, server: FakeProvider, tag: str, cases: str, price_in: float = 0.0) -> list[str]:
-    return ["test_chaosbench.py", *fake_run_args(pytester, server.openai_base, cases, tag, price_in, out_dir=True)]
-
-
-def bodies(server: FakeProvider) -> list[str]:
-    return sorted(json.dumps(r["body"], sort_keys=True) for r in server.requests)
 
 
 def requests_in(cassettes) -> dict[str, list]:
@@ -72,7 +67,11 @@ def test_the_same_items_records_summary_and_cassettes_with_1_or_16_calls_in_flig
             server.extra_headers = {LATENCY_HEADER: "200"}  # a latency that does not depend on the run
             tag = f"c{concurrency}-n{workers}"
             result = pytester.runpytest_subprocess(
-                *run_args(pytester, server, tag, cases), "--eval-concurrency", concurrency, "-n", workers
+                *tagged_run_args(pytester, server.openai_base, tag, cases),
+                "--eval-concurrency",
+                concurrency,
+                "-n",
+                workers,
             )
             assert result.ret == 0, result.stdout.str()  # wrong answers fail their items, not the run
             run = the_run(pytester.path / f"results-{tag}", "fake")
@@ -139,7 +138,9 @@ def test_429s_lower_the_calls_in_flight_and_every_item_is_still_answered(pyteste
         server.delay = 0.02
         server.capacity = 2  # a provider that takes 2 calls at once and refuses the rest with a 429
         result = pytester.runpytest_subprocess(
-            *run_args(pytester, server, "limited", bank(pytester, 100, dialogues=0)), "--eval-concurrency", "16"
+            *tagged_run_args(pytester, server.openai_base, "limited", bank(pytester, 100, dialogues=0)),
+            "--eval-concurrency",
+            "16",
         )
         run = the_run(pytester.path / "results-limited", "fake")
         summary = json.loads((run / "summary.json").read_text())
@@ -157,7 +158,11 @@ def test_a_refused_key_stops_the_run_with_at_most_the_calls_in_flight(pytester, 
         server.delay = 0.1
         server.script(*[status(401)] * 200)
         result = pytester.runpytest_subprocess(
-            *run_args(pytester, server, "refused", bank(pytester, 60)), "--eval-concurrency", "8", "-n", workers
+            *tagged_run_args(pytester, server.openai_base, "refused", bank(pytester, 60)),
+            "--eval-concurrency",
+            "8",
+            "-n",
+            workers,
         )
         assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
         result.stdout.fnmatch_lines(["*model key refused: *refused the key in FAKE_PROVIDER_KEY*"])
@@ -174,7 +179,7 @@ def test_max_cost_is_overshot_by_at_most_the_calls_in_flight_and_resume_pays_not
     with FakeProvider() as server:  # 12 prompt tokens at $250,000 per 1M: $3 a call
         server.responder = answer_by_text
         server.delay = 0.02
-        args = run_args(pytester, server, "budget", cases, price_in=250_000.0)
+        args = tagged_run_args(pytester, server.openai_base, "budget", cases, price_in=250_000.0)
         result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "10", "--eval-concurrency", "8", "-n", workers)
         assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
         asked = len(server.requests)
@@ -208,7 +213,9 @@ def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(py
     cases = bank(pytester, 30)
     with FakeProvider() as reference:
         reference.responder = answer_by_text
-        whole = pytester.runpytest_subprocess(*run_args(pytester, reference, "whole", cases), "--eval-concurrency", "1")
+        whole = pytester.runpytest_subprocess(
+            *tagged_run_args(pytester, reference.openai_base, "whole", cases), "--eval-concurrency", "1"
+        )
         assert whole.ret == 0, whole.stdout.str()
         expected_bodies = bodies(reference)
     expected = json.loads((the_run(pytester.path / "results-whole", "fake") / "summary.json").read_text())
@@ -216,7 +223,7 @@ def test_sigkill_with_calls_in_flight_then_resume_pays_no_answered_call_twice(py
     with FakeProvider() as server:
         server.responder = answer_by_text
         server.hold_after = 10  # ten calls answered (some of items not run yet), the rest hang
-        args = run_args(pytester, server, "killed", cases)
+        args = tagged_run_args(pytester, server.openai_base, "killed", cases)
         process = run_until_held(pytester, server, [*args, "--eval-concurrency", "8"], held=1)
         assert server.held >= 1, "the run never reached a held request"
         time.sleep(1.0)  # the answered calls reach their cassettes
@@ -241,7 +248,7 @@ def test_ctrl_c_while_calls_hang_ends_the_run_at_once_and_keeps_what_was_answere
     with FakeProvider() as server:
         server.responder = answer_by_text
         server.hold_after = 10  # ten calls answered, the rest hang
-        args = run_args(pytester, server, "stopped", cases)
+        args = tagged_run_args(pytester, server.openai_base, "stopped", cases)
         process = run_until_held(pytester, server, [*args, "--eval-concurrency", "4"], held=4)
         time.sleep(0.5)  # the answered calls reach their items
         process.send_signal(signal.SIGINT)
@@ -270,7 +277,7 @@ def test_questions_run_ahead_when_the_dialectic_asked_the_same_model_first(pytes
         server.delay = 0.05
         result = pytester.runpytest_subprocess(
             "test_a_dialectic_items.py",
-            *run_args(pytester, server, "both", bank(pytester, 40, dialogues=0)),
+            *tagged_run_args(pytester, server.openai_base, "both", bank(pytester, 40, dialogues=0)),
             "--eval-max-items",
             "40",
             "--eval-concurrency",

@@ -11,34 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import PROJECT_ROOT
+from helpers import PROJECT_ROOT, model_entry, models_yaml
 
 from pytest_reasoning_evals.dialectic import judge, spotcheck
 from pytest_reasoning_evals.dialectic.cases import cases_sha256
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
 EVAL_MODULE = (PROJECT_ROOT / "evals" / "test_dialectic.py").read_text(encoding="utf-8")
-MODELS = """models:
-  fake:
-    provider: openai_compatible
-    model_id: fake-model
-    api_key_env: {var}
-    base_url: {url}
-    price_in: 1000.0
-    price_out: 2000.0
-  fake-judge:
-    provider: openai_compatible
-    model_id: fake-judge
-    api_key_env: {var}
-    base_url: {url}
-  other:
-    provider: openai_compatible
-    model_id: other-model
-    api_key_env: {var}
-    base_url: {url}
-    price_in: 4000.0
-    price_out: 8000.0
-"""
 PLANTED = "You should do it.\n\n**Confidence**: 0.9"  # a confident answer with no visible process
 STRUCTURED = """## Hypotheses
 **H1: Do it** - the case for.
@@ -121,11 +99,22 @@ class Scripted:
         return self.answers[case_id]
 
 
+def dialectic_models(url: str) -> str:
+    """fake and other (priced) and fake-judge, OpenAI-compatible models at `url`."""
+    return models_yaml(
+        model_entry(url, provider="openai_compatible", price_in=1000.0, price_out=2000.0),
+        model_entry(url, "fake-judge", provider="openai_compatible", model_id="fake-judge"),
+        model_entry(
+            url, "other", provider="openai_compatible", model_id="other-model", price_in=4000.0, price_out=8000.0
+        ),
+    )
+
+
 def run(pytester, server, cases: Path, *args: str, module: str = EVAL_MODULE, record_mode: str | None = "once"):
     """A dialectic run against `server`; `record_mode` None: each model's default (replay when it has cassettes)."""
     pytester.makepyfile(test_dialectic=module)
     models = pytester.path / "models.yaml"
-    models.write_text(MODELS.format(var=KEY_VAR, url=server.openai_base))
+    models.write_text(dialectic_models(server.openai_base))
     return pytester.runpytest_subprocess(
         "--eval-models-file",
         str(models),
@@ -474,7 +463,8 @@ def test_a_failed_judge_share_outside_0_to_1_is_a_usage_error(pytester, server, 
 
 # --- what a run spent is in its files ---
 
-PRICES = {"fake-model": (1000.0, 2000.0), "fake-judge": (0.0, 0.0), "other-model": (4000.0, 8000.0)}  # MODELS's
+# dialectic_models' prices
+PRICES = {"fake-model": (1000.0, 2000.0), "fake-judge": (0.0, 0.0), "other-model": (4000.0, 8000.0)}
 
 
 def paid(requests: list[dict]) -> float:

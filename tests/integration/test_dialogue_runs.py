@@ -12,6 +12,8 @@ from helpers import (
     DEFAULT_PROMPTS,
     REFERENCE,
     add_eval_module,
+    fake_model_args,
+    fake_models,
     read_summary,
     run_dir,
 )
@@ -22,15 +24,9 @@ from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import group_dialogues, load_questions
 from pytest_reasoning_evals.chaosbench.rows import compact
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
 DIALOGUE_FILE = DEFAULT_CASES / "dialogues.jsonl"
 DIALOGUES = group_dialogues(load_questions(DIALOGUE_FILE))
 PROMPT = PromptTemplate.load(DEFAULT_PROMPTS, "zeroshot")
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n"
-)
 
 
 def asserted(turn, label: str) -> tuple[str, bool]:
@@ -98,19 +94,8 @@ def chosen_violation() -> tuple[str, int]:
     raise AssertionError("no implication turn in the bank")
 
 
-def fake_dialogue_run(pytester, server, *args: str):
-    models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url=server.openai_base))
-    return dialogue_run(
-        pytester,
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        *args,
-    )
+def fake_dialogue_run(pytester, url: str, *args: str):
+    return dialogue_run(pytester, *fake_model_args(pytester, fake_models(url)), *args)
 
 
 # --- baselines over the bank's dialogues ---
@@ -143,7 +128,7 @@ def test_a_model_breaking_one_axiom_in_one_dialogue(pytester, server) -> None:
     flip = chosen_violation()
     table = scripted_answers(flip)
     server.responder = lambda body: table[conversation_key(body["messages"])]
-    result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once")
+    result = fake_dialogue_run(pytester, server.openai_base, "--eval-record-mode", "once")
     assert result.ret == 0, result.stdout.str()
     summary = read_summary(pytester, "fake")
     dialogue = next(d for d in DIALOGUES if d.id == flip[0])
@@ -169,7 +154,7 @@ def test_a_model_breaking_one_axiom_in_one_dialogue(pytester, server) -> None:
 def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, server) -> None:
     server.responder = lambda body: f"TRUE (reply to turn {len(body['messages']) // 2 + 1})"
     dialogue = DIALOGUES[0]
-    result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once", "-k", dialogue.id)
+    result = fake_dialogue_run(pytester, server.openai_base, "--eval-record-mode", "once", "-k", dialogue.id)
     assert result.ret == 0, result.stdout.str()
     sent = [r["body"]["messages"] for r in server.requests]
     assert len(sent) == len(dialogue.turns)
@@ -189,19 +174,7 @@ def test_turns_are_sent_as_one_conversation_with_the_full_history(pytester, serv
     assert record["cassette"] == f"fake/dialogues-zeroshot/{dialogue.id}.yaml"
 
     server.close()  # replay with the server gone: the same record
-    models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url="http://127.0.0.1:9/v1"))
-    replayed = dialogue_run(
-        pytester,
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        "-k",
-        dialogue.id,
-    )
+    replayed = fake_dialogue_run(pytester, "http://127.0.0.1:9/v1", "-k", dialogue.id)
     assert replayed.ret == 0, replayed.stdout.str()
     (again,) = [json.loads(line) for line in (run_dir(pytester, "fake", subset=True) / "completions.jsonl").open()]
 
@@ -217,7 +190,7 @@ def test_a_failed_turn_leaves_the_later_turns_unasked(pytester, server) -> None:
 
     dialogue = DIALOGUES[0]
     server.script(*[status(400)])  # turn 1 fails for good (a 400 is not retried)
-    result = fake_dialogue_run(pytester, server, "--eval-record-mode", "once", "-k", dialogue.id)
+    result = fake_dialogue_run(pytester, server.openai_base, "--eval-record-mode", "once", "-k", dialogue.id)
     # a failed call is an UNKNOWN answer, not a harness error; an outage fails the session by its gate
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(
@@ -239,17 +212,13 @@ def test_a_turn_refused_after_a_paid_turn_keeps_that_turn_and_its_cost(pytester,
     """A refused key stops the run; the turns a stopped dialogue paid for stay in its record,
     summary.json and run_meta.json's spent_usd (issue 38: they were reported as 0.0)."""
     from fakeprovider import status
-    from helpers import fake_models
 
     later = lambda body: status(401) if len(body["messages"]) > 1 else None  # noqa: E731 - turn 2 on: refused
     server.fault_for = later
-    models = pytester.path / "models.yaml"
-    models.write_text(fake_models(server.openai_base, price_in=1250.0))  # 12 prompt tokens: $0.015 a call
+    models = fake_models(server.openai_base, price_in=1250.0)  # 12 prompt tokens: $0.015 a call
     add_eval_module(pytester)
-    result = pytester.runpytest_subprocess(
-        f"--eval-cases={DIALOGUE_FILE}", "-p", "no:randomly", "--eval-models-file", str(models), "--model", "fake",
-        "--eval-cassette-dir", str(pytester.path / "cassettes"), "--eval-record-mode", "once", "-n", workers,
-    )  # fmt: skip
+    args = fake_model_args(pytester, models, DIALOGUE_FILE)
+    result = pytester.runpytest_subprocess(*args, "-p", "no:randomly", "--eval-record-mode", "once", "-n", workers)
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
     paid = 0.015 * sum(later(r["body"]) is None for r in server.requests)
     assert paid > 0

@@ -19,6 +19,8 @@ from helpers import (
     FAKE_KEY_VAR,
     fake_run_args,
     four_questions,
+    model_entry,
+    models_yaml,
 )
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
@@ -30,24 +32,6 @@ from pytest_reasoning_evals.dialectic.cases import load_variants
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 
 PRICE_IN = 1000.0  # $ per 1M input tokens: the test's dollars are visible
-DIALECTIC_MODELS = """models:
-  fake:
-    provider: openai_compatible
-    model_id: fake-model
-    api_key_env: {var}
-    base_url: {url}
-    price_in: 1000.0
-    price_out: 2000.0
-  other:
-    provider: openai
-    model_id: other-model
-    api_key_env: {var}
-    base_url: {url}
-    price_in: 4000.0
-    price_out: 8000.0
-    reasoning: true
-    thinking_budget: 100
-"""
 
 
 def table(stdout: str) -> dict[tuple[str, str, str], tuple]:
@@ -164,7 +148,17 @@ def dialectic_estimate(pytester, server, *args: str):
     other), judged by a panel of three."""
     server.responder = Scripted({"c1": STRUCTURED, "c2": STRUCTURED})
     pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
-    (pytester.path / "models.yaml").write_text(DIALECTIC_MODELS.format(var=FAKE_KEY_VAR, url=server.openai_base))
+    fake = model_entry(server.openai_base, provider="openai_compatible", price_in=1000.0, price_out=2000.0)
+    other = model_entry(
+        server.openai_base,
+        "other",
+        model_id="other-model",
+        price_in=4000.0,
+        price_out=8000.0,
+        reasoning=True,
+        thinking_budget=100,
+    )
+    (pytester.path / "models.yaml").write_text(models_yaml(fake, other))
     cases = cases_file(pytester.path / "cases.yaml", ("c1", "dialectic"), ("c2", "dialectic"))
     return pytester.runpytest(
         "--eval-models-file",

@@ -17,7 +17,7 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider, Usage, missing_fields, status
-from helpers import add_eval_module, answer_by_text, cassette_path, fake_run_args, question, the_run, write_jsonl
+from helpers import add_eval_module, answer_by_text, cassette_path, question, tagged_run_args, the_run, write_jsonl
 
 from pytest_reasoning_evals.providers.base import ErrorKind, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
@@ -190,10 +190,6 @@ def bank(pytester, questions: int) -> str:
     )
 
 
-def run_args(pytester, server: FakeProvider, tag: str, cases: str, price_in: float = 0.0) -> list[str]:
-    return ["test_chaosbench.py", *fake_run_args(pytester, server.openai_base, cases, tag, price_in, out_dir=True)]
-
-
 def outputs(pytester, tag: str) -> tuple[dict, dict, list[dict]]:
     run = the_run(pytester.path / f"results-{tag}", "fake")
     records = [json.loads(line) for line in (run / "completions.jsonl").read_text().splitlines()]
@@ -211,7 +207,9 @@ def test_hostile_replies_reach_the_summary_as_errors_and_their_cost_is_counted(p
             status(200, body=hostile("openai", "infinite")[0]),
             status(200, body=DEEP),
         )
-        result = pytester.runpytest_subprocess(*run_args(pytester, server, "hostile", bank(pytester, 10), price_in=1.0))
+        result = pytester.runpytest_subprocess(
+            *tagged_run_args(pytester, server.openai_base, "hostile", bank(pytester, 10), price_in=1.0)
+        )
         assert len(server.requests) == 10
     summary, meta, records = outputs(pytester, "hostile")
     assert len(records) == summary["total_questions"] == 10, result.stdout.str()
@@ -241,7 +239,7 @@ def test_what_calls_made_ahead_paid_is_reported_at_a_budget_stop_and_the_oversho
         server.usage = Usage(prompt=125_000, completion=0)
         server.responder = answer_by_text
         server.delay = 0.05
-        args = run_args(pytester, server, "budget", bank(pytester, 120), price_in=1.0)
+        args = tagged_run_args(pytester, server.openai_base, "budget", bank(pytester, 120), price_in=1.0)
         result = pytester.runpytest_subprocess(
             *args,
             "--eval-max-cost",
@@ -275,7 +273,7 @@ def test_the_paid_turns_of_a_dialogue_the_budget_stopped_midway_are_reported(pyt
     with FakeProvider() as server:
         server.usage = Usage(prompt=125_000, completion=0)
         server.responder = answer_by_text
-        args = run_args(pytester, server, "dialogues", cases, price_in=1.0)
+        args = tagged_run_args(pytester, server.openai_base, "dialogues", cases, price_in=1.0)
         # $0.50: the first dialogue's 3 turns and the second's first; its second turn is not asked
         result = pytester.runpytest_subprocess(*args, "--eval-max-cost", "0.5", "--eval-concurrency", concurrency)
         paid = len(server.requests) * PRICE_PER_CALL
@@ -315,7 +313,7 @@ def test_an_echoed_key_reaches_no_result_file(pytester) -> None:
     echo = json.dumps({"error": {"message": f"Incorrect API key provided: {KEY}"}})
     with FakeProvider() as server:
         server.script(*[status(400, body=echo)] * 3)
-        pytester.runpytest_subprocess(*run_args(pytester, server, "echo", bank(pytester, 3)))
+        pytester.runpytest_subprocess(*tagged_run_args(pytester, server.openai_base, "echo", bank(pytester, 3)))
     written = "".join(p.read_text() for p in (pytester.path / "results-echo").rglob("*") if p.is_file())
     assert "Incorrect API key provided" in written and KEY not in written
 
@@ -345,7 +343,7 @@ def test_a_sigkill_pays_again_for_at_most_n_calls(pytester) -> None:
     with FakeProvider() as server:
         server.responder = answer_by_text
         server.hold_after = 3 * concurrency  # far more than can be answered before the kill
-        args = run_args(pytester, server, "killed", bank(pytester, 40))
+        args = tagged_run_args(pytester, server.openai_base, "killed", bank(pytester, 40))
         process = subprocess.Popen(
             [sys.executable, "-m", "pytest", *args, "--eval-concurrency", str(concurrency)],
             cwd=pytester.path,
@@ -396,7 +394,9 @@ def test_what_calls_made_ahead_paid_is_reported_when_maxfail_stops_the_run(pytes
     with FakeProvider() as server:
         server.usage = Usage(prompt=125_000, completion=0)
         server.delay = 0.05  # the calls made ahead are out when the first wrong answer stops the run
-        args = run_args(pytester, server, "maxfail", bank(pytester, 120), price_in=1.0)  # "TRUE" to every third wrong
+        args = tagged_run_args(
+            pytester, server.openai_base, "maxfail", bank(pytester, 120), price_in=1.0
+        )  # "TRUE" to every third wrong
         result = pytester.runpytest_subprocess(*args, "-x", "--eval-concurrency", "8", "-n", workers)
         paid = len(server.requests) * PRICE_PER_CALL
     assert len(server.requests) > 1, result.stdout.str()
@@ -414,7 +414,7 @@ def test_what_calls_made_ahead_paid_is_reported_when_an_outage_stops_the_run(pyt
             *[status(200, body=body(reply("openai", content="TRUE", prompt=125_000, completion=0)))] * good,
             *[status(500, retry_after="0")] * down,
         )
-        args = run_args(pytester, server, "outage", bank(pytester, 120), price_in=1.0)
+        args = tagged_run_args(pytester, server.openai_base, "outage", bank(pytester, 120), price_in=1.0)
         result = pytester.runpytest_subprocess(*args, "--eval-concurrency", "8")
         assert "provider outage" in result.stdout.str(), result.stdout.str()
         assert 0 < server.pending_faults < down, "the good replies were used up, then the 500s began"
@@ -499,7 +499,9 @@ def test_a_multi_line_error_body_is_one_gate_line_in_the_summary_block(pytester)
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.script(*[status(500, retry_after="0", body=MULTI_LINE)] * 40)
-        result = pytester.runpytest_subprocess(*run_args(pytester, server, "multiline", bank(pytester, 6)))
+        result = pytester.runpytest_subprocess(
+            *tagged_run_args(pytester, server.openai_base, "multiline", bank(pytester, 6))
+        )
     out = result.stdout.str()
     assert "provider outage" in out, out
     block = out[out.index("eval summary: fake") :]
@@ -519,7 +521,7 @@ def test_what_calls_made_ahead_paid_is_reported_when_a_refused_key_stops_the_run
         server.usage = Usage(prompt=125_000, completion=0)
         server.delay = 0.05  # the calls made ahead are out when the first request is refused
         server.script(status(401))
-        args = run_args(pytester, server, "refused", bank(pytester, 120), price_in=1.0)
+        args = tagged_run_args(pytester, server.openai_base, "refused", bank(pytester, 120), price_in=1.0)
         result = pytester.runpytest_subprocess(*args, "--eval-concurrency", "8")
         assert "model key refused" in result.stdout.str(), result.stdout.str()
         paid = (len(server.requests) - 1) * PRICE_PER_CALL  # all but the refused one were answered 200

@@ -31,7 +31,18 @@ from pathlib import Path
 import pytest
 import yaml
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, cases_run, cassette_path, question, read_summary, run_dir, write_jsonl
+from helpers import (
+    FAKE_KEY_VAR,
+    add_eval_module,
+    cases_run,
+    cassette_path,
+    fake_model_args,
+    fake_models,
+    question,
+    read_summary,
+    run_dir,
+    write_jsonl,
+)
 
 from pytest_reasoning_evals import cassette_index, cassettes, results
 from pytest_reasoning_evals.cassette_index import MAX_BYTES, CassetteIndex
@@ -41,17 +52,15 @@ from pytest_reasoning_evals.providers.base import MISS, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.registry import ModelSpec
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
 POLICY = RetryPolicy(max_retries=0, timeout=5.0)
 CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must not need it
 SUITE = "bank-zeroshot"
-MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var}\n    base_url: {url}\n"
-)
 
 
 def client(root: Path, mode: str, base_url: str, index: CassetteIndex | None = None) -> CassetteClient:
-    spec = ModelSpec(alias="fake", provider="openai", model_id="fake-model", api_key_env=KEY_VAR, base_url=base_url)
+    spec = ModelSpec(
+        alias="fake", provider="openai", model_id="fake-model", api_key_env=FAKE_KEY_VAR, base_url=base_url
+    )
     return CassetteClient(HttpModel(spec, POLICY), root, mode, index)
 
 
@@ -84,19 +93,7 @@ def bank(pytester, changed: tuple[str, ...] = ()) -> Path:
 
 
 def eval_args(pytester, server_url: str, *args: str) -> list[str]:
-    models = pytester.path / "models.yaml"
-    models.write_text(MODELS.format(var=KEY_VAR, url=server_url))
-    return [
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(pytester.path / "bank.jsonl"),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        *args,
-    ]
+    return [*fake_model_args(pytester, fake_models(server_url), pytester.path / "bank.jsonl"), *args]
 
 
 def records(pytester) -> dict[str, dict]:
@@ -281,7 +278,7 @@ def test_whole_run_after_a_prompt_change_the_printed_command_records_exactly_the
     command = printed_command(out)
     assert command[-1] == "--eval-record-mode=refresh"
     models = pytester.path / "models.yaml"  # the same command, with the provider up again
-    models.write_text(MODELS.format(var=KEY_VAR, url=server.openai_base))
+    models.write_text(fake_models(server.openai_base))
     rerecorded = pytester.runpytest_subprocess(*command)
     assert rerecorded.ret == 0, rerecorded.stdout.str()
     assert sorted(re.search(r"system (q-\d)", text)[1] for text in sent_texts(server)) == ["q-1", "q-4"]

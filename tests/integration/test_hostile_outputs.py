@@ -20,7 +20,6 @@ import pytest
 from fakeprovider import FakeProvider, status
 from helpers import (
     DIALECTIC_MODULE,
-    FAKE_KEY_VAR,
     add_eval_module,
     fake_run_args,
     question,
@@ -35,13 +34,6 @@ from pytest_reasoning_evals.options import DEFAULT_MODEL
 from pytest_reasoning_evals.protocol import EvalProtocol
 from pytest_reasoning_evals.report import REPORT_FILE
 from pytest_reasoning_evals.secrets import main as scan_main
-
-KEY_VAR = FAKE_KEY_VAR
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
 
 
 def small_bank(path: Path) -> Path:
@@ -114,7 +106,7 @@ def page_data(html: str) -> tuple[str, dict]:
 
 
 @pytest.fixture
-def hostile_page(pytester, key) -> Path:
+def hostile_page(pytester, fake_key) -> Path:
     """report.html of a live run (fake provider) whose every reply is HOSTILE_REPLY: 6 questions, 1 dialogue."""
     add_eval_module(pytester)
     with FakeProvider() as server:
@@ -210,7 +202,7 @@ def test_an_unusable_step_summary_is_one_warning_line(pytester, monkeypatch, tmp
 HOSTILE_ERROR = "<!-- hidden `x` ``` | **bold** <img src=x onerror=alert(1)>\n# heading"
 
 
-def test_provider_error_text_in_the_step_summary_is_inert(pytester, monkeypatch, key) -> None:
+def test_provider_error_text_in_the_step_summary_is_inert(pytester, monkeypatch, fake_key) -> None:
     """A provider's error body (in the stop reason, the `complete` gate's detail) stays one table
     cell of plain text: no HTML, no comment that hides the rest of the page, no extra cell or line."""
     add_eval_module(pytester)

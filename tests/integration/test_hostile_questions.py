@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import EVAL_MODULE, question, read_summary, run_dir, write_jsonl
+from helpers import EVAL_MODULE, model_entry, models_yaml, question, read_summary, run_dir, write_jsonl
 
 from bankgen.validate import validate
 from pytest_reasoning_evals.casefiles import CaseFileError
@@ -59,7 +59,6 @@ OWN = [
         "turn": 2,
     },
 ]
-MODELS = "models:\n  desk:\n    provider: openai_compatible\n    model_id: desk-model\n    base_url: {url}\n    api_key_env: null\n"
 
 
 def own_project(pytester: pytest.Pytester, url: str, records: list[dict] = OWN) -> Path:
@@ -70,7 +69,8 @@ def own_project(pytester: pytest.Pytester, url: str, records: list[dict] = OWN) 
     prompts.mkdir(parents=True)
     (prompts / "zeroshot.txt").write_text(PROMPT, encoding="utf-8")
     (prompts / "cot.txt").write_text(COT, encoding="utf-8")
-    (pytester.path / "models.yaml").write_text(MODELS.format(url=url), encoding="utf-8")
+    desk = model_entry(url, "desk", provider="openai_compatible", model_id="desk-model", key_var=None)
+    (pytester.path / "models.yaml").write_text(models_yaml(desk), encoding="utf-8")
     pytester.makeini(
         "[pytest]\neval_model = desk\neval_models_file = models.yaml\neval_cases = faq.jsonl\neval_prompts = prompts/chaosbench\n"
     )

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from fakeprovider import FakeProvider, status
 from helpers import (
-    FAKE_KEY_VAR,
     add_eval_module,
     cases_run,
     fake_run_args,
@@ -24,13 +23,6 @@ from helpers import (
 )
 
 from pytest_reasoning_evals import results
-
-KEY_VAR = FAKE_KEY_VAR
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
 
 
 def all_true_bank(path, n: int = 10):
@@ -64,7 +56,7 @@ def files_of(directory) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_worse_run_compared_with_its_own_output_folder_fails_the_regression_gate(pytester, key, workers) -> None:
+def test_a_worse_run_compared_with_its_own_output_folder_fails_the_regression_gate(pytester, fake_key, workers) -> None:
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.responder = lambda body: "TRUE"
@@ -85,7 +77,7 @@ def test_a_worse_run_compared_with_its_own_output_folder_fails_the_regression_ga
     assert comparison["accuracy_baseline"] == 1.0 and comparison["accuracy_current"] == 0.0 and comparison["regressed"]
 
 
-def test_items_whose_calls_failed_in_the_baseline_are_not_paired(pytester, key) -> None:
+def test_items_whose_calls_failed_in_the_baseline_are_not_paired(pytester, fake_key) -> None:
     """A baseline run whose calls failed (an outage, a stale recording) measured nothing of them:
     counting them as 'not right' would make any later run look fixed. They are left out, and a
     baseline that measured nothing fails the regression gate."""
@@ -327,7 +319,7 @@ GOOD = '"family": "atomic", "gold": true, "split": "core"'
     ],
     ids=["not-a-bool", "no-gold", "duplicate", "deep", "not-json"],
 )
-def test_a_bad_baseline_file_is_a_usage_error_before_any_call(pytester, key, items, message) -> None:
+def test_a_bad_baseline_file_is_a_usage_error_before_any_call(pytester, fake_key, items, message) -> None:
     add_eval_module(pytester)
     path = baseline_file(pytester.path, items)
     with FakeProvider() as server:
@@ -346,7 +338,7 @@ def test_a_bad_baseline_file_is_a_usage_error_before_any_call(pytester, key, ite
     assert not run_dir(pytester, "fake").exists()
 
 
-def test_a_baseline_that_cannot_be_compared_still_writes_the_run_and_fails_one_gate(pytester, key) -> None:
+def test_a_baseline_that_cannot_be_compared_still_writes_the_run_and_fails_one_gate(pytester, fake_key) -> None:
     """Whatever goes wrong comparing (a bug), the run's outputs are written and the gate says why in one line."""
     add_eval_module(pytester)
     pytester.makeconftest("""
@@ -375,7 +367,7 @@ finish.compare = broken
 
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_an_outage_exits_1_like_a_failed_run(pytester, key, workers) -> None:
+def test_an_outage_exits_1_like_a_failed_run(pytester, fake_key, workers) -> None:
     add_eval_module(pytester)
     with FakeProvider() as server:
         server.script(*[status(503, retry_after=0)] * 200)

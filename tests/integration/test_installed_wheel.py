@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import answer_by_text, named_run
+from helpers import answer_by_text, model_entry, models_yaml, named_run
 from installed import CHAOSBENCH_IMPORT, EXAMPLE, HEAVY, OWN_PROTOCOL, PACKAGE, ROOT, Installed
 
 # builds and installs the wheel into a fresh venv: minutes on a cold cache
@@ -260,10 +260,10 @@ def test_record_then_replay_in_a_user_project(installed: Installed, tmp_path: Pa
     )
     with FakeProvider() as server:
         server.responder = answer_by_text
-        (project / "models.yaml").write_text(
-            "models:\n  lab-fake:\n    provider: openai_compatible\n    model_id: lab-model\n"
-            f"    base_url: {server.openai_base}\n    api_key_env: null\n"
+        lab = model_entry(
+            server.openai_base, "lab-fake", provider="openai_compatible", model_id="lab-model", key_var=None
         )
+        (project / "models.yaml").write_text(models_yaml(lab))
         recorded = installed.pytest(project, "--eval-record-mode", "once")
         assert recorded.returncode == 0, recorded.stdout
         assert len(server.requests) == len(records)  # one call per question and per dialogue turn

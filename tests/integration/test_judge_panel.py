@@ -9,7 +9,14 @@ import json
 import pytest
 from helpers import the_run
 
-from integration.test_dialectic_run import KEY_VAR, MODELS, STRUCTURED, Scripted, cases_file, outputs, run
+from integration.test_dialectic_run import (
+    STRUCTURED,
+    Scripted,
+    cases_file,
+    dialectic_models,
+    outputs,
+    run,
+)
 from pytest_reasoning_evals.dialectic import judge, spotcheck
 
 SCORE_BY_SEED = {1: 9, 2: 1, 3: 5}  # one judge model sampled three times, each sample its own opinion
@@ -95,9 +102,7 @@ def test_a_judge_panel_named_in_the_models_file_seats_its_models(pytester, serve
     server.responder = BySeed({"a": STRUCTURED})
     cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
     panels = pytester.path / "panels.yaml"
-    panels.write_text(
-        MODELS.format(var=KEY_VAR, url=server.openai_base) + "judge_panels:\n  duo: [fake-judge, other]\n"
-    )
+    panels.write_text(dialectic_models(server.openai_base) + "judge_panels:\n  duo: [fake-judge, other]\n")
     # run() passes its own models file first; this one, later on the command line, wins
     args = "--model fake --eval-variant dialectic --eval-judge-model duo".split()
     result = run(pytester, server, cases, *args, "--eval-models-file", str(panels))

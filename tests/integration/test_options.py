@@ -7,48 +7,26 @@ import json
 from pathlib import Path
 
 import pytest
-from fakeprovider import FakeProvider, status
-from helpers import add_eval_module, question, the_run, write_jsonl
+from fakeprovider import status
+from helpers import add_eval_module, model_entry, models_yaml, question, recording_args, the_run, write_jsonl
 
 KEY_VAR = "HARDENING_KEY"
 SECRET = "sk-hardening-0123456789abcdef"  # never to be printed
 URL_SECRET = "url-pass-9876543210"  # the password part of a base URL
 
 
-@pytest.fixture
-def server():
-    with FakeProvider() as fake:
-        yield fake
-
-
-def models_yaml(url: str | None, *, alias: str = "fake", var: str | None = KEY_VAR, extra: str = "") -> str:
-    text = f"models:\n  {alias}:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var or 'null'}\n"
-    if url is not None:
-        text += f"    base_url: {url}\n"
-    return text + extra
+def hardening_models(url: str | None, **fields) -> str:
+    """A models file whose `fake` model at `url` reads its key from KEY_VAR."""
+    return models_yaml(model_entry(url, key_var=KEY_VAR, **fields))
 
 
 def project(pytester: pytest.Pytester, models: str, questions: int = 2) -> list[str]:
     """The eval module, a models file and a small bank: the arguments of a recording run of `fake`."""
     add_eval_module(pytester)
-    (pytester.path / "models.yaml").write_text(models, encoding="utf-8")
     bank = write_jsonl(
         pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(questions)]
     )
-    return [
-        "--eval-models-file",
-        str(pytester.path / "models.yaml"),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(bank),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-    ]
+    return recording_args(pytester, models, bank)
 
 
 def output(result: pytest.RunResult) -> str:
@@ -122,7 +100,7 @@ def test_a_key_with_inner_whitespace_or_control_characters_is_refused_before_any
     pytester, server, monkeypatch, raw
 ) -> None:
     monkeypatch.setenv(KEY_VAR, raw)
-    result = pytester.runpytest_subprocess(*project(pytester, models_yaml(server.openai_base)))
+    result = pytester.runpytest_subprocess(*project(pytester, hardening_models(server.openai_base)))
     line = assert_one_usage_error(result, "pytest-reasoning-evals:", KEY_VAR)
     assert SECRET[:8] not in output(result) and SECRET[8:] not in output(result), line
     assert server.requests == []
@@ -132,7 +110,7 @@ def test_a_key_with_inner_whitespace_or_control_characters_is_refused_before_any
 @pytest.mark.parametrize("verbosity", [[], ["-vv"]], ids=["truncated-locals", "full-locals"])
 def test_no_key_in_a_traceback_with_showlocals(pytester, server, monkeypatch, verbosity) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET + "\n")
-    args = project(pytester, models_yaml(server.openai_base))
+    args = project(pytester, hardening_models(server.openai_base))
     pytester.makeconftest(CONFTEST_HARNESS_ERROR)
     result = pytester.runpytest_subprocess(*args, "--tb=long", "-l", *verbosity)
     text = output(result)
@@ -167,7 +145,7 @@ def test_no_key_in_a_traceback_raised_inside_the_connections_send(
     """An exception that is no OSError raised where the request's bytes (the key's header among them)
     are sent: the traceback with every frame's locals shows no key (issue 38, Low 11)."""
     monkeypatch.setenv(KEY_VAR, SECRET)
-    args = project(pytester, models_yaml(server.openai_base))
+    args = project(pytester, hardening_models(server.openai_base))
     pytester.makeconftest(CONFTEST_RAISE_IN_SEND.format(error=error))
     result = pytester.runpytest_subprocess(*args, "--tb=long", "-l", "-vv", "-n", workers)
     text = output(result)
@@ -182,7 +160,7 @@ def test_a_gzip_body_that_is_not_gzip_fails_the_item_in_one_line_and_shows_no_ke
 ) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
     server.extra_headers["Content-Encoding"] = "gzip"  # the JSON body is sent as is
-    result = pytester.runpytest_subprocess(*project(pytester, models_yaml(server.openai_base)), "--tb=long", "-l")
+    result = pytester.runpytest_subprocess(*project(pytester, hardening_models(server.openai_base)), "--tb=long", "-l")
     text = output(result)
     assert SECRET not in text
     assert "Traceback" not in text and "DecodeError" not in text.replace("(DecodeError)", "").replace(
@@ -204,7 +182,7 @@ def test_a_key_in_a_base_urls_query_reaches_no_file_and_no_message(pytester, ser
     run_manifest.json and in every other file the run writes and in its output (issue 38, Low 12)."""
     monkeypatch.setenv(KEY_VAR, SECRET)
     with_key = f"{server.gemini_base}?{parameter}={GOOGLE_KEY}"
-    models = models_yaml(with_key).replace("provider: openai", "provider: gemini")
+    models = hardening_models(with_key, provider="gemini")
     result = pytester.runpytest_subprocess(*project(pytester, models), f"--eval-base-url={with_key}")
     assert len(server.requests) == 2, output(result)
     run = the_run(pytester.path / "results", "fake")
@@ -222,7 +200,7 @@ def test_a_key_in_a_base_urls_query_reaches_no_file_and_no_message(pytester, ser
 def test_credentials_in_a_base_url_reach_no_manifest_and_no_message(pytester, server, monkeypatch) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
     with_credentials = server.openai_base.replace("http://", f"http://user:{URL_SECRET}@")
-    args = project(pytester, models_yaml(with_credentials))
+    args = project(pytester, hardening_models(with_credentials))
     result = pytester.runpytest_subprocess(*args, f"--eval-base-url={with_credentials}")
     assert result.ret == 0, output(result)
     assert len(server.requests) == 2
@@ -262,7 +240,7 @@ def test_credentials_in_a_base_url_reach_no_manifest_and_no_message(pytester, se
 @pytest.mark.parametrize("option", ["--eval-out-dir", "--eval-cassette-dir"])
 def test_a_directory_option_that_is_an_existing_file_is_a_usage_error(pytester, server, monkeypatch, option) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
-    args = project(pytester, models_yaml(server.openai_base))
+    args = project(pytester, hardening_models(server.openai_base))
     (pytester.path / "a-file").write_text("not a folder")
     result = pytester.runpytest(*args, option, str(pytester.path / "a-file" / "sub"))
     assert_one_usage_error(result, option, "a-file", "not a folder")
@@ -310,7 +288,7 @@ def test_an_ini_max_cost_that_is_not_a_finite_number_is_a_usage_error(pytester, 
 @pytest.mark.parametrize("price", [".nan", ".inf", "-.inf", "-1"])
 def test_a_registry_price_must_be_a_finite_number_at_least_zero(pytester, server, monkeypatch, price) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
-    args = project(pytester, models_yaml(server.openai_base, extra=f"    price_in: {price}\n"))
+    args = project(pytester, hardening_models(server.openai_base, price_in=price))
     result = pytester.runpytest(*args)
     assert_one_usage_error(result, "models.yaml", "'fake'", "price_in")
     assert server.requests == []
@@ -323,7 +301,7 @@ def test_a_registry_price_must_be_a_finite_number_at_least_zero(pytester, server
 )
 def test_a_missing_or_malformed_base_url_is_one_usage_error(pytester, server, monkeypatch, url) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
-    result = pytester.runpytest(*project(pytester, models_yaml(url)))
+    result = pytester.runpytest(*project(pytester, hardening_models(url)))
     assert_one_usage_error(result, "'fake'", "base_url")
     assert server.requests == []
 
@@ -331,7 +309,7 @@ def test_a_missing_or_malformed_base_url_is_one_usage_error(pytester, server, mo
 @pytest.mark.parametrize("url", ["not a url", "ftp://host/v1", "http://", f"http://user:{URL_SECRET}@host:port/v1"])
 def test_a_malformed_base_url_option_is_one_usage_error(pytester, server, monkeypatch, url) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
-    result = pytester.runpytest(*project(pytester, models_yaml(server.openai_base)), f"--eval-base-url={url}")
+    result = pytester.runpytest(*project(pytester, hardening_models(server.openai_base)), f"--eval-base-url={url}")
     assert_one_usage_error(result, "--eval-base-url")
     assert URL_SECRET not in output(result)
     assert server.requests == []
@@ -342,7 +320,7 @@ def test_a_malformed_base_url_option_is_one_usage_error(pytester, server, monkey
 def test_the_retry_wait_cap_applies_to_a_whole_run(pytester, server, monkeypatch, where) -> None:
     monkeypatch.setenv(KEY_VAR, SECRET)
     server.script(*[status(429, retry_after="600")] * 10)
-    args = project(pytester, models_yaml(server.openai_base))
+    args = project(pytester, hardening_models(server.openai_base))
     if where == "ini":
         pytester.makeini("[pytest]\neval_max_retry_wait = 1.5\n")
         result = pytester.runpytest_subprocess(*args, timeout=60)

@@ -17,22 +17,17 @@ from helpers import (
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-
 
 # --- a recording run killed with SIGKILL, then resumed ---
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
 
 
 # --- an outage stops the run, fast, and is not a pass ---
 
 
 @pytest.mark.parametrize(("workers", "concurrency"), [("0", "1"), ("2", "1"), ("0", "4"), ("2", "4")])
-def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, workers: str, concurrency: str) -> None:
+def test_a_server_failing_every_call_stops_the_run_as_an_outage(
+    pytester, fake_key, workers: str, concurrency: str
+) -> None:
     from fakeprovider import status
 
     add_eval_module(pytester)
@@ -55,7 +50,7 @@ def test_a_server_failing_every_call_stops_the_run_as_an_outage(pytester, key, w
     result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: *provider outage*"])
 
 
-def test_no_server_at_all_stops_at_the_first_call_naming_the_url(pytester, key) -> None:
+def test_no_server_at_all_stops_at_the_first_call_naming_the_url(pytester, fake_key) -> None:
     add_eval_module(pytester)
     result = pytester.runpytest_subprocess(*eval_args(pytester, "http://127.0.0.1:9/v1", "down")[1:])
     assert result.ret == 1, "nothing measured is not a pass"

@@ -6,48 +6,39 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakeprovider import FakeProvider, status
-from helpers import add_eval_module, question, read_summary, the_run, write_jsonl
+from fakeprovider import status
+from helpers import (
+    FAKE_KEY_VAR,
+    add_eval_module,
+    fake_model_args,
+    fake_models,
+    question,
+    read_summary,
+    the_run,
+    write_jsonl,
+)
 
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
 PLANTED_KEY = "fake-" + "k3y" * 8  # built at run time; must never reach a cassette
 CLOSED_PORT_URL = "http://127.0.0.1:9/v1"  # nothing listens here: replays must not need it
 
 
 @pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, PLANTED_KEY)
-    with FakeProvider() as provider:
-        yield provider
+def server(server, monkeypatch):
+    monkeypatch.setenv(FAKE_KEY_VAR, PLANTED_KEY)
+    return server
 
 
 # --- through pytest: record a suite, replay it with the server gone, stop on a refused key ---
 
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: {var}\n    base_url: {url}\n"
-)
-
 
 def fake_run(pytester, server_url: str, *args: str):
-    models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(var=KEY_VAR, url=server_url))
     bank = write_jsonl(
         pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(6)]
     )
-    return pytester.runpytest_subprocess(
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(bank),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        *args,
-    )
+    return pytester.runpytest_subprocess(*fake_model_args(pytester, fake_models(server_url), bank), *args)
 
 
 def test_record_under_xdist_then_replay_offline(pytester, server) -> None:
@@ -96,7 +87,7 @@ def test_replay_miss_fails_the_item_and_the_session(pytester, server) -> None:
         [
             "gate failed-calls: FAILED (2 items (100.0%) ended in failed calls (0 provider errors, 2 cassette misses)*",
             "CASSETTE MISSES: 2 items have no matching cassette *; record them with: "
-            f"{KEY_VAR}=... pytest * --eval-max-items 2 -rA --eval-record-mode=once",
+            f"{FAKE_KEY_VAR}=... pytest * --eval-max-items 2 -rA --eval-record-mode=once",
         ]
     )
     assert "Traceback" not in result.stdout.str() and "How to fix" not in result.stdout.str()
@@ -124,7 +115,7 @@ def test_refused_key_stops_the_session_once(pytester, server, workers: str) -> N
     assert len(server.requests) <= max(1, int(workers)), (
         "one refused call per process at most (N per process: integration/test_concurrency.py)"
     )
-    result.stdout.fnmatch_lines([f"*model key refused: *refused the key in {KEY_VAR}*HTTP 401*"])
+    result.stdout.fnmatch_lines([f"*model key refused: *refused the key in {FAKE_KEY_VAR}*HTTP 401*"])
     reason = read_summary(pytester, "fake")["incomplete_reason"]
     # the stop, not a harness bug
     assert reason.startswith("model key refused") and "harness error" not in reason, reason

@@ -20,19 +20,12 @@ from helpers import (
     run_dir,
 )
 
-KEY_VAR = "FAKE_PROVIDER_KEY"
-
 
 def completions(directory) -> list[dict]:
     return [json.loads(line) for line in (directory / "completions.jsonl").read_text().splitlines()]
 
 
 # --- a recording run killed with SIGKILL, then resumed ---
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
 
 
 # --- resume ---
@@ -83,7 +76,7 @@ def test_checkpoint_progress_is_written(pytester) -> None:
 
 
 @pytest.mark.slow
-def test_sigkill_mid_dialogue_then_resume_pays_no_call_twice(pytester, key) -> None:
+def test_sigkill_mid_dialogue_then_resume_pays_no_call_twice(pytester, fake_key) -> None:
     add_eval_module(pytester)
     with FakeProvider() as reference:  # the uninterrupted run
         reference.responder = answer_by_text

@@ -10,23 +10,11 @@ import threading
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import add_eval_module, answer_by_text, the_run
+from helpers import add_eval_module, answer_by_text, fake_run_args, the_run
 from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
-
-KEY_VAR = "FAKE_PROVIDER_KEY"
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai\n    model_id: fake-model\n    api_key_env: "
-    + KEY_VAR
-    + "\n    base_url: {url}\n    price_in: 0.0\n    price_out: 0.0\n"
-)
-
-
-@pytest.fixture
-def key(monkeypatch):
-    monkeypatch.setenv(KEY_VAR, "fake-key-for-tests")
 
 
 def error_lines(result) -> list[str]:
@@ -39,25 +27,9 @@ def error_lines(result) -> list[str]:
 
 
 def fake_args(pytester, url: str, tag: str, out) -> list[str]:
-    models = pytester.path / f"models-{tag}.yaml"
-    models.write_text(FAKE_MODELS.format(url=url))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "--eval-cases",
-        str(bank(pytester.path / "bank.jsonl")),
-        "--eval-cassette-dir",
-        str(pytester.path / f"cassettes-{tag}"),
-        "--eval-out-dir",
-        str(out),
-        "--eval-record-mode",
-        "once",
-        "-p",
-        "no:cacheprovider",
-    ]
+    """A recording run of `fake` at `url`, its models file and cassettes apart by `tag`, its results in `out`."""
+    cases = bank(pytester.path / "bank.jsonl")
+    return ["test_chaosbench.py", *fake_run_args(pytester, url, cases, tag), "--eval-out-dir", str(out)]
 
 
 class HoldOne:
@@ -81,7 +53,7 @@ class HoldOne:
 
 
 @pytest.mark.parametrize(("first", "second"), [("0", "2"), ("2", "0")], ids=["serial-then-xdist", "xdist-then-serial"])
-def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pytester, key, first, second) -> None:
+def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pytester, fake_key, first, second) -> None:
     add_eval_module(pytester)
     out = pytester.path / "results-shared"
     holder = HoldOne(at=3)
@@ -129,7 +101,7 @@ def test_a_second_run_on_the_same_run_directory_is_refused_naming_the_first(pyte
     assert len(paid) == len(set(paid)) == 12 + 2 * 3, "every call paid once"
 
 
-def test_a_lock_left_by_a_killed_run_does_not_refuse_the_next(pytester, key) -> None:
+def test_a_lock_left_by_a_killed_run_does_not_refuse_the_next(pytester, fake_key) -> None:
     add_eval_module(pytester)
     out = pytester.path / "results-killed"
     holder = HoldOne(at=2)

@@ -8,7 +8,6 @@ import pytest
 from fakeprovider import FakeProvider
 from helpers import (
     CYCLE_CONFTEST,
-    FAKE_KEY_VAR,
     add_eval_module,
     answer_by_text,
     fake_models,
@@ -26,9 +25,8 @@ FREEZE_PROBE = (
 
 
 def test_a_replay_without_the_speed_plugin_writes_the_same_and_freezes_and_warms_nothing(
-    pytester: pytest.Pytester, monkeypatch
+    pytester: pytest.Pytester, monkeypatch, fake_key
 ) -> None:
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
     add_eval_module(pytester)
     pytester.makepyfile(test_probe=FREEZE_PROBE)
     ids = [f"q-{i}" for i in (3, 1, 2, 0)]

@@ -14,13 +14,9 @@ import time
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import PROJECT_ROOT, add_eval_module, answer_by_text
+from helpers import PROJECT_ROOT, add_eval_module, answer_by_text, fake_model_args, model_entry, models_yaml
 from helpers import small_bank as bank  # 12 questions and 2 dialogues of 3 turns
 
-FAKE_MODELS = (
-    "models:\n  fake:\n    provider: openai_compatible\n    model_id: fake-model\n    api_key_env: null\n"
-    "    base_url: {url}\n    price_in: 1.0\n    price_out: 2.0\n"
-)
 PROGRESS = re.compile(
     r"eval progress: (\d+)/(\d+) items \((\d+)%\), [\d.]+/s, (?:ETA|done in) \S+, "
     r"calls (\d+) live / (\d+) cassette, (\d+) failed, \$([\d.]+)( of \$[\d.]+)? spent"
@@ -28,23 +24,9 @@ PROGRESS = re.compile(
 
 
 def live_args(pytester, url: str) -> list[str]:
-    models = pytester.path / "models.yaml"
-    models.write_text(FAKE_MODELS.format(url=url))
-    return [
-        "test_chaosbench.py",
-        "--eval-models-file",
-        str(models),
-        "--model",
-        "fake",
-        "-p",
-        "no:randomly",
-        "--eval-cases",
-        str(bank(pytester.path / "bank.jsonl")),
-        "--eval-cassette-dir",
-        str(pytester.path / "cassettes"),
-        "--eval-record-mode",
-        "once",
-    ]
+    models = models_yaml(model_entry(url, provider="openai_compatible", key_var=None, price_in=1.0, price_out=2.0))
+    args = fake_model_args(pytester, models, bank(pytester.path / "bank.jsonl"))
+    return ["test_chaosbench.py", *args, "-p", "no:randomly", "--eval-record-mode", "once"]
 
 
 def run_in_terminal(args: list[str], cwd, timeout: float = 300) -> str:

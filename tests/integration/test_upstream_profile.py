@@ -8,7 +8,7 @@ import json
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, named_run
+from helpers import fake_run_args, four_questions, named_run
 
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT
 from pytest_reasoning_evals.chaosbench.rows import compact
@@ -20,28 +20,23 @@ LONG = "Considering the Lyapunov spectrum " * 7 + "\nTRUE"
 SUFFIX = "\n\nReturn exactly one token: TRUE or FALSE. No explanation."
 
 
-@pytest.fixture
-def evals(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
-    return pytester
-
-
 def respond(body: dict) -> str:
     """A long reply to a question, FALSE to upstream's reprompt."""
     return "FALSE" if "Your response:" in body["messages"][-1]["content"] else LONG
 
 
-def run(evals: pytest.Pytester, *extra: str) -> tuple[list[dict], pytest.RunResult]:
-    bank = four_questions(evals)
+def run(recording_evals: pytest.Pytester, *extra: str) -> tuple[list[dict], pytest.RunResult]:
+    bank = four_questions(recording_evals)
     with FakeProvider() as server:
         server.responder = respond
-        result = evals.runpytest_subprocess(*fake_run_args(evals, server.openai_base, bank), *extra)
+        result = recording_evals.runpytest_subprocess(*fake_run_args(recording_evals, server.openai_base, bank), *extra)
         return [r["body"] for r in server.requests], result
 
 
-def test_upstream_sends_one_message_of_16_tokens_and_reprompts_with_the_cut_reply(evals: pytest.Pytester) -> None:
-    bodies, result = run(evals, "--eval-profile=upstream", "--eval-min-coverage=0")
+def test_upstream_sends_one_message_of_16_tokens_and_reprompts_with_the_cut_reply(
+    recording_evals: pytest.Pytester,
+) -> None:
+    bodies, result = run(recording_evals, "--eval-profile=upstream", "--eval-min-coverage=0")
     assert result.ret in (0, 1), result.stdout.str()
     assert len(bodies) == 8, "each question, then one reprompt"
     assert all(list(b) == ["model", "messages", "max_tokens", "temperature"] for b in bodies)
@@ -51,7 +46,7 @@ def test_upstream_sends_one_message_of_16_tokens_and_reprompts_with_the_cut_repl
     assert len(reprompts) == 4
     quoted = f"\n\nYour response: {LONG.strip()[:200]}\n\n{REPROMPT}{SUFFIX}"
     assert all(content.endswith(quoted) and "TRUE\n\n" not in content for content in reprompts)
-    run_dir = named_run(evals.path / "results", "fake_zeroshot")
+    run_dir = named_run(recording_evals.path / "results", "fake_zeroshot")
     assert "upstream-" in run_dir.name
     manifest = json.loads((run_dir / "run_manifest.json").read_text())
     assert manifest["prompt"]["profile"] == "upstream"
@@ -63,13 +58,13 @@ def test_upstream_sends_one_message_of_16_tokens_and_reprompts_with_the_cut_repl
     assert "<dt>profile</dt><dd>upstream</dd>" in (run_dir / "report.html").read_text()
 
 
-def test_the_harness_profile_sends_what_it_sent(evals: pytest.Pytester) -> None:
-    bodies, result = run(evals)
+def test_the_harness_profile_sends_what_it_sent(recording_evals: pytest.Pytester) -> None:
+    bodies, result = run(recording_evals)
     assert result.ret in (0, 1), result.stdout.str()
     assert len(bodies) == 4, "the harness reads the last line's TRUE: no reprompt"
     assert all(list(b) == ["model", "messages", "temperature", "max_tokens", "seed"] for b in bodies)
     assert all((b["max_tokens"], b["seed"], len(b["messages"])) == (64, 0, 1) for b in bodies)
-    run_dir = named_run(evals.path / "results", "fake_zeroshot")
+    run_dir = named_run(recording_evals.path / "results", "fake_zeroshot")
     assert run_dir.name == "fake_zeroshot_bank-" + run_dir.name.rsplit("-", 1)[1]
     assert json.loads((run_dir / "run_manifest.json").read_text())["prompt"]["profile"] == "harness"
 
@@ -83,8 +78,10 @@ def test_the_harness_profile_sends_what_it_sent(evals: pytest.Pytester) -> None:
         (["--eval-profile=leaderboard"], "--eval-profile"),
     ],
 )
-def test_what_upstream_cannot_do_is_a_usage_error(evals: pytest.Pytester, extra: list[str], named: str) -> None:
-    (evals.path / "prompts").mkdir()
-    result = evals.runpytest_subprocess("--model", "fake", *extra)
+def test_what_upstream_cannot_do_is_a_usage_error(
+    recording_evals: pytest.Pytester, extra: list[str], named: str
+) -> None:
+    (recording_evals.path / "prompts").mkdir()
+    result = recording_evals.runpytest_subprocess("--model", "fake", *extra)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert named in result.stderr.str()

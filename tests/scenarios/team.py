@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+from helpers import model_entry, models_yaml
 from installed import CHAOSBENCH_IMPORT
 from integration.test_dialectic_run import STRUCTURED
 
@@ -52,28 +53,25 @@ CASES = """cases:
     expected_mode: bypass
     query: How do I reverse a Python list in place?
 """
-MODELS = """models:
-  team-model:
-    provider: openai_compatible
-    model_id: team-model
-    api_key_env: {var}
-    base_url: {url}
-    price_in: 1.0
-    price_out: 2.0
-  judge-a:
-    provider: openai_compatible
-    model_id: judge-a
-    api_key_env: {var}
-    base_url: {url}
-  judge-b:
-    provider: openai_compatible
-    model_id: judge-b
-    api_key_env: {var}
-    base_url: {url}
-judge_panels:
-  panel: [judge-a, judge-b]
-"""
 PROMPT = "You are checking facts for a software team.\n{hint}Question: {{question}}\nAnswer TRUE or FALSE.\n"
+
+
+def team_models(url: str) -> str:
+    """The model under test (priced) and a panel of two judges, OpenAI-compatible models at `url`."""
+    models = models_yaml(
+        model_entry(
+            url,
+            "team-model",
+            provider="openai_compatible",
+            model_id="team-model",
+            key_var=KEY_VAR,
+            price_in=1.0,
+            price_out=2.0,
+        ),
+        model_entry(url, "judge-a", provider="openai_compatible", model_id="judge-a", key_var=KEY_VAR),
+        model_entry(url, "judge-b", provider="openai_compatible", model_id="judge-b", key_var=KEY_VAR),
+    )
+    return models + "judge_panels:\n  panel: [judge-a, judge-b]\n"
 
 
 class TeamModel:
@@ -115,7 +113,7 @@ def team_project(root: Path, url: str, *, chaosbench: bool = True, dialectic: bo
     (root / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (root / "dialectic.yaml").write_text(CASES, encoding="utf-8")
     write_prompt(root / "prompts" / "plain")
-    (root / "models.yaml").write_text(MODELS.format(var=KEY_VAR, url=url), encoding="utf-8")
+    (root / "models.yaml").write_text(team_models(url), encoding="utf-8")
     (root / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\ntestpaths = ["evals"]\neval_model = "team-model"\n'
         'eval_models_file = "models.yaml"\neval_cases = "questions.jsonl"\neval_prompts = "prompts/plain"\n'
