@@ -7,18 +7,11 @@ import json
 
 import pytest
 from fakeprovider import FakeProvider
-from helpers import EVAL_MODULE, FAKE_KEY_VAR, fake_run_args, four_questions, the_run
+from helpers import fake_run_args, four_questions, the_run
 
 from pytest_reasoning_evals.chaosbench.prompts import REPROMPT
 
 CALL = 0.015  # 12 prompt tokens at $1,250 per 1M
-
-
-@pytest.fixture
-def evals(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
-    monkeypatch.setenv(FAKE_KEY_VAR, "fake-key-for-tests")
-    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
-    return pytester
 
 
 def babble_then_false(body: dict) -> str:
@@ -26,22 +19,24 @@ def babble_then_false(body: dict) -> str:
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_replayed_call_beside_a_live_reprompt_is_not_counted_as_paid(evals: pytest.Pytester, workers) -> None:
+def test_a_replayed_call_beside_a_live_reprompt_is_not_counted_as_paid(
+    recording_evals: pytest.Pytester, workers
+) -> None:
     """Recorded before reprompts, then refreshed: each question's first call replays and only its
     reprompt is paid. run_meta.json's spent_usd, progress.json's and the progress line all say the
     four reprompts (run_meta.json and progress.json counted the replayed first calls too)."""
-    bank = four_questions(evals)
+    bank = four_questions(recording_evals)
     with FakeProvider() as server:
         server.responder = babble_then_false
-        args = fake_run_args(evals, server.openai_base, bank, price_in=1250.0)
-        assert evals.runpytest_subprocess(*args, "--eval-reprompt", "0", "--eval-min-coverage", "0").ret == 0
+        args = fake_run_args(recording_evals, server.openai_base, bank, price_in=1250.0)
+        assert recording_evals.runpytest_subprocess(*args, "--eval-reprompt", "0", "--eval-min-coverage", "0").ret == 0
         asked = len(server.requests)
-        refresh = evals.runpytest_subprocess(
+        refresh = recording_evals.runpytest_subprocess(
             *args[:-4], "--eval-record-mode", "refresh", "-p", "no:cacheprovider", "-n", workers
         )
         assert refresh.ret == 0, refresh.stdout.str()
         assert len(server.requests) - asked == 4, "only the reprompts were asked"
-    folder = the_run(evals.path / "results", "fake")
+    folder = the_run(recording_evals.path / "results", "fake")
     meta = json.loads((folder / "run_meta.json").read_text())
     progress = json.loads((folder / "checkpoints" / "progress.json").read_text())
     assert meta["spent_usd"] == progress["spent_usd"] == pytest.approx(4 * CALL)
