@@ -20,7 +20,7 @@ import pytest
 
 from pytest_reasoning_evals.chaosbench.answers import Answers, error_record, estimate_calls
 from pytest_reasoning_evals.chaosbench.configuration import RunConfig
-from pytest_reasoning_evals.chaosbench.epochs import question_of
+from pytest_reasoning_evals.chaosbench.epochs import cassette_id, question_of
 from pytest_reasoning_evals.chaosbench.finish import RunEnd
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
@@ -82,7 +82,7 @@ class Protocol(EvalProtocol):
     def cassette_of(self, item: pytest.Item) -> tuple[str, str] | None:
         """A question and a dialogue read one cassette each."""
         value = self.parameter(item)
-        return (self.prompt.cassette_folder, value.id) if self.selection.is_item(value) else None
+        return (self.prompt.cassette_folder, cassette_id(value)) if self.selection.is_item(value) else None
 
     def placeholder(self, item: pytest.Item) -> bool:
         value = self.parameter(item)

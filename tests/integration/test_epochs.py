@@ -113,3 +113,22 @@ def test_epochs_out_of_range_are_a_usage_error(evals: pytest.Pytester, value: st
     result.stderr.fnmatch_lines(
         [f"*--eval-epochs (ini eval_epochs) must be a number of epochs from 1 to 100, got {value}"]
     )
+
+
+def test_an_epoch_item_names_the_cassette_it_reads(evals: pytest.Pytester) -> None:
+    """What the speed plugin plans (and the index warmer parses ahead) is the file each epoch reads."""
+    evals.makeconftest(
+        "from pytest_reasoning_evals.session import EVAL_SESSION\n"
+        "def pytest_collection_finish(session):\n"
+        "    protocol = session.config.stash[EVAL_SESSION].protocol('chaosbench')\n"
+        "    for item in session.items:\n"
+        "        print('PLAN', item.callspec.id, protocol.cassette_of(item)[1])\n"
+    )
+    bank = small_bank(evals.path / "bank.jsonl", dialogues=0, questions=1)
+    result = evals.runpytest(
+        "--model", "oracle", "--eval-cases", str(bank), "--eval-epochs", "2", "--collect-only", "-s"
+    )
+    assert [line for line in result.outlines if line.startswith("PLAN")] == [
+        "PLAN q-00-e01 q-00",
+        "PLAN q-00-e02 q-00-e02",
+    ]
