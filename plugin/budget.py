@@ -25,8 +25,10 @@ class Budget:
         workers: int = 1,
         run_token: str = "",
         ledger: SpendLedger | None = None,
+        stop_when_decided: bool = False,
     ):
         self.max_cost = max_cost
+        self.stoppable = max_cost is not None or stop_when_decided  # a marker of the controller's may stop it
         self.run_token = run_token
         self.share = None if max_cost is None else max_cost / max(1, workers)  # what this process may spend
         self.marker = folder / f".eval-budget-spent-{run_token}"  # only this run's marker stops this run
@@ -43,22 +45,43 @@ class Budget:
             workers, token = 1, secrets.token_hex(8)
         else:
             workers, token = workerinput.get("workercount", 1), workerinput.get(TOKEN_KEY, "")
-        return cls(settings.max_cost, settings.out_dir, workers, token, ledger)
+        return cls(settings.max_cost, settings.out_dir, workers, token, ledger, settings.stop_when_decided)
 
     def exhausted(self, unclaimed: float = 0.0) -> bool:
         """Spent: this process's share, by its calls (`unclaimed`: those made ahead whose items
         have not asked yet, see prefetch.py), or the whole budget by the run (the controller's marker)."""
-        return self.max_cost is not None and (self.ledger.process + unclaimed >= self.share or self.marker.exists())
+        if not self.stoppable:
+            return False
+        spent = self.max_cost is not None and self.ledger.process + unclaimed >= self.share
+        return spent or self.marker.exists()
 
     def mark_if_spent(self) -> None:
         """Controller, after an item's calls reached the ledger: tell every worker once the run spent the budget."""
-        if self.max_cost is not None and self.ledger.run_spent() >= self.max_cost and not self.marker.exists():
+        if self.max_cost is not None and self.ledger.run_spent() >= self.max_cost:
+            self.stop_asking(self._spent_line())
+
+    def stop_asking(self, why: str) -> None:
+        """Controller: every process of this run asks nothing more from now on; `why` is what each
+        skipped item says (the first reason stays)."""
+        if not self.marker.exists():
             self.marker.parent.mkdir(parents=True, exist_ok=True)
-            self.marker.touch()
+            self.marker.write_text(why, encoding="utf-8")
+
+    def refusal(self) -> str:
+        """Why a call is not made: the controller's reason, else this process's spent share."""
+        try:
+            return self.marker.read_text(encoding="utf-8").strip() or self._spent_line()
+        except OSError:
+            return self._spent_line()
+
+    def _spent_line(self) -> str:
+        if self.max_cost is None:
+            return "not asked: the run stopped asking"
+        return f"not asked: the --eval-max-cost budget of ${self.max_cost:g} is spent"
 
     def close(self) -> None:
         """Controller, at the end: the marker goes (the run's outputs say what was not asked)."""
-        if self.max_cost is not None:
+        if self.stoppable:
             self.marker.unlink(missing_ok=True)
 
 
@@ -102,4 +125,4 @@ class BudgetedModel:
         item = self.running()
         if item is not None:
             item.stash[NOT_ASKED] = request.item_id
-        pytest.skip(f"not asked: the --eval-max-cost budget of ${self.budget.max_cost:g} is spent")
+        pytest.skip(self.budget.refusal())

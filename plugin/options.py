@@ -132,6 +132,13 @@ OPTIONS = (
         metavar="T",
     ),
     Option(
+        "stop-when-decided",
+        "with --eval-baseline: ask the questions in a seeded order stratified by family and label, and stop asking "
+        "once an always-valid sequential test on the paired differences decides the run is worse than its baseline, "
+        "or not worse by more than --eval-max-accuracy-drop; the rest is not asked and the run is complete",
+        "bool",
+    ),
+    Option(
         "epochs",
         "ask each ChaosBench question and dialogue K times, each epoch its own item (<id>-e01 ...) and request "
         "(seed K-1 on the wire); accuracy is the mean share of epochs right, with an interval that counts "
@@ -249,6 +256,7 @@ class Settings(NamedTuple):
     temperature: float | None = None  # ... their temperature (None: 0)
     estimate: bool = False  # print what the selection would cost, send nothing
     epochs: int = 1  # times each question is asked (ChaosBench)
+    stop_when_decided: bool = False  # stop asking once the comparison with the baseline is decided (sequential.py)
     own: dict = {}  # protocol name -> its own settings
 
     @property
@@ -491,13 +499,16 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         temperature=temperature,
         estimate=bool(get("estimate")),
         epochs=get("epochs") or 1,
+        stop_when_decided=bool(get("stop-when-decided")),
     )
     own = {info.name: info.settings(get, generic) for info in protocols if info.settings is not None}
     baselines = [info.baseline_option for info in protocols if info.baseline_option]
-    if generic.fail_on_regression and not any(get(name) is not None for name in baselines):
-        raise pytest.UsageError(
-            "--eval-fail-on-regression needs " + " or ".join(f"--eval-{name} PATH" for name in baselines)
-        )
+    for flag, given in (
+        ("fail-on-regression", generic.fail_on_regression),
+        ("stop-when-decided", generic.stop_when_decided),
+    ):
+        if given and not any(get(name) is not None for name in baselines):
+            raise pytest.UsageError(f"--eval-{flag} needs " + " or ".join(f"--eval-{name} PATH" for name in baselines))
     # an option that opens the run directory at session start (a budget, a resume) checks the default folder too
     eager = max_cost is not None or any(
         is_set(getattr(own[info.name], name)) for info in protocols if info.name in own for name in info.eager_options

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -68,6 +69,24 @@ def _pick(items: list[T], n: int, seed: int, levels: list, item_id: Callable[[T]
         for name in sorted(strata)
         for item in _pick(strata[name], counts[name], seed, levels[1:], item_id, f"{path}/{name}")
     ]
+
+
+def stratified_order(
+    items: Sequence[T], seed: int, stratum: Callable[[T], str], item_id: Callable[[T], str]
+) -> list[T]:
+    """`items` in an order whose every prefix holds each stratum in about its share: inside a
+    stratum the items go by their seeded key, and the i-th of a stratum of n sits at (i + 1/2) / n
+    of the way (--eval-stop-when-decided asks in this order, so it may stop after any prefix)."""
+    strata: dict[str, list[T]] = {}
+    for item in items:
+        strata.setdefault(stratum(item), []).append(item)
+    placed = []
+    for name, group in strata.items():
+        ordered = sorted(group, key=lambda item: seeded_key(seed, item_id(item)))
+        placed += [
+            (Fraction(2 * i + 1, 2 * len(ordered)), seeded_key(seed, name), item) for i, item in enumerate(ordered)
+        ]
+    return [item for *_, item in sorted(placed, key=lambda entry: entry[:2])]
 
 
 def ids_sha256(ids) -> str:

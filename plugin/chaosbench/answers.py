@@ -38,19 +38,22 @@ class Answers:
     def completions(self) -> CompletionsLog:
         return CompletionsLog(self.protocol.run_dir / "completions.jsonl")
 
-    def add(self, payload: RecordPayload | NotAskedPayload) -> None:
+    def add(self, payload: RecordPayload | NotAskedPayload) -> Row | None:
+        """One payload as it arrives -> its row (None: an item not asked)."""
         self.begin()
         if "not_asked" in payload:
             self.not_asked.append(payload["not_asked"])
-            return
+            return None
         record = payload["record"]
         self.protocol.count_harness_error(payload)
         self.protocol.directory.try_hold()
         self.completions.append(record)
-        self.records.append(compact(record))  # what the summary needs; the texts are in completions.jsonl
+        row = compact(record)  # what the summary needs; the texts are in completions.jsonl
+        self.records.append(row)
         if self.checkpoints.record_added():
             self.completions.sync()
             self.write_progress()
+        return row
 
     def paid(self, for_no_record: bool = False) -> float:
         """What this run's items paid and the model under test's calls made ahead for items that never

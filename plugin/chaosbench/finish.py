@@ -9,6 +9,7 @@ from datetime import datetime
 
 import pytest
 
+from pytest_reasoning_evals.chaosbench.early_stop import decided_block, with_decision
 from pytest_reasoning_evals.chaosbench.gates import check_gates
 from pytest_reasoning_evals.chaosbench.metrics import api_success_rate, call_counts, summarize
 from pytest_reasoning_evals.chaosbench.names import FAMILIES, run_title
@@ -42,12 +43,14 @@ class RunEnd:
         p.directory.try_hold()
         answers.begin()
         records = answers.records
+        decision = p.early.decision if p.early is not None else None
         self.summary = summarize(
             records,
             model=s.model,
             mode=self.own.mode,
             not_asked=answers.not_asked,
             stopped=p.directory.incomplete_reason(session, p.harness_note()),
+            decided=decided_block(decision, len(answers.not_asked), answers.paid(), len(records)),
         )
         # paid for no record's reply: calls made ahead for items that never ran, items stopped midway
         self.summary["cost_usd"] += answers.paid(for_no_record=True)
@@ -86,11 +89,14 @@ class RunEnd:
                 o.baseline,
                 "baseline",
                 "--eval-baseline",
-                lambda: compare(
-                    self.baseline or load_baseline(o.baseline),
-                    self.protocol.answers.records,
-                    alpha=s.regression_alpha,
-                    max_drop=o.max_accuracy_drop,
+                lambda: with_decision(
+                    compare(
+                        self.baseline or load_baseline(o.baseline),
+                        self.protocol.answers.records,
+                        alpha=s.regression_alpha,
+                        max_drop=o.max_accuracy_drop,
+                    ),
+                    summary.get("decided_early"),
                 ),
             )
         asked = o.baseline is not None and (s.fail_on_regression or o.max_accuracy_drop is not None)

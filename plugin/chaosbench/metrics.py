@@ -149,9 +149,18 @@ def api_success_rate(summary: dict, calls: dict) -> float | None:
     return (calls["total"] - summary["num_errors"]) / calls["total"] if calls["total"] else None
 
 
-def summarize(rows: list[Row], *, model: str, mode: str, not_asked: list[str] = (), stopped: str | None = None) -> dict:
+def summarize(
+    rows: list[Row],
+    *,
+    model: str,
+    mode: str,
+    not_asked: list[str] = (),
+    stopped: str | None = None,
+    decided: dict | None = None,
+) -> dict:
     """`stopped`: why the run ended before asking everything (key refused, interrupt); with items
-    not asked (budget) the summary is incomplete too."""
+    not asked (budget) the summary is incomplete too, unless the comparison was `decided` early
+    (early_stop.decided_block): then they were not needed."""
     rows = sorted(rows, key=lambda r: r.id)
     questions = [r for r in rows if r.kind == "question"]
     dialogue = dialogue_metrics([r for r in rows if r.kind == "dialogue"])
@@ -181,7 +190,7 @@ def summarize(rows: list[Row], *, model: str, mode: str, not_asked: list[str] = 
         "task_details": task_details,
         "dialogue_details": dialogue["dialogue_details"],
         **_spend(rows),
-        **_run_state(rows, not_asked, stopped),
+        **_run_state(rows, not_asked, stopped, decided),
         **({"epochs": epochs} if (epochs := epoch_summary(questions)) else {}),
     }
 
@@ -214,9 +223,11 @@ def _question_extras(questions: list[QuestionRow], overall: dict) -> dict:
     }
 
 
-def _run_state(rows: list[Row], not_asked: list[str], stopped: str | None) -> dict:
+def _run_state(rows: list[Row], not_asked: list[str], stopped: str | None, decided: dict | None = None) -> dict:
     """Failed calls, items not asked, and whether the run is complete."""
     failed = sum(r.error is not None for r in rows)
+    if decided is not None:
+        not_asked = []  # counted in the decision: they were not needed
     return {
         "num_errors": failed,
         "error_rate": ratio(failed, len(rows)),
@@ -225,4 +236,5 @@ def _run_state(rows: list[Row], not_asked: list[str], stopped: str | None) -> di
         "complete": stopped is None and not not_asked,
         "incomplete_reason": stopped
         or (f"{len(not_asked)} items not asked (--eval-max-cost budget spent)" if not_asked else None),
+        **({"decided_early": decided} if decided is not None else {}),
     }

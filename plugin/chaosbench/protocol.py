@@ -20,6 +20,7 @@ import pytest
 
 from pytest_reasoning_evals.chaosbench.answers import Answers, error_record, estimate_calls
 from pytest_reasoning_evals.chaosbench.configuration import RunConfig
+from pytest_reasoning_evals.chaosbench.early_stop import EarlyStop
 from pytest_reasoning_evals.chaosbench.epochs import cassette_id, question_of
 from pytest_reasoning_evals.chaosbench.finish import RunEnd
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
@@ -51,6 +52,7 @@ class Protocol(EvalProtocol):
         self.resume = Resume(self)
         self.answers = Answers(self)
         self.end = RunEnd(self)
+        self.early: EarlyStop | None = None  # controller, --eval-stop-when-decided: the decision so far
 
     @functools.cached_property
     def directory(self) -> RunDirectory:
@@ -150,6 +152,9 @@ class Protocol(EvalProtocol):
     def start(self) -> None:
         # before this run writes anything: the baseline may be its own run directory
         self.end.baseline = self.directory.previous(self.own.baseline, load_baseline)
+        s = self.settings
+        if s.stop_when_decided and self.end.baseline is not None:
+            self.early = EarlyStop(self.end.baseline["items"], s.epochs, s.regression_alpha, self.own.max_accuracy_drop)
         records = self.resume.start()
         if records is not None:
             self.answers.resumed = records
@@ -159,7 +164,9 @@ class Protocol(EvalProtocol):
         return self.resume.worker_input()
 
     def add(self, payload: RecordPayload | NotAskedPayload) -> None:
-        self.answers.add(payload)
+        row = self.answers.add(payload)
+        if self.early is not None and row is not None and self.early.add(row):
+            self.session.budget.stop_asking(self.early.reason())  # every process skips what is left
 
     def finish(self, session: pytest.Session) -> list[GateResult]:
         return self.end.finish(session)

@@ -21,7 +21,7 @@ from pytest_reasoning_evals.chaosbench.questions import (
     unmatched_selection,
 )
 from pytest_reasoning_evals.errors import UsageProblem
-from pytest_reasoning_evals.sampling import METHOD, ids_sha256
+from pytest_reasoning_evals.sampling import METHOD, ids_sha256, stratified_order
 
 
 class Selection:
@@ -50,11 +50,19 @@ class Selection:
     def shard(self) -> tuple[list[Question], list[Dialogue]]:
         """This shard's part of the sampled items (all of them, unsharded), each once per epoch (--eval-epochs)."""
         s = self.settings
-        questions, dialogues = (expand(items, s.epochs) for items in self.sampled)
+        questions, dialogues = (expand(self._ordered(items), s.epochs) for items in self.sampled)
         if s.shard is not None:
             questions = [q for q in questions if s.in_shard(q.id)]
             dialogues = [d for d in dialogues if s.in_shard(d.id)]
         return questions, dialogues
+
+    def _ordered(self, items: list) -> list:
+        """--eval-stop-when-decided asks in a seeded order stratified by family and label (it may stop
+        after any block); else the files' order."""
+        if not self.settings.stop_when_decided:
+            return items
+        label = lambda item: "dialogue" if isinstance(item, Dialogue) else str(item.ground_truth)  # noqa: E731
+        return stratified_order(items, self.settings.seed, lambda item: f"{item.family}/{label(item)}", lambda i: i.id)
 
     def parametrize(self, metafunc: pytest.Metafunc, hold: Callable[[], None]) -> None:
         """Its fixtures' items; `hold` holds the run directory once they are known, before any item."""

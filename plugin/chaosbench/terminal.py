@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_reasoning_evals.chaosbench.early_stop import decided_line
 from pytest_reasoning_evals.chaosbench.epoch_compare import paired_test_name
 from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_line
 from pytest_reasoning_evals.gates import GateResult, gate_line
@@ -90,11 +91,7 @@ def summary_lines(
         )
         + (f"; {resumed:,} items resumed from an earlier run" if resumed else "")
     )
-    if summary["not_asked"]["count"]:
-        lines.append(
-            f"NOT ASKED: {summary['not_asked']['count']} items (--max-cost budget spent); "
-            "run again with --eval-resume to ask them"
-        )
+    lines += _not_asked_lines(summary)
     lines.extend(comparison)
     for gate in gates:
         lines.append(gate_line(gate))
@@ -102,6 +99,17 @@ def summary_lines(
     lines.append(f"results: {run_dir}")
     if report:
         lines.append(report)  # where report.html is (or why it is not)
+    return lines
+
+
+def _not_asked_lines(summary: dict) -> list[str]:
+    """Why items were not asked: a decision that made them unneeded, or a spent budget."""
+    lines = [decided_line(summary["decided_early"])] if "decided_early" in summary else []
+    if summary["not_asked"]["count"]:
+        lines.append(
+            f"NOT ASKED: {summary['not_asked']['count']} items (--max-cost budget spent); "
+            "run again with --eval-resume to ask them"
+        )
     return lines
 
 
