@@ -48,7 +48,7 @@ COMPARISON_HEADINGS = [
     "broken (a right, b not)",
     "delta (b - a)",
     "95% CI",
-    "McNemar p",
+    "paired p",
     "Holm p",
     "significant",
 ]

@@ -83,6 +83,8 @@ def collect_directories(directories: list[Path], folders: list[str], alpha: floa
                         comparison["n_paired"], discordant, alpha=alpha
                     )
             table["notes"] = table.get("notes", []) + small_set_note(comparisons, alpha)
+            # how the p-values were computed: McNemar's exact test, or with epochs the sign-flip test by question
+            table["tests"] = " and ".join(sorted({c.get("test", "McNemar") for c in comparisons})) or "McNemar"
             name_runs(table)
             tables.append(table)
     return {"format": FORMAT, "folders": folders, "alpha": alpha, "tables": tables}
@@ -155,7 +157,7 @@ def markdown(collected: dict) -> str:
             out.append(_md_row([cell(row.get(key), kind) for key, _, kind in table["columns"]]))
         out.append("")
         if table["comparisons"]:
-            out += [f"### Paired comparisons (exact McNemar, Holm-corrected at {collected['alpha']:g})", ""]
+            out += [f"### Paired comparisons ({table['tests']}, Holm-corrected at {collected['alpha']:g})", ""]
             out += [f"- {inline(note)}" for note in table.get("notes", [])] + ([""] if table.get("notes") else [])
             out.append(_md_row(COMPARISON_HEADINGS))
             out.append(_md_row(["---"] * len(COMPARISON_HEADINGS)))

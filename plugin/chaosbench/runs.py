@@ -11,6 +11,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import NamedTuple
 
+from pytest_reasoning_evals.chaosbench.epoch_compare import paired_test_name
 from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
 from pytest_reasoning_evals.chaosbench.names import BANK, is_bank
 from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
@@ -23,6 +24,7 @@ COLUMNS = [
     ("n", "n", "int"),
     ("accuracy", "accuracy", "pct"),
     ("accuracy_ci95", "95% CI", "ci"),
+    ("flip_rate", "flip rate", "pct"),  # with epochs: the questions whose epochs disagree (the noise floor)
     ("coverage", "coverage", "pct"),
     ("balanced_accuracy", "balanced acc.", "pct"),
     ("mcc", "MCC", "float"),
@@ -39,6 +41,7 @@ IDENTITY = [
     ("dataset", "dataset", "text", False),
     ("prompt", "prompt", "text", False),
     ("max_tokens", "max tokens", "int", False),
+    ("epochs", "epochs", "int", False),
 ]
 
 
@@ -84,8 +87,7 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         "prompt_sha256": prompt.get("sha256") or "",
         "max_tokens": (manifest.get("model_config") or {}).get("max_tokens"),
         "n": summary.get("total_questions"),
-        "accuracy": summary.get("overall_accuracy"),
-        "accuracy_ci95": summary.get("overall_accuracy_ci95"),
+        **_accuracy(summary),
         "coverage": summary.get("coverage"),
         "balanced_accuracy": summary.get("balanced_accuracy"),
         "mcc": summary.get("mcc"),
@@ -98,6 +100,25 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         "families": {k: v for k, v in families.items() if v is not None},
     }
     return checked(row, COLUMNS + [spec[:3] for spec in IDENTITY])
+
+
+def _accuracy(summary: dict) -> dict:
+    """Accuracy and its interval: with epochs, the mean share right by question and its clustered
+    interval (epoch_summary.py), their epochs and flip rate; else the items' accuracy and Wilson interval."""
+    epochs = summary.get("epochs")
+    if not isinstance(epochs, dict):
+        return {
+            "epochs": 1,
+            "accuracy": summary.get("overall_accuracy"),
+            "accuracy_ci95": summary.get("overall_accuracy_ci95"),
+            "flip_rate": None,
+        }
+    return {
+        "epochs": epochs.get("k"),
+        "accuracy": epochs.get("accuracy"),
+        "accuracy_ci95": epochs.get("accuracy_ci95"),
+        "flip_rate": epochs.get("flip_rate"),
+    }
 
 
 def _prompt_name(prompt: dict) -> str:
@@ -231,6 +252,7 @@ def pairwise(runs: list[Run]) -> tuple[list[dict], list[str]]:
                 "delta": c["accuracy_delta"],
                 "delta_ci95": c["accuracy_delta_ci95"],
                 "p_value": c["p_value"],
+                "test": paired_test_name(c),  # McNemar, or with epochs the sign-flip test by question
                 # items whose calls failed in either run (a stale replay's misses): counted apart, never broken
                 "n_failed": c["n_baseline_failed"] + c["n_current_failed"],
                 "all_pairs": all_pairs,  # runs.html draws its delta matrix of these only

@@ -173,6 +173,7 @@ def view(collected: dict, folder: Path) -> dict:
                 "scatter": scatter(charted) if charted else None,
                 "matrix": matrix(table["rows"], table["comparisons"]),
                 "comparisons": [comparison_cells(c) for c in table["comparisons"]],
+                "tests": table.get("tests", "exact McNemar"),
                 "notes": table.get("notes", []),
                 "problems": table["problems"],
             }

@@ -90,7 +90,8 @@ def test_a_random_model_with_three_epochs_fails_the_regression_gate_against_an_o
     assert random_run.ret == 1
     random_run.stdout.fnmatch_lines(["gate no-regression: FAILED *sign-flip (questions, epochs 1 vs 3) p = *"])
     page = next((evals.path / "results").glob("random_zeroshot_*-e3-*")) / "report.html"
-    assert "sign-flip test p = " in page.read_text(encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    assert "sign-flip test p = " in html and 'id="epochs"' in html and "accuracy over 3 epochs" in html
     oracle_run = evals.runpytest("--model", "oracle", *common, *gate)
     assert oracle_run.ret == 0, oracle_run.stdout.str()
     oracle_run.stdout.fnmatch_lines(["gate no-regression: passed *broken 0*"])
@@ -132,3 +133,24 @@ def test_an_epoch_item_names_the_cassette_it_reads(evals: pytest.Pytester) -> No
         "PLAN q-00-e01 q-00",
         "PLAN q-00-e02 q-00-e02",
     ]
+
+
+def test_the_runs_table_shows_a_run_with_epochs_by_its_clustered_accuracy_and_flip_rate(evals, capsys) -> None:
+    from pytest_reasoning_evals.__main__ import main
+
+    bank = write_jsonl(
+        evals.path / "bank.jsonl", [question(f"q-{i:02d}", "TRUE" if i % 2 else "FALSE") for i in range(20)]
+    )
+    for model, epochs in (("oracle", "1"), ("random", "3")):
+        assert evals.runpytest("--model", model, "--eval-cases", str(bank), "--eval-epochs", epochs).ret in (0, 1)
+    assert main(["runs", str(evals.path / "results")]) == 0
+    (table,) = [t for t in json.loads((evals.path / "results" / "runs.json").read_text())["tables"] if "rows" in t]
+    rows = {row["model"]: row for row in table["rows"]}
+    random_summary = summary_of(next((evals.path / "results").glob("random_zeroshot_*-e3-*")))
+    assert rows["random"]["epochs"] == 3 and rows["oracle"]["epochs"] == 1
+    assert rows["random"]["accuracy"] == random_summary["epochs"]["accuracy"]
+    assert rows["random"]["accuracy_ci95"] == random_summary["epochs"]["accuracy_ci95"]
+    assert rows["random"]["flip_rate"] == random_summary["epochs"]["flip_rate"] and rows["oracle"]["flip_rate"] is None
+    assert "epochs 3" in rows["random"]["label"]
+    (pair,) = table["comparisons"]
+    assert pair["n_paired"] == 20 and pair["test"].startswith("sign-flip")

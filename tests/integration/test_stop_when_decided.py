@@ -50,6 +50,8 @@ def test_always_false_against_an_oracle_baseline_is_decided_worse_before_the_las
     assert decided["verdict"] == "worse" and decided["questions"] < QUESTIONS
     assert summary["total_questions"] + decided["not_asked"] == QUESTIONS and decided["not_asked"] > 0
     assert summary["complete"] is True and summary["incomplete_reason"] is None
+    page = next((evals.path / "results").glob("always-false_*")) / "report.html"
+    assert 'id="decided-early"' in page.read_text(encoding="utf-8")
     result.stdout.fnmatch_lines(
         [
             "DECIDED EARLY (--eval-stop-when-decided): after * questions the run is worse than the baseline *",
