@@ -149,6 +149,39 @@ def test_d_a_new_judge_grades_only_what_the_model_answered(installed: Installed,
         assert run.returncode == 1, run.stdout  # a run that missed a recording is not a pass
 
 
+# --- g. a noisy model: each question asked three times, gated against a one-epoch baseline ---
+
+
+def test_g_epochs_run_beside_the_first_run_and_gate_against_its_baseline(
+    installed: Installed, tmp_path: Path, team_key
+) -> None:
+    with FakeProvider() as server:
+        server.responder = TeamModel()
+        project = team_project(tmp_path / "team", server.openai_base)
+        assert installed.pytest(project, "--eval-record-mode", "once").returncode == 0
+        (first,) = run_dirs(project, "team-model_zeroshot*")
+        made = installed.command(project, "reasoning-evals", "baseline", str(first), "baseline.json")
+        assert made.returncode == 0, made.stdout
+        server.clear()
+        epochs = ["--eval-epochs", "3", "--eval-temperature", "0.7"]
+        recorded = installed.pytest(project, *epochs, "--eval-record-mode", "once", "-n", "2")
+        assert recorded.returncode == 0, recorded.stdout
+        sent = {(str(r["body"]["messages"]), r["body"]["seed"]) for r in server.requests}
+        assert len(server.requests) == len(sent) == 60  # twenty questions, three distinct requests each
+        server.clear()
+        gate = ["--eval-baseline", "baseline.json", "--eval-fail-on-regression"]
+        gated = installed.pytest(project, *epochs, *gate)
+        assert gated.returncode == 0 and server.requests == [], gated.stdout  # replayed, not worse
+        assert "sign-flip (questions, epochs 1 vs 3)" in gated.stdout
+    runs = run_dirs(project, "team-model_zeroshot*")
+    assert len(runs) == 2 and first in runs  # beside the first run, which stays as it was
+    epochs_run = next(run for run in runs if run != first)
+    assert read_json(epochs_run / "summary.json")["epochs"]["flip_rate"] == 0.0  # this model never wavers
+    listed = installed.command(project, "reasoning-evals", "runs", "results")
+    assert listed.returncode == 0, listed.stdout
+    assert "epochs 3" in (project / "results" / "runs.md").read_text(encoding="utf-8")
+
+
 # --- e. an interrupted live run, resumed ---
 
 
