@@ -140,9 +140,9 @@ OPTIONS = (
     ),
     Option(
         "epochs",
-        "ask each ChaosBench question and dialogue K times, each epoch its own item (<id>-e01 ...) and request "
-        "(seed K-1 on the wire); accuracy is the mean share of epochs right, with an interval that counts "
-        "the epochs of a question as one unit (default 1)",
+        "ask each ChaosBench question and dialogue, and each dialectic response, K times, each epoch its own "
+        "item (<id>-e01 ...) and request (seed K-1 on the wire); accuracy is the mean share of epochs right, "
+        "with an interval that counts the epochs of a question as one unit (default 1)",
         "int",
         metavar="K",
     ),
@@ -255,7 +255,7 @@ class Settings(NamedTuple):
     max_tokens: int | None = None  # of the model under test's answers (None: each protocol's default)
     temperature: float | None = None  # ... their temperature (None: 0)
     estimate: bool = False  # print what the selection would cost, send nothing
-    epochs: int = 1  # times each question is asked (ChaosBench)
+    epochs: int = 1  # times each question, dialogue and dialectic response is asked
     stop_when_decided: bool = False  # stop asking once the comparison with the baseline is decided (sequential.py)
     own: dict = {}  # protocol name -> its own settings
 

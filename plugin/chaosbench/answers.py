@@ -8,13 +8,13 @@ import functools
 
 from pytest_reasoning_evals.chaosbench.checkpoints import Checkpoints
 from pytest_reasoning_evals.chaosbench.dialogues import dialogue_record
-from pytest_reasoning_evals.chaosbench.epochs import cassette_id, seed_of
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue, Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
 from pytest_reasoning_evals.chaosbench.rows import Row, compact
 from pytest_reasoning_evals.chaosbench.scoring import score
 from pytest_reasoning_evals.completions import CompletionsLog
+from pytest_reasoning_evals.epochs import cassette_id, seed_of
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of
 from pytest_reasoning_evals.providers.base import Completion, Request
 from pytest_reasoning_evals.stash import NotAskedPayload

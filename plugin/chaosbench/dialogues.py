@@ -21,13 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_reasoning_evals.chaosbench import ontology
-from pytest_reasoning_evals.chaosbench.epochs import cassette_id, record_fields, seed_of
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Dialogue
 from pytest_reasoning_evals.chaosbench.records import DialogueRecord, TurnRecord
 from pytest_reasoning_evals.chaosbench.rows import DialogueRow
 from pytest_reasoning_evals.chaosbench.scoring import SUITE, score
+from pytest_reasoning_evals.epochs import cassette_id, record_fields, seed_of
 from pytest_reasoning_evals.models import complete_after
 from pytest_reasoning_evals.providers.base import Completion, Model
 

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pytest_reasoning_evals.chaosbench.epochs import cassette_id, seed_of
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.questions import Question
+from pytest_reasoning_evals.epochs import cassette_id, seed_of
 from pytest_reasoning_evals.providers.base import Request
 
 # Generation budget per mode: a label needs few tokens, a chain of thought many.
@@ -105,7 +105,7 @@ class PromptTemplate:
     ) -> Request:
         """The model call for one question (at --eval-temperature, default 0): a single user turn,
         or (dialogues) the next user turn after `history`, under the dialogue's cassette id and
-        seed; a question's epoch (epochs.py) picks its own cassette id and seed."""
+        seed; a question's epoch (plugin/epochs.py) picks its own cassette id and seed."""
         return Request(
             item_id=item_id or cassette_id(question),
             seed=seed if item_id else seed_of(question),

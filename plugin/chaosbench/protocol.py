@@ -21,7 +21,6 @@ import pytest
 from pytest_reasoning_evals.chaosbench.answers import Answers, error_record, estimate_calls
 from pytest_reasoning_evals.chaosbench.configuration import RunConfig
 from pytest_reasoning_evals.chaosbench.early_stop import EarlyStop
-from pytest_reasoning_evals.chaosbench.epochs import cassette_id, question_of
 from pytest_reasoning_evals.chaosbench.finish import RunEnd
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
@@ -32,6 +31,7 @@ from pytest_reasoning_evals.chaosbench.scoring import failure_reason
 from pytest_reasoning_evals.chaosbench.selection import Selection
 from pytest_reasoning_evals.chaosbench.shortcut import SHORTCUT
 from pytest_reasoning_evals.chaosbench.shortcut import answer as shortcut_answer
+from pytest_reasoning_evals.epochs import cassette_id, question_of
 from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult
 from pytest_reasoning_evals.protocol import EvalProtocol

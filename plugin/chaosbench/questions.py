@@ -56,7 +56,7 @@ class Question:
     turn: int | None = None
     source: str = ""  # file:line, for error messages
     extra: dict = field(default_factory=dict, compare=False)  # fields the loader does not know, kept as read
-    epoch: int = 0  # its epoch (1..K) under --eval-epochs K > 1 (epochs.py); 0: asked once
+    epoch: int = 0  # its epoch (1..K) under --eval-epochs K > 1 (plugin/epochs.py); 0: asked once
     base_id: str = ""  # ... and the id of the question it asks again (its own id has the epoch)
 
     def to_dict(self) -> dict:

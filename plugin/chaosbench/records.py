@@ -19,7 +19,7 @@ class Predicate(TypedDict):
 
 
 class EpochFields(TypedDict, total=False):
-    """Under --eval-epochs K > 1 (epochs.py): the question or dialogue an item asks again, and which time."""
+    """Under --eval-epochs K > 1 (plugin/epochs.py): the question or dialogue an item asks again, and which time."""
 
     question_id: str
     epoch: int  # 1..K

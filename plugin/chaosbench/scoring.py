@@ -8,11 +8,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 
-from pytest_reasoning_evals.chaosbench.epochs import record_fields
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
+from pytest_reasoning_evals.epochs import record_fields
 from pytest_reasoning_evals.models import complete_after
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model
 

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_reasoning_evals.chaosbench.epochs import expand
 from pytest_reasoning_evals.chaosbench.questions import (
     Dialogue,
     Question,
@@ -20,6 +19,7 @@ from pytest_reasoning_evals.chaosbench.questions import (
     select_dialogues,
     unmatched_selection,
 )
+from pytest_reasoning_evals.epochs import expand
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.sampling import METHOD, ids_sha256, stratified_order
 

@@ -29,6 +29,8 @@ class Case:
     expected_mode: str
     notes: str = ""
     source: str = ""
+    epoch: int = 0  # its epoch (1..K) under --eval-epochs K > 1 (plugin/epochs.py); 0: asked once
+    base_id: str = ""  # ... and the id of the case it asks again (its own id has the epoch)
 
 
 @dataclass(frozen=True)

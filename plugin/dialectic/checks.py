@@ -10,6 +10,7 @@ from pytest_reasoning_evals.dialectic.cases import BASELINE, Case, Variant
 from pytest_reasoning_evals.dialectic.judge import Verdict
 from pytest_reasoning_evals.dialectic.pcc import pcc_reason
 from pytest_reasoning_evals.dialectic.records import (
+    EPOCH_FIELDS,
     ConversationRecord,
     CrossProviderCheckRecord,
     CrossProviderRecord,
@@ -33,28 +34,42 @@ def public(response: ResponseRecord) -> PublicResponse:
     """The response as the controller keeps it (no extraction internals beyond the metrics); sent
     once per worker with the first check record that names it."""
     c = response["completion"]
-    return {
-        k: response[k]
-        for k in ("query_id", "variant", "model", "category", "query", "expected_mode", "text", "metrics", "hard_fail")
-    } | {
-        "mode": response["extraction"]["mode"],
-        "signals": response["extraction"]["signals"],
-        "stability": response["extraction"]["stability"],
-        "pcc_ceiling": response["extraction"]["pcc_ceiling"],
-        "confidences": response["extraction"]["confidences"],
-        "cruxes": response["extraction"]["cruxes"],
-        "tokens": {
-            "input": c["input_tokens"],
-            "output": c["output_tokens"],
-            "total": c["input_tokens"] + c["output_tokens"],
-        },
-        "cost_usd": c["cost_usd"],
-        "latency_ms": c["latency_ms"],
-        "error": c["error"],
-        "cassette": c["cassette"],
-        "cassette_hit": c.get("cassette_hit"),
-        "thinking": {"in_answer": thinking_of(response["text"]), "from_provider": c["reasoning"]},
-    }
+    return (
+        {
+            k: response[k]
+            for k in (
+                "query_id",
+                "variant",
+                "model",
+                "category",
+                "query",
+                "expected_mode",
+                "text",
+                "metrics",
+                "hard_fail",
+            )
+        }
+        | {
+            "mode": response["extraction"]["mode"],
+            "signals": response["extraction"]["signals"],
+            "stability": response["extraction"]["stability"],
+            "pcc_ceiling": response["extraction"]["pcc_ceiling"],
+            "confidences": response["extraction"]["confidences"],
+            "cruxes": response["extraction"]["cruxes"],
+            "tokens": {
+                "input": c["input_tokens"],
+                "output": c["output_tokens"],
+                "total": c["input_tokens"] + c["output_tokens"],
+            },
+            "cost_usd": c["cost_usd"],
+            "latency_ms": c["latency_ms"],
+            "error": c["error"],
+            "cassette": c["cassette"],
+            "cassette_hit": c.get("cassette_hit"),
+            "thinking": {"in_answer": thinking_of(response["text"]), "from_provider": c["reasoning"]},
+        }
+        | {k: response[k] for k in EPOCH_FIELDS if k in response}
+    )
 
 
 def _record(check: str, response: ResponseRecord, passed: bool, reason: str | None, **extra) -> ResponseCheckRecord:

@@ -1,10 +1,11 @@
 """The dialectic evaluation as a protocol of the session: its items (per case x variant one item
 per rubric check; per case a resolution and a cross-provider item), their records, and on the
-controller the outputs under <out>/<model>_dialectic[_<cases>-<hash8>]/, the opt-in gates and the terminal block.
+controller the outputs under <out>/<model>_dialectic[_<cases>-<hash8>][_e<K>]/, the opt-in gates and the terminal block.
 
 Item ids are `<case>@<variant>`: every item of a case reads one generated response, so its
 declaration groups them by case and the scheduler (grouping.py) keeps a case on one worker. Items carry the marker
-`dialectic(case=..., variant=...)`.
+`dialectic(case=..., variant=...)`. Under --eval-epochs K > 1 each case is asked once per epoch
+(plugin/epochs.py): its items are `<case>-e0<e>@<variant>`, grouped by case and epoch.
 
 --eval-max-items (a seeded sample of N cases, stratified by expected mode and category, as
 ChaosBench's is by family and label) and shards (by case id) apply; --eval-family/--eval-split
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_reasoning_evals import epochs
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, cases_sha256, load_cases, load_variants
@@ -58,6 +60,16 @@ def _resolution(variants: list[Variant]) -> Variant:
     return next((v for v in variants if v.system_prompt is not None), variants[0])
 
 
+def _dataset(cases: Path) -> str | None:
+    """The run directory's name for the case files: None for the shipped ones, else <cases>-<hash8>."""
+    if cases.resolve() == shipped("dialectic").resolve():
+        return None
+    try:
+        return dataset_name(cases, cases_sha256(cases))
+    except (CaseFileError, OSError):
+        return dataset_name(cases, None)  # collection reports it and the run writes nothing
+
+
 class Protocol(EvalProtocol):
     name = "dialectic"
 
@@ -77,15 +89,11 @@ class Protocol(EvalProtocol):
 
     @functools.cached_property
     def directory(self) -> RunDirectory:
-        """<out>/<model>_dialectic/, with _<cases>-<hash8> for case files that are not the shipped ones."""
-        cases = self.own.cases
-        if cases.resolve() == shipped("dialectic").resolve():
-            return RunDirectory(self.session, self.name, self.settings.run_dir("dialectic"))
-        try:
-            digest = cases_sha256(cases)
-        except (CaseFileError, OSError):
-            digest = None  # collection reports it and the run writes nothing
-        return RunDirectory(self.session, self.name, self.settings.run_dir("dialectic", dataset_name(cases, digest)))
+        """<out>/<model>_dialectic/, with _<cases>-<hash8> for case files that are not the shipped ones
+        and _e<K> under --eval-epochs K > 1 (a run with epochs never replaces one without)."""
+        s = self.settings
+        epochs_part = f"e{s.epochs}" if s.epochs > 1 else None
+        return RunDirectory(self.session, self.name, s.run_dir("dialectic", _dataset(self.own.cases), epochs_part))
 
     @property
     def run_dir(self) -> Path:
@@ -119,7 +127,8 @@ class Protocol(EvalProtocol):
         suffixes += [f"__{s.model}__turn{MAX_TURNS}", f"__followup{MAX_TURNS}"]
         case = max(cases, key=lambda c: len(c.id.encode()))
         variant = max(variants, key=lambda v: len(v.name.encode()))
-        longest = max(len(f"{case.id}__{variant.name}{suffix}.yaml".encode()) for suffix in suffixes)
+        named = epochs.epoch_id(case.id, s.epochs) if s.epochs > 1 else case.id  # the last epoch's cassettes
+        longest = max(len(f"{named}__{variant.name}{suffix}.yaml".encode()) for suffix in suffixes)
         if longest > MAX_FILE_NAME:
             raise CaseFileError(
                 f"{case.source}: case id {case.id!r} with variant {variant.name!r} makes cassette file "
@@ -155,6 +164,7 @@ class Protocol(EvalProtocol):
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight(self.aliases())
         cases, variants = self.selection
+        cases = epochs.expand(cases, self.settings.epochs)  # each case's items once per epoch (plugin/epochs.py)
         if self.runner is not None:
             self.directory.hold()  # before any item: a second run on this run directory stops here (baselines write nothing)
         if "dialectic_item" in metafunc.fixturenames:
@@ -169,12 +179,14 @@ class Protocol(EvalProtocol):
             )
 
     def groups(self, fixture: str) -> dict[str, str]:
-        """By case: a check item per variant, a resolution or cross-provider item with the resolution
-        variant. From the case and prompt files alone (no judge panel, no model): the controller of
-        any xdist session asks; ids left out by a sample or shard are never collected."""
+        """By case (by case and epoch under --eval-epochs: an epoch's items read its own response): a
+        check item per variant, a resolution or cross-provider item with the resolution variant. From
+        the case and prompt files alone (no judge panel, no model): the controller of any xdist
+        session asks; ids left out by a sample or shard are never collected."""
         variants = load_variants(self.own.variant_prompts, list(self.own.variants))
         variants = [_resolution(variants)] if fixture == "dialectic_case" and variants else variants
-        return {f"{c.id}@{v.name}": c.id for c in load_cases(self.own.cases) for v in variants}
+        cases = epochs.expand(load_cases(self.own.cases), self.settings.epochs)
+        return {f"{c.id}@{v.name}": c.id for c in cases for v in variants}
 
     @functools.cached_property
     def runner(self):

@@ -72,7 +72,19 @@ class ResponseMetrics(TypedDict):
     mode_correct: bool
 
 
-class ResponseRecord(TypedDict):
+class EpochFields(TypedDict, total=False):
+    """Under --eval-epochs K > 1 (plugin/epochs.py): the case a response or conversation asks again
+    (its query_id is <case>-e0<e>), and which time; absent without epochs."""
+
+    case_id: str
+    # 1..K
+    epoch: int
+
+
+EPOCH_FIELDS = tuple(EpochFields.__annotations__)  # what a response passes on to its rows under epochs
+
+
+class ResponseRecord(EpochFields):
     """One (case, variant, model) response in the process that made it (runner.response)."""
 
     query_id: str
@@ -96,7 +108,7 @@ class TokenCounts(TypedDict):
     total: int
 
 
-class PublicResponse(TypedDict):
+class PublicResponse(EpochFields):
     """A response as the controller keeps it (checks.public), sent once with a check record."""
 
     query_id: str
@@ -197,7 +209,7 @@ class ResolutionVerdict(TypedDict):
     cost_usd: float
 
 
-class ConversationRecord(TypedDict):
+class ConversationRecord(EpochFields):
     """A multi-turn resolution conversation (runner.resolution); multiturn_summary.json's conversations_detail."""
 
     query_id: str
@@ -296,7 +308,7 @@ class JudgeSummary(TypedDict):
     cost_usd: float
 
 
-class PerResponseRecord(TypedDict):
+class PerResponseRecord(EpochFields):
     """One line of per_response.jsonl (summary.responses): a response merged with its checks."""
 
     query_id: str

@@ -7,6 +7,8 @@ one xdist worker (grouping.py) so the cache is shared. Each call has its own cas
   cassettes/<model>/dialectic/<case>__<variant>__followup<k>.yaml    resolution follow-ups
   cassettes/<judge>/dialectic-judge/<case>__<variant>__<model>__judge<k>.yaml
   cassettes/<judge>/dialectic-resolution/<case>__<variant>__<model>__turn<k>.yaml
+Under --eval-epochs K > 1 each case is asked once per epoch (plugin/epochs.py): <case> is the case's
+id for epoch 1 and <case>-e0<e> for epoch e >= 2, whose response and follow-ups send seed e - 1.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from pytest_reasoning_evals.dialectic.records import (
     CompletionRecord,
     ConversationRecord,
     CrossProviderRecord,
+    EpochFields,
     ResponseRecord,
 )
+from pytest_reasoning_evals.epochs import cassette_id, question_of, seed_of
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of, text_chars
 from pytest_reasoning_evals.providers.base import Completion, Model, Request
 
@@ -46,6 +50,11 @@ def _completion(c: Completion) -> CompletionRecord:
         "cassette_hit": c.outcome.hit,
         "reasoning": c.reasoning,
     }
+
+
+def epoch_fields(case: Case) -> EpochFields:
+    """What a response and a conversation add under epochs: the case asked again and its epoch ({} without)."""
+    return {"case_id": question_of(case), "epoch": case.epoch} if case.epoch else {}
 
 
 def not_answered(completion: CompletionRecord) -> str | None:
@@ -79,7 +88,8 @@ class DialecticRunner:
     def response_request(self, case: Case, variant: Variant) -> Request:
         """The request of (case, variant)'s response: it needs no answer, so it may run ahead."""
         return Request(
-            item_id=f"{case.id}__{variant.name}",
+            item_id=f"{cassette_id(case)}__{variant.name}",
+            seed=seed_of(case),
             cassette_folder=SUITE,
             messages=variant.messages(case.query),
             max_tokens=self.max_tokens,
@@ -117,6 +127,7 @@ class DialecticRunner:
                 },
                 "hard_fail": valid is False,
                 "completion": completion,
+                **epoch_fields(case),
             }
         return self._responses[key]
 
@@ -146,7 +157,7 @@ class DialecticRunner:
         judgements, errors, cost = [], [], 0.0
         for seat in self.judges:
             request = Request(
-                item_id=f"{case.id}__{variant.name}__{alias}__judge{seat.number}",
+                item_id=f"{cassette_id(case)}__{variant.name}__{alias}__judge{seat.number}",
                 cassette_folder=JUDGE_SUITE,
                 messages=judge.prompt(case.query, text),
                 max_tokens=judge.MAX_TOKENS,
@@ -200,6 +211,7 @@ class DialecticRunner:
             "replies": [r["text"] for r in replies[1:]],
             "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
             "cost_usd": sum(c["cost_usd"] for c in calls),
+            **epoch_fields(case),
         }
 
     def _resolution_turn(
@@ -213,7 +225,7 @@ class DialecticRunner:
             response=messages[-1]["content"],
         )
         request = Request(
-            item_id=f"{case.id}__{variant.name}__{self.model_alias}__turn{turn}",
+            item_id=f"{cassette_id(case)}__{variant.name}__{self.model_alias}__turn{turn}",
             cassette_folder=RESOLUTION_SUITE,
             messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
             max_tokens=judge.MAX_TOKENS,
@@ -239,7 +251,8 @@ class DialecticRunner:
         """The methodology's follow-up and the model's reply, both added to `messages`."""
         messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
         request = Request(
-            item_id=f"{case.id}__{variant.name}__followup{number}",
+            item_id=f"{cassette_id(case)}__{variant.name}__followup{number}",
+            seed=seed_of(case),
             cassette_folder=SUITE,
             messages=tuple(messages),
             max_tokens=self.max_tokens,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
 from pytest_reasoning_evals.dialectic.agreement import judge_agreement
-from pytest_reasoning_evals.dialectic.records import ItemRecord, PerResponseRecord, PublicResponse
+from pytest_reasoning_evals.dialectic.epoch_summary import epoch_block, epoch_line
+from pytest_reasoning_evals.dialectic.records import EPOCH_FIELDS, ItemRecord, PerResponseRecord, PublicResponse
 from pytest_reasoning_evals.dialectic.verdict import PassRule
 from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.results import write_json, write_lines
@@ -82,6 +83,7 @@ def _entry(r: PublicResponse) -> PerResponseRecord:
         "judge": None,
         "checks": {},
         **{k: r[k] for k in RESPONSE_FIELDS},
+        **{k: r[k] for k in EPOCH_FIELDS if k in r},
     }
 
 
@@ -113,6 +115,7 @@ def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> 
                 "cost_usd": sum(r["cost"] for r in rows),
                 "judge_cost_usd": sum(r["judge"]["cost_usd"] for r in rows if r["judge"]),
                 "pass": rule.variant_passes(hard_fails, mean_score, mode_accuracy),
+                **({"epochs": epochs} if (epochs := epoch_block(rows, rule)) else {}),
             }
         )
     return out
@@ -178,6 +181,7 @@ def terminal_lines(summaries: dict, directory: Path) -> list[str]:
             f"PCC compliance {_fmt(v['pcc_compliance'], '.0%')} ({v['pcc_applicable']} applicable), "
             f"{'PASS' if v['pass'] else 'not passing'}"
         )
+        lines += [epoch_line(v)] if "epochs" in v else []
     lines += _judge_lines(summaries["judge_agreement"])
     m = summaries["multiturn"]
     if m["conversations"] or m["not_judged"]:

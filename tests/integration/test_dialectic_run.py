@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import PROJECT_ROOT, model_entry, models_yaml
+from helpers import PROJECT_ROOT, cassette_path, model_entry, models_yaml
 
 from pytest_reasoning_evals.dialectic import judge, spotcheck
 from pytest_reasoning_evals.dialectic.cases import cases_sha256
@@ -593,3 +593,72 @@ def test_max_items_and_shards_select_dialectic_cases(pytester, server) -> None:
         )
         shards.append({json.loads(line)["query_id"] for line in lines})
     assert shards == [{"a", "b"}, {"d"}]
+
+
+class SeededScripted(Scripted):
+    """Scripted, but the model under test answers case `b` with a planted hard fail when a request
+    carries seed 1 (its epoch 2): the epochs of `b` disagree, those of `a` agree."""
+
+    def __call__(self, body: dict) -> str:
+        last = body["messages"][-1]["content"]
+        if body["model"] == "fake-model" and body.get("seed") == 1 and last.endswith("about b?"):
+            self.calls["generation"] += 1
+            return PLANTED
+        return super().__call__(body)
+
+
+def test_two_epochs_ask_and_judge_each_response_twice_and_the_replay_sends_nothing(pytester, server) -> None:
+    server.responder = SeededScripted({"a": STRUCTURED, "b": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = ["--model", "fake", "--eval-judge-model", "fake-judge", "--eval-n-judges", "1"]
+    args += ["--eval-variant", "dialectic", "--eval-epochs", "2", "-n", "2", "-v"]
+    result = run(pytester, server, cases, *args)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*::test_judge[[]a-e01@dialectic[]]*", "*::test_judge[[]b-e02@dialectic[]]*"])
+    asked = [r["body"] for r in server.requests if r["body"]["model"] == "fake-model"]
+    assert sorted((b["messages"][-1]["content"], b["seed"]) for b in asked) == [
+        ("What should I do about a?", 0),
+        ("What should I do about a?", 1),
+        ("What should I do about b?", 0),
+        ("What should I do about b?", 1),
+    ], "each epoch its own request, told apart by its seed"
+    judged = [
+        r["body"]["messages"][1]["content"]
+        for r in server.requests
+        if r["body"]["model"] == "fake-judge" and "## Resolution Assessment" not in r["body"]["messages"][-1]["content"]
+    ]
+    assert len(judged) == 4 and sum(PLANTED in prompt for prompt in judged) == 1, "each epoch's response judged"
+    root = pytester.path / "cassettes"
+    for alias, folder, item in [
+        ("fake", "dialectic", "a__dialectic"),  # epoch 1: the cassette of a run without epochs
+        ("fake", "dialectic", "a-e02__dialectic"),
+        ("fake-judge", "dialectic-judge", "a__dialectic__fake__judge1"),
+        ("fake-judge", "dialectic-judge", "a-e02__dialectic__fake__judge1"),
+    ]:
+        assert cassette_path(root, alias, folder, item).is_file(), item
+    directory = next((pytester.path / "results").glob("fake_dialectic_*_e2"))  # never a run without epochs
+    out = outputs(pytester)
+    assert sorted((r["query_id"], r["case_id"], r["epoch"]) for r in out["per_response"]) == [
+        ("a-e01", "a", 1),
+        ("a-e02", "a", 2),
+        ("b-e01", "b", 1),
+        ("b-e02", "b", 2),
+    ]
+    block = out["variants"][0]["epochs"]
+    assert {k: block[k] for k in ("k", "cases", "pass_share", "agreement")} == {
+        "k": 2,
+        "cases": 2,
+        "pass_share": 0.75,  # a: 2 of 2 epochs pass, b: 1 of 2
+        "agreement": 0.5,
+    }
+    assert block["pass_share_ci95"] == pytest.approx([0.75 - 1.959964 * 0.25, 1.0])
+    result.stdout.fnmatch_lines(
+        ["*variant dialectic (fake): epochs 2 per case, 2 cases: judge pass share 75.0% [[]26.0%, 100.0%[]]*"]
+    )
+    recorded = (directory / "variant_summary.json").read_text()
+
+    server.clear()
+    replay = run(pytester, server, cases, *args, record_mode="none")
+    assert replay.ret == 0, replay.stdout.str()
+    assert server.requests == []
+    assert (directory / "variant_summary.json").read_text() == recorded

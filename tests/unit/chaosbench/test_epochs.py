@@ -10,10 +10,10 @@ import pytest
 
 from pytest_reasoning_evals.chaosbench.epoch_compare import compare_epochs, per_question
 from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_summary
-from pytest_reasoning_evals.chaosbench.epochs import cassette_id, expand, question_of, record_fields, seed_of
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.regression import compare
 from pytest_reasoning_evals.chaosbench.rows import QuestionRow
+from pytest_reasoning_evals.epochs import cassette_id, expand, question_of, record_fields, seed_of
 
 QUESTION = Question(
     id="q-7", question="Is it chaotic?", ground_truth="TRUE", family="atomic", split="core", system_id="", template=""

@@ -1,11 +1,12 @@
-"""--eval-epochs K: each question and dialogue asked K times, each time its own pytest item and its
-own request (docs/chaosbench.md, "Epochs").
+"""--eval-epochs K: each ChaosBench question and dialogue, and each dialectic response, asked K
+times, each time its own pytest item and its own request (docs/chaosbench.md and docs/dialectic.md,
+"Epochs").
 
-Epoch e of question `q` is the item `q-e0<e>` (ids sort and `-k q` selects every epoch). Epoch 1 is
-the request a run without epochs sends, under the question's own cassette, so recordings made
-before epochs keep replaying; epoch e >= 2 sends the provider's seed e - 1 (Anthropic, which has
-none, a metadata tag) and records under its own id's cassette, so every epoch is its own request
-on the wire and replays deterministically.
+Epoch e of item `q` (a question, a dialogue or a dialectic case) is the item `q-e0<e>` (ids sort
+and `-k q` selects every epoch). Epoch 1 is the request a run without epochs sends, under the
+item's own cassette, so recordings made before epochs keep replaying; epoch e >= 2 sends the
+provider's seed e - 1 (Anthropic, which has none, a metadata tag) and records under its own id's
+cassette, so every epoch is its own request on the wire and replays deterministically.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TypeVar
 
-Item = TypeVar("Item")  # a Question or a Dialogue
+Item = TypeVar("Item")  # a Question, a Dialogue or a dialectic Case
 
 
 def epoch_id(base_id: str, epoch: int) -> str:
