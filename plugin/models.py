@@ -251,14 +251,10 @@ class Models:
         --eval-base-url applies to the model under test. While the model under test records, up to
         --eval-concurrency calls run ahead for the items this process runs next (prefetch.py)."""
         if alias not in self._built:
-            from pytest_reasoning_evals.providers.build import build_model
-            from pytest_reasoning_evals.providers.http import RetryPolicy
-
             s = self.settings
             spec = self.spec(alias)
             record_mode = self.record_mode_for(spec)
-            policy = RetryPolicy(max_total_wait=s.max_retry_wait)
-            model = build_model(spec, seed=s.seed, base_url=self.base_url_for(alias), policy=policy)
+            model = self.http_model(alias)
             http = spec.provider != "baseline"
             # the requests protocols build ahead are the model under test's
             ahead = alias == s.model and s.concurrency > 1 and record_mode != "none" and http
@@ -274,11 +270,23 @@ class Models:
                 self._prefetchers[alias] = prefetcher
         return self._built[alias]
 
-    def _cassettes(self, record_mode: str) -> Callable[[Model], Model]:
+    def http_model(self, alias: str):
+        """The model of `alias` itself (an HTTP model, or a baseline's fixed answers), without its layers."""
+        from pytest_reasoning_evals.providers.build import build_model
+        from pytest_reasoning_evals.providers.http import RetryPolicy
+
+        s = self.settings
+        policy = RetryPolicy(max_total_wait=s.max_retry_wait)
+        return build_model(self.spec(alias), seed=s.seed, base_url=self.base_url_for(alias), policy=policy)
+
+    def cassette_client(self, model: Model, record_mode: str) -> Model:
         """The cassette client around an HTTP model, its files read through the index."""
         from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
 
-        return lambda model: CassetteClient(model, self.settings.cassette_dir, record_mode, self.cassette_index)
+        return CassetteClient(model, self.settings.cassette_dir, record_mode, self.cassette_index)
+
+    def _cassettes(self, record_mode: str) -> Callable[[Model], Model]:
+        return lambda model: self.cassette_client(model, record_mode)
 
     def _may_start(self, unclaimed: float) -> bool:
         return not self.budget.exhausted(unclaimed)

@@ -25,6 +25,7 @@ DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_MAX_RETRY_WAIT = 120.0  # seconds one call may spend waiting between its retries
 DEFAULT_CONCURRENCY = 4  # model calls in flight per process while recording
 MAX_CONCURRENCY = 256
+DEFAULT_BATCH_POLL = 30.0  # seconds between two looks at a running batch
 MOST_EPOCHS = 100  # --eval-epochs at most: more is a mistake, not a measurement
 # --eval-max-tokens: above every real model's output limit (the largest are a few hundred thousand)
 MAX_ANSWER_TOKENS = 1_000_000
@@ -137,6 +138,19 @@ OPTIONS = (
         "once an always-valid sequential test on the paired differences decides the run is worse than its baseline, "
         "or not worse by more than --eval-max-accuracy-drop; the rest is not asked and the run is complete",
         "bool",
+    ),
+    Option(
+        "batch",
+        "while recording: send the first request of every item no cassette answers to the provider's batch API "
+        "(OpenAI, Anthropic: half the price, within 24 hours), wait, save each reply as its item's cassette, then "
+        "run the items from them; a run started again picks up its batch (batch.json); -n 0 only for now",
+        "bool",
+    ),
+    Option(
+        "batch-poll",
+        f"seconds between two looks at a running batch (default {DEFAULT_BATCH_POLL:g})",
+        "float",
+        metavar="SECONDS",
     ),
     Option(
         "epochs",
@@ -257,6 +271,8 @@ class Settings(NamedTuple):
     estimate: bool = False  # print what the selection would cost, send nothing
     epochs: int = 1  # times each question, dialogue and dialectic response is asked
     stop_when_decided: bool = False  # stop asking once the comparison with the baseline is decided (sequential.py)
+    batch: bool = False  # recording: first requests through the provider's batch API (batch/run.py)
+    batch_poll: float = DEFAULT_BATCH_POLL
     own: dict = {}  # protocol name -> its own settings
 
     @property
@@ -458,6 +474,16 @@ def _checked_base_url(get: Reader) -> str | None:
     return base_url
 
 
+def _checked_batch(config: pytest.Config, get: Reader) -> bool:
+    """--eval-batch sends the batch from the one process that runs the items: -n 0 for now."""
+    batch, poll = bool(get("batch")), get("batch-poll")
+    if poll is not None and poll <= 0:
+        raise pytest.UsageError(f"{label('batch-poll')} must be a number of seconds > 0, got {poll:g}")
+    if batch and config.getoption("numprocesses", None) not in (None, 0, "0"):
+        raise pytest.UsageError(f"{label('batch')} runs with -n 0 for now (the batch is sent before the items run)")
+    return batch
+
+
 def _checked_shard(get: Reader) -> tuple[int | None, int | None]:
     count, index = get("num-shards"), get("shard-index")
     if (count is None) != (index is None):
@@ -500,6 +526,8 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         estimate=bool(get("estimate")),
         epochs=get("epochs") or 1,
         stop_when_decided=bool(get("stop-when-decided")),
+        batch=_checked_batch(config, get),
+        batch_poll=DEFAULT_BATCH_POLL if get("batch-poll") is None else get("batch-poll"),
     )
     own = {info.name: info.settings(get, generic) for info in protocols if info.settings is not None}
     baselines = [info.baseline_option for info in protocols if info.baseline_option]

@@ -132,6 +132,10 @@ class EvalProtocol:
         runs next are sent ahead of them (prefetch.py)."""
         return None
 
+    def before_items(self, items: list[pytest.Item]) -> None:
+        """Controller with -n 0, once the items are final and before the first runs (--eval-batch
+        answers their first requests in batches, say)."""
+
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate] | None:
         """--eval-estimate: every model call these selected items of its own would make, built
         without sending anything (worst case where the answers decide: every turn asked, every

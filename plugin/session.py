@@ -283,11 +283,15 @@ class EvalSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session):
-        """--eval-estimate: price the selected items (estimate.py) instead of running them."""
-        if not self.settings.estimate or self.is_worker:
+        """--eval-estimate prices the items (estimate.py), none runs; else protocols' work before them (--eval-batch)."""
+        if self.is_worker:
             return None
-        self.end.price(session)
-        return True  # no item runs; pytest's exit status is 0
+        if self.settings.estimate:
+            self.end.price(session)
+            return True  # no item runs; pytest's exit status is 0
+        for protocol in list(self.protocols.values()):  # (under xdist the controller has no items)
+            protocol.before_items(session.items)
+        return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport):

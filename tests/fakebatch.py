@@ -3,6 +3,7 @@ message batches, over the same server and answering each request with the same r
 live call (stdlib only).
 
     server.batch.polls = 2                       # each batch answers in progress to 2 polls, then ends
+    server.batch.end_soon()                      # ... or at its next poll, batches already running too
     server.batch.outcome = lambda cid, body: "expired" if cid.endswith("3") else None
     server.batch.created, server.batch.uploaded  # batches created, files uploaded
     server.live_calls                            # live chat calls, beside
@@ -65,6 +66,13 @@ class FakeBatches:
             ("GET", re.compile(r"/v1/messages/batches/([^/]+)/results"), self._results),
             ("POST", re.compile(r"/v1/messages/batches/([^/]+)/cancel"), self._cancel),
         ]
+
+    def end_soon(self) -> None:
+        """Every running batch ends at its next poll (and later ones at their first)."""
+        with self._lock:
+            self.polls = 0
+            for batch in self._batches.values():
+                batch.left = 0
 
     def route(self, method: str, path: str):
         """The handler and its path arguments for a batch route, or None."""

@@ -67,6 +67,7 @@ class Selection:
     def parametrize(self, metafunc: pytest.Metafunc, hold: Callable[[], None]) -> None:
         """Its fixtures' items; `hold` holds the run directory once they are known, before any item."""
         self.protocol.session.models.preflight((self.settings.model,))  # unknown alias, missing key: stop here
+        self._check_batch()
         self.protocol.prompt  # noqa: B018 - a missing or broken prompt file stops collection too
         questions, dialogues = self.shard
         hold()  # a second run on this run directory stops here
@@ -75,6 +76,19 @@ class Selection:
         for name, items in (("chaosbench_question", questions), ("chaosbench_dialogue", dialogues)):
             if name in metafunc.fixturenames:
                 metafunc.parametrize(name, [pytest.param(i, id=i.id, marks=mark(i.family, i.split)) for i in items])
+
+    def _check_batch(self) -> None:
+        """--eval-batch needs a model whose provider's batch API is wired in (batch/run.py)."""
+        if not self.settings.batch:
+            return
+        from pytest_reasoning_evals.batch.run import PROVIDERS
+
+        provider = self.protocol.session.models.spec(self.settings.model).provider
+        if provider not in PROVIDERS:
+            raise UsageProblem(
+                f"--eval-batch: model {self.settings.model!r} is of provider {provider!r}, "
+                f"whose batch API is not wired in (only {', '.join(PROVIDERS)})"
+            )
 
     def is_item(self, value) -> bool:
         """`value` (a parameter) is a question or a dialogue, not pytest's placeholder of an empty set."""

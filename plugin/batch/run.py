@@ -1,0 +1,113 @@
+"""--eval-batch: before the items run, their first requests that no cassette answers go to the
+provider's batch API; each reply is saved as that item's ordinary cassette (through the cassette
+client, as a live recording would be), so the items then replay them, and a replay is the same with
+or without batching (docs/batch.md, "A run with --eval-batch").
+
+The batches are in the run directory's batch.json from the moment the provider accepts them: a run
+started again finds them there and polls them instead of sending the requests again. A request the
+batch did not answer (failed, expired) is left to its item, which asks it live. What a batch paid
+(at the batch price) is the run's spend: counted live, in no item's record.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import requests
+from urllib3 import HTTPResponse
+
+from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, entry_for
+from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request
+from pytest_reasoning_evals.registry import batch_prices
+
+PROVIDERS = ("openai", "anthropic")  # the wire formats whose batch API is wired in
+
+
+@dataclass
+class BatchOutcome:
+    sent: int  # requests the batches carried (or already carried, for a run started again)
+    answered: int  # replies saved as cassettes
+    left_live: int  # requests the batch did not answer: their items ask them live
+    cost_usd: float  # what the replies cost at the batch price
+
+
+class BatchAnswers:
+    """The HTTP model under a cassette client whose `exchange` answers from the batch's replies
+    (at the batch price) instead of sending the request; everything else is the model's own."""
+
+    def __init__(self, model, replies: dict[str, dict]):
+        self.model = model
+        self.spec = model.spec
+        self.replies = replies  # custom_id -> the provider's ordinary reply body
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+    def exchange(self, request: Request) -> tuple[Completion, requests.Response | None]:
+        body = self.replies[entry_for(self.spec, request).custom_id]
+        call = self.model.call_for(request, None)  # a batch line carries no key; the cassette keeps none
+        sent = requests.Request("POST", call.url, headers=dict(call.headers), data=json.dumps(call.body).encode())
+        raw = json.dumps(body).encode()
+        response = requests.Response()
+        response.status_code, response.reason, response._content = 200, "OK", raw
+        response.raw = HTTPResponse(body=b"", headers={"Content-Type": "application/json"}, status=200)
+        response.request = sent.prepare()
+        completion = self.model.completion_from(raw, None, 0.0)
+        price_in, price_out = batch_prices(self.spec)
+        cost = (completion.input_tokens * price_in + completion.output_tokens * price_out) / 1e6
+        return replace(completion, cost_usd=cost), response
+
+
+def answer_by_batch(
+    models, alias: str, requests_: list[Request], folder: Path, poll_seconds: float, say: Callable[[str], None]
+) -> BatchOutcome:
+    """Send the requests no cassette answers in batches, wait for them, save each reply as its item's cassette."""
+    spec, mode = models.spec(alias), models.record_mode_for(models.spec(alias))
+    http = models.http_model(alias)
+    replay = models.cassette_client(http, "none")
+    rerecord = mode == "rewrite"  # every request is recorded anew
+    missing = [r for r in requests_ if rerecord or replay.complete(r).outcome.error_kind is ErrorKind.MISS]
+    if not missing:
+        return BatchOutcome(0, 0, 0, 0.0)
+    client = client_for(spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder))
+    handles = client.submit(entry_for(spec, r) for r in missing)
+    say(
+        f"batch: {len(missing):,} requests in {len(handles)} batch(es) to {spec.provider} ({', '.join(h.batch_id for h in handles)})"
+    )
+    results: dict[str, BatchResult] = {}
+    try:
+        for handle in handles:
+            results |= _wait(client, handle, poll_seconds, say)
+    except KeyboardInterrupt:
+        say(
+            f"batch: interrupted; the batch keeps running on {spec.provider}: run the same command again to pick "
+            f"it up ({client.ledger.path} holds it), nothing is sent twice"
+        )
+        raise
+    replies = {cid: result.body for cid, result in results.items() if result.body is not None}
+    recorder = models.cassette_client(BatchAnswers(http, replies), mode)
+    answered, cost = 0, 0.0
+    for request in missing:
+        if entry_for(spec, request).custom_id not in replies:
+            continue  # failed or expired: its item asks it live
+        completion = recorder.complete(request)
+        models.budget.ledger.paid(completion, None)
+        cost += completion.cost_usd
+        answered += 1
+    for handle in handles:
+        client.ledger.forget(handle)  # its replies are cassettes now
+    return BatchOutcome(len(missing), answered, len(missing) - answered, cost)
+
+
+def _wait(client, handle, poll_seconds: float, say: Callable[[str], None]) -> dict[str, BatchResult]:
+    started = time.monotonic()
+    while True:
+        status = client.poll(handle)
+        if status.ended:
+            return client.results(handle)
+        say(f"batch {handle.batch_id}: {status.done:,} of {status.total:,} done, {time.monotonic() - started:.0f} s")
+        time.sleep(poll_seconds)

@@ -1,0 +1,110 @@
+"""--eval-batch (issue 43): a recording run's questions go to the provider's batch API (the fake
+provider's batch endpoints, tests/fakebatch.py, over real HTTP on 127.0.0.1), each reply is saved
+as its item's ordinary cassette, the items replay them, and a run started again picks its batch up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import EVAL_MODULE, answer_by_text, model_entry, models_yaml, question, write_jsonl
+
+QUESTIONS = 20
+PRICE_IN, PRICE_OUT = 2.0, 8.0  # $ per 1M tokens: a batch pays half
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, fake_key) -> pytest.Pytester:
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    pytester.makeini("[pytest]\neval_min_coverage = 0\n")
+    records = [question(f"q-{i:02d}", "TRUE" if i % 2 else "FALSE") for i in range(QUESTIONS)]
+    write_jsonl(pytester.path / "bank.jsonl", records)
+    return pytester
+
+
+def args(project: pytest.Pytester, server, provider: str, tag: str, *more: str) -> list[str]:
+    base = server.openai_base if provider == "openai" else server.anthropic_base
+    entry = model_entry(base, provider=provider, price_in=PRICE_IN, price_out=PRICE_OUT)
+    (project.path / f"models-{tag}.yaml").write_text(models_yaml(entry))
+    return [
+        "--eval-models-file", f"models-{tag}.yaml", "--model", "fake", "--eval-cases", "bank.jsonl",
+        "--eval-cassette-dir", f"cassettes-{tag}", "--eval-out-dir", f"results-{tag}",
+        "-p", "no:cacheprovider", *more,
+    ]  # fmt: skip
+
+
+def summary(project: pytest.Pytester, tag: str, name: str = "summary.json") -> dict:
+    (run,) = (project.path / f"results-{tag}").glob("fake_zeroshot*")
+    return json.loads((run / name).read_text())
+
+
+SCORES = ("overall_accuracy", "coverage", "total_questions", "task_accuracy", "split_accuracy", "num_correct")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same_scores(
+    project: pytest.Pytester, server, provider: str
+) -> None:
+    server.responder = answer_by_text
+    live = project.runpytest(*args(project, server, provider, "live", "--eval-record-mode", "once"))
+    assert live.ret == 0 and server.live_calls == QUESTIONS and server.batch.created == 0
+    server.clear()
+    server.live_calls = 0
+
+    batched = project.runpytest(*args(project, server, provider, "batch", "--eval-record-mode", "once", "--eval-batch"))
+    assert batched.ret == 0, batched.stdout.str()
+    assert server.batch.created == 1 and server.live_calls == 0  # one batch of twenty, no chat call
+    batched.stdout.fnmatch_lines(["batch: 20 of 20 requests answered ($* at the batch price)"])
+    paid = {tag: summary(project, tag, "run_meta.json")["spent_usd"] for tag in ("live", "batch")}
+    assert paid["batch"] == pytest.approx(paid["live"] / 2) and paid["live"] > 0  # what the run paid
+    listed = {tag: summary(project, tag)["cost_usd"] for tag in ("live", "batch")}
+    assert listed["batch"] == pytest.approx(listed["live"])  # summary.json: the answers at the list price
+    cassettes = sorted((project.path / "cassettes-batch" / "fake").rglob("*.yaml"))
+    assert len(cassettes) == QUESTIONS
+    assert (
+        not (next((project.path / "results-batch").glob("fake_zeroshot*")) / "batch.json").read_text().count("batch_id")
+    )  # its replies are cassettes: the ledger forgot it
+
+    replayed = project.runpytest(*args(project, server, provider, "batch", "--eval-record-mode", "none"))
+    assert replayed.ret == 0 and server.live_calls == 0 and server.batch.created == 1
+    assert {k: summary(project, "batch")[k] for k in SCORES} == {k: summary(project, "live")[k] for k in SCORES}
+
+
+def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch(project, server) -> None:
+    server.responder = answer_by_text
+    server.batch.polls = 10_000  # in progress until the test lets it end
+    command = [sys.executable, "-m", "pytest", *args(project, server, "openai", "kill", "--eval-batch")]
+    command += ["--eval-batch-poll", "0.05"]
+    first = subprocess.Popen(command, cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while server.batch.created == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
+        first.kill()
+        first.wait()
+    assert server.batch.created == 1
+    ledger = next(Path(project.path / "results-kill").glob("fake_zeroshot*")) / "batch.json"
+    assert "batch_id" in ledger.read_text()  # kept the moment the provider accepted it
+    server.batch.end_soon()  # the batch ends at its next look
+    again = project.runpytest(*args(project, server, "openai", "kill", "--eval-batch", "--eval-batch-poll", "0.05"))
+    assert again.ret == 0, again.stdout.str()
+    assert server.batch.created == 1 and server.live_calls == 0  # the same batch, polled again
+    assert summary(project, "kill")["total_questions"] == QUESTIONS
+
+
+def test_a_fixed_answer_model_has_no_batch_api(project) -> None:
+    result = project.runpytest("--model", "oracle", "--eval-cases", "bank.jsonl", "--eval-batch")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*--eval-batch: model 'oracle' is of provider 'baseline'*"])
+
+
+def test_batch_with_workers_is_a_usage_error(project) -> None:
+    result = project.runpytest("--model", "oracle", "--eval-batch", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--eval-batch (ini eval_batch) runs with -n 0 for now*"])
