@@ -37,11 +37,12 @@ def _mean_interval(values: list[float], low: float, z: float) -> list[float] | N
     return [max(low, mean - z * error), min(1.0, mean + z * error)]
 
 
-def majority_accuracy(right: list[int], epochs: int) -> float | None:
-    """The share of questions most of whose epochs were right (a tie counts half)."""
-    if not right:
+def majority_accuracy(shares: list[Fraction]) -> float | None:
+    """The share of questions most of whose epochs were right, from each question's share of epochs
+    right (exact fractions, so a tie is one; a tie counts half)."""
+    if not shares:
         return None
-    return fmean(1.0 if 2 * r > epochs else 0.5 if 2 * r == epochs else 0.0 for r in right)
+    return fmean(1.0 if share > Fraction(1, 2) else 0.5 if share == Fraction(1, 2) else 0.0 for share in shares)
 
 
 def agreement(labels: list[list[str | None]]) -> tuple[float | None, float | None]:

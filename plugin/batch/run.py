@@ -66,7 +66,8 @@ def answer_by_batch(
     models, alias: str, requests_: list[Request], folder: Path, poll_seconds: float, say: Callable[[str], None]
 ) -> BatchOutcome:
     """Send the requests no cassette answers in batches, wait for them, save each reply as its item's cassette."""
-    spec, mode = models.spec(alias), models.record_mode_for(models.spec(alias))
+    spec = models.spec(alias)
+    mode = models.record_mode_for(spec)
     http = models.http_model(alias)
     replay = models.cassette_client(http, "none")
     rerecord = mode == "rewrite"  # every request is recorded anew
@@ -74,7 +75,8 @@ def answer_by_batch(
     if not missing:
         return BatchOutcome(0, 0, 0, 0.0)
     client = client_for(spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder))
-    handles = client.submit(entry_for(spec, r) for r in missing)
+    entries = [entry_for(spec, r) for r in missing]  # each request's batch line, built once
+    handles = client.submit(entries)
     say(
         f"batch: {len(missing):,} requests in {len(handles)} batch(es) to {spec.provider} ({', '.join(h.batch_id for h in handles)})"
     )
@@ -91,8 +93,8 @@ def answer_by_batch(
     replies = {cid: result.body for cid, result in results.items() if result.body is not None}
     recorder = models.cassette_client(BatchAnswers(http, replies), mode)
     answered, cost = 0, 0.0
-    for request in missing:
-        if entry_for(spec, request).custom_id not in replies:
+    for request, entry in zip(missing, entries):
+        if entry.custom_id not in replies:
             continue  # failed or expired: its item asks it live
         completion = recorder.complete(request)
         models.budget.ledger.paid(completion, None)

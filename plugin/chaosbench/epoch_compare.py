@@ -17,10 +17,23 @@ from collections import defaultdict
 from fractions import Fraction
 from statistics import fmean, pvariance
 
+from pytest_reasoning_evals.chaosbench.rows import Row
 from pytest_reasoning_evals.epoch_stats import difference_interval, sign_flip_test
 from pytest_reasoning_evals.stats import detectable
 
 TEST = "sign-flip permutation test on the per-question shares right"
+
+
+def paired_item(row: Row) -> dict:
+    """What a comparison (and a baseline file) keeps of an item's row."""
+    return {
+        "correct": row.correct is True,
+        "gold": row.status != "no_gold",
+        "failed": bool(row.error),  # its calls failed: the model was not measured on it
+        "family": row.family,
+        "split": row.split,
+        **({"question": row.question_id} if row.epoch else {}),  # one epoch of it (--eval-epochs)
+    }
 
 
 def paired_test_name(comparison: dict) -> str:
@@ -35,7 +48,7 @@ def has_epochs(items: dict[str, dict]) -> bool:
 
 
 def per_question(items: dict[str, dict]) -> dict[str, dict]:
-    """Item id -> item (regression._item) to question id -> its share right, epochs and where it sits."""
+    """Item id -> item (paired_item) to question id -> its share right, epochs and where it sits."""
     grouped: dict[str, list[dict]] = defaultdict(list)
     for item_id, item in items.items():
         grouped[item.get("question", item_id)].append(item)

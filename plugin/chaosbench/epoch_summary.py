@@ -14,17 +14,16 @@ from collections import defaultdict
 from fractions import Fraction
 from statistics import fmean
 
+from pytest_reasoning_evals.chaosbench.epoch_compare import paired_item, per_question
 from pytest_reasoning_evals.chaosbench.rows import QuestionRow
-from pytest_reasoning_evals.epoch_stats import agreement, clustered_interval
+from pytest_reasoning_evals.epoch_stats import agreement, clustered_interval, majority_accuracy
 
 
-def question_shares(rows: list[QuestionRow]) -> dict[str, Fraction]:
-    """Question id -> its share of measured epochs right (questions with none measured are left out)."""
-    right: dict[str, list[bool]] = defaultdict(list)
-    for row in rows:
-        if row.epoch and row.gold is not None and row.error is None:
-            right[row.question_id].append(row.correct is True)
-    return {q: Fraction(sum(epochs), len(epochs)) for q, epochs in right.items()}
+def question_shares(rows: list[QuestionRow]) -> list[Fraction]:
+    """Each question's share of measured epochs right, as a comparison scores it (epoch_compare.per_question;
+    questions with none measured are left out)."""
+    questions = per_question({row.id: paired_item(row) for row in rows if row.epoch})
+    return [question["share"] for question in questions.values() if question["share"] is not None]
 
 
 def _block(rows: list[QuestionRow]) -> dict:
@@ -34,12 +33,12 @@ def _block(rows: list[QuestionRow]) -> dict:
         if row.error is None:
             labels[row.question_id].append(row.label or "UNKNOWN")
     consistency, flips = agreement(list(labels.values()))
-    values = [float(share) for share in shares.values()]
+    values = [float(share) for share in shares]
     return {
         "questions": len(values),
         "accuracy": fmean(values) if values else None,
         "accuracy_ci95": clustered_interval(values),
-        "majority_accuracy": fmean(1.0 if s > 0.5 else 0.5 if s == 0.5 else 0.0 for s in values) if values else None,
+        "majority_accuracy": majority_accuracy(shares),
         "consistency": consistency,
         "flip_rate": flips,
     }
@@ -59,19 +58,3 @@ def epoch_summary(questions: list[QuestionRow]) -> dict | None:
         "interval": "clustered standard error of the per-question shares (normal, clipped to [0, 1])",
         "by_family": {name: _block(families[name]) for name in sorted(families)},
     }
-
-
-def epoch_line(block: dict) -> str:
-    """The terminal's line on the epochs: accuracy with its clustered interval, and the noise floor."""
-
-    def pct(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.1%}"
-
-    ci = block["accuracy_ci95"]
-    interval = f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else ""
-    return (
-        f"epochs {block['k']} per question, {block['questions']} questions: accuracy {pct(block['accuracy'])}"
-        f"{interval} (clustered by question), majority vote {pct(block['majority_accuracy'])}; "
-        f"noise floor: consistency {pct(block['consistency'])}, flip rate {pct(block['flip_rate'])} "
-        "(questions whose epochs disagree)"
-    )

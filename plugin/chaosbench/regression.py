@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_reasoning_evals import gates
-from pytest_reasoning_evals.chaosbench.epoch_compare import compare_epochs, has_epochs, paired_test_name
+from pytest_reasoning_evals.chaosbench.epoch_compare import compare_epochs, has_epochs, paired_item, paired_test_name
 from pytest_reasoning_evals.chaosbench.rows import Row, read_rows
 from pytest_reasoning_evals.stats import SMALL_SET, detectable_difference, mcnemar_exact, paired_delta_interval, ratio
 
@@ -34,17 +34,6 @@ SHOWN = 20  # broken items named in the terminal
 
 class BaselineError(gates.BaselineError):
     pass
-
-
-def _item(row: Row) -> dict:
-    return {
-        "correct": row.correct is True,
-        "gold": row.status != "no_gold",
-        "failed": bool(row.error),  # its calls failed: the model was not measured on it
-        "family": row.family,
-        "split": row.split,
-        **({"question": row.question_id} if row.epoch else {}),  # one epoch of it (--eval-epochs)
-    }
 
 
 def baseline_file(run_dir: Path) -> dict:
@@ -63,7 +52,7 @@ def baseline_of(rows: list[Row], meta: dict, source: str) -> dict:
         "model": meta.get("model"),
         "mode": meta.get("mode"),
         "config_hash": meta.get("config_hash"),
-        "items": {r.id: _item(r) for r in sorted(rows, key=lambda r: r.id)},
+        "items": {r.id: paired_item(r) for r in sorted(rows, key=lambda r: r.id)},
     }
 
 
@@ -188,7 +177,7 @@ def _delta_interval(pairs: list[tuple[dict, dict]]) -> list[float] | None:
 
 
 def compare(baseline: dict, rows: list[Row], *, alpha: float, max_drop: float | None) -> dict:
-    current = {r.id: _item(r) for r in rows}
+    current = {r.id: paired_item(r) for r in rows}
     if has_epochs(baseline["items"]) or has_epochs(current):  # paired by question (epoch_compare.py)
         return {
             "baseline": _source(baseline),

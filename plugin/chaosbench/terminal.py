@@ -7,7 +7,6 @@ from pathlib import Path
 
 from pytest_reasoning_evals.chaosbench.early_stop import decided_line
 from pytest_reasoning_evals.chaosbench.epoch_compare import paired_test_name
-from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_line
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.markdown import code, inline
 
@@ -18,6 +17,17 @@ def _pct(value: float | None) -> str:
 
 def _ci(ci: list[float] | None) -> str:
     return "" if ci is None else f"[{ci[0]:.1%}, {ci[1]:.1%}]"
+
+
+def epoch_line(block: dict) -> str:
+    """The line on the epochs (summary.json "epochs"): accuracy with its clustered interval, and the noise floor."""
+    return (
+        f"epochs {block['k']} per question, {block['questions']} questions: accuracy "
+        f"{_pct(block['accuracy']).strip()}{' ' + _ci(block['accuracy_ci95']) if block['accuracy_ci95'] else ''} "
+        f"(clustered by question), majority vote {_pct(block['majority_accuracy']).strip()}; noise floor: "
+        f"consistency {_pct(block['consistency']).strip()}, flip rate {_pct(block['flip_rate']).strip()} "
+        "(questions whose epochs disagree)"
+    )
 
 
 def consistency(summary: dict) -> str:

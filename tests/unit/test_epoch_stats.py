@@ -68,8 +68,9 @@ def test_clustered_interval_is_the_mean_share_plus_minus_its_standard_error() ->
 
 
 def test_majority_vote_and_agreement_of_epochs() -> None:
-    assert majority_accuracy([3, 2, 1, 0], 3) == 0.5
-    assert majority_accuracy([1, 2], 2) == 0.75  # a tie counts half
+    assert majority_accuracy([Fraction(r, 3) for r in (3, 2, 1, 0)]) == 0.5
+    assert majority_accuracy([Fraction(1, 2), Fraction(2, 2)]) == 0.75  # a tie counts half
+    assert majority_accuracy([]) is None
     consistency, flips = agreement([["TRUE"] * 3, ["TRUE", "FALSE", "TRUE"], ["FALSE", None, None]])
     assert consistency == pytest.approx((1 + 2 / 3 + 2 / 3) / 3) and flips == pytest.approx(2 / 3)
     assert agreement([]) == (None, None)
