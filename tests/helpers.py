@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_reasoning_evals.cassettes import cassette_name
+from pytest_reasoning_evals.chaosbench.rows import QuestionRow
 from pytest_reasoning_evals.shipped import shipped
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -239,3 +240,30 @@ CYCLE_CONFTEST = (
     "holder.f = open('out.txt', 'w')\n"
     "holder.f.write('data\\n')\n"
 )
+
+
+def question_row(id: str, gold: str | None = "TRUE", label: str | None = "TRUE", **fields) -> QuestionRow:
+    """A question's summary row (chaosbench/rows.py) whose status and correctness follow from `gold`
+    and `label` (None: no gold, an UNKNOWN answer); `fields` set the rest (family, error, epoch, ...)."""
+    correct = None if gold is None or label is None else gold == label
+    status = "no_gold" if gold is None else "unknown" if label is None else "correct" if correct else "wrong"
+    made = {
+        "id": id,
+        "family": "atomic",
+        "split": "core",
+        "system_id": "lorenz63",
+        "bias": None,
+        "predicates": (),
+        "label": label,
+        "gold": gold,
+        "correct": correct,
+        "status": status,
+        "error": None,
+        "provider": "fake",
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "thinking_tokens": 0,
+        "cost_usd": 0.0,
+        "cassette_hit": None,
+    }
+    return QuestionRow(**(made | fields))

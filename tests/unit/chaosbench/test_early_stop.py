@@ -6,29 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from helpers import question_row
+
 from pytest_reasoning_evals.chaosbench.early_stop import BLOCK, EarlyStop, decided_block, with_decision
-from pytest_reasoning_evals.chaosbench.rows import QuestionRow
 from pytest_reasoning_evals.sampling import stratified_order
 
-ROW = QuestionRow(
-    id="q",
-    family="atomic",
-    split="core",
-    system_id="",
-    bias=None,
-    predicates=(),
-    label="FALSE",
-    gold="TRUE",
-    correct=False,
-    status="wrong",
-    error=None,
-    provider="fake",
-    input_tokens=0,
-    output_tokens=0,
-    thinking_tokens=0,
-    cost_usd=0.0,
-    cassette_hit=None,
-)
+ROW = question_row("q", "TRUE", "FALSE")  # wrong where its baseline is right
 
 
 def baseline(n: int) -> dict:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 import pytest
+from helpers import question_row
 
 from pytest_reasoning_evals.chaosbench.epoch_compare import compare_epochs, per_question
 from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_summary
@@ -34,26 +35,8 @@ def row(
     question: str, epoch: int, correct: bool | None, family: str = "atomic", error: str | None = None
 ) -> QuestionRow:
     label = None if correct is None else ("TRUE" if correct else "FALSE")
-    return QuestionRow(
-        id=f"{question}-e{epoch:02d}",
-        family=family,
-        split="core",
-        system_id="",
-        bias=None,
-        predicates=(),
-        label=label,
-        gold="TRUE",
-        correct=correct,
-        status="unknown" if correct is None else ("correct" if correct else "wrong"),
-        error=error,
-        provider="fake",
-        input_tokens=0,
-        output_tokens=0,
-        thinking_tokens=0,
-        cost_usd=0.0,
-        cassette_hit=None,
-        question_id=question,
-        epoch=epoch,
+    return question_row(
+        f"{question}-e{epoch:02d}", "TRUE", label, family=family, error=error, question_id=question, epoch=epoch
     )
 
 

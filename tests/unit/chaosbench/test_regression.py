@@ -7,6 +7,7 @@ import math
 import time
 
 import pytest
+from helpers import question_row
 from scipy.stats import binomtest
 
 from pytest_reasoning_evals.chaosbench.regression import (
@@ -26,25 +27,9 @@ def item(correct: bool, family: str = "atomic", split: str = "core", gold: bool 
 
 
 def record(id: str, status: str, family: str = "atomic", split: str = "core", error: str | None = None) -> QuestionRow:
-    correct = {"correct": True, "wrong": False}.get(status)
     label = {"correct": "TRUE", "wrong": "FALSE"}.get(status)
     gold = None if status == "no_gold" else "TRUE"
-    spend = {"provider": "fake", "input_tokens": 0, "output_tokens": 0, "thinking_tokens": 0, "cost_usd": 0.0}
-    return QuestionRow(
-        id=id,
-        family=family,
-        split=split,
-        system_id="lorenz63",
-        bias=None,
-        predicates=(),
-        label=label,
-        gold=gold,
-        correct=correct,
-        status=status,
-        error=error,
-        cassette_hit=None,
-        **spend,
-    )
+    return question_row(id, gold, label, family=family, split=split, error=error)
 
 
 @pytest.mark.parametrize(("broken", "fixed"), [(0, 0), (1, 0), (5, 1), (7, 7), (30, 12), (3, 40), (400, 350)])

@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from helpers import question_row
 
-from pytest_reasoning_evals.chaosbench.rows import DialogueRow, QuestionRow
+from pytest_reasoning_evals.chaosbench.rows import DialogueRow
 from pytest_reasoning_evals.chaosbench.upstream import upstream_metrics, upstream_type
 
 
 def row(id: str, gold: str | None, label: str | None, family: str = "atomic", split: str = "core", bias=None):
-    correct = None if gold is None or label is None else gold == label
-    status = "no_gold" if gold is None else "unknown" if label is None else "correct" if correct else "wrong"
-    spend = {"provider": "fake", "input_tokens": 0, "output_tokens": 0, "thinking_tokens": 0, "cost_usd": 0.0}
-    return QuestionRow(
-        id=id,
-        family=family,
-        split=split,
-        system_id="lorenz63",
-        bias=bias,
-        predicates=(),
-        label=label,
-        gold=gold,
-        correct=correct,
-        status=status,
-        error=None,
-        cassette_hit=None,
-        **spend,
-    )
+    return question_row(id, gold, label, family=family, split=split, bias=bias)
 
 
 def test_a_balanced_run_has_upstreams_keys_and_four_decimals() -> None:
