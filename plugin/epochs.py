@@ -45,6 +45,19 @@ def question_of(item) -> str:
     return item.base_id or item.id
 
 
+def copies_warning(epochs: int, spec, temperature: float | None) -> str | None:
+    """One line when the epochs would be copies: K > 1 at temperature 0 sent to a model that honours it
+    (a baseline model answers without a request; a reasoning model that is sent no temperature varies)."""
+    from pytest_reasoning_evals.providers.wire import sent_temperature
+
+    if epochs < 2 or spec.provider == "baseline" or temperature or sent_temperature(spec, 0.0) is None:
+        return None
+    return (
+        f"--eval-epochs {epochs} at temperature 0: a model that honours it gives every epoch the same answer "
+        "(the epochs are copies); give --eval-temperature (0.7, say) for epochs that measure its noise"
+    )
+
+
 def record_fields(item) -> dict:
     """What a record adds under epochs: the question it asks and its epoch ({} without epochs)."""
     return {"question_id": item.base_id, "epoch": item.epoch} if item.epoch else {}

@@ -15,6 +15,7 @@ from pytest_reasoning_evals.chaosbench.profiles import UpstreamPrompt
 from pytest_reasoning_evals.chaosbench.prompts import MAX_TOKENS, SHIPPED_DATASET, PromptTemplate, own_cassette_dataset
 from pytest_reasoning_evals.chaosbench.questions import files_digest
 from pytest_reasoning_evals.chaosbench.settings import DEFAULT_REPROMPT
+from pytest_reasoning_evals.epochs import copies_warning
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.options import dataset_name, dataset_stem, folder_label
 from pytest_reasoning_evals.shipped import shipped
@@ -79,22 +80,9 @@ class RunConfig:
         return {"epochs": self.settings.epochs} if self.settings.epochs > 1 else {}
 
     def epochs_warning(self) -> str | None:
-        """One line when the epochs would be copies: K > 1 at temperature 0 on a model that is sent it."""
-        from pytest_reasoning_evals.providers.wire import sent_temperature
-
+        """One line when the epochs would be copies (epochs.copies_warning)."""
         s = self.settings
-        spec = self.session.models.spec(s.model)
-        if (
-            s.epochs < 2
-            or spec.provider == "baseline"
-            or self.prompt.temperature
-            or sent_temperature(spec, 0.0) is None
-        ):
-            return None
-        return (
-            f"--eval-epochs {s.epochs} at temperature 0: a model that honours it gives every epoch the same answer "
-            "(the epochs are copies); give --eval-temperature (0.7, say) for epochs that measure its noise"
-        )
+        return copies_warning(s.epochs, self.session.models.spec(s.model), self.prompt.temperature)
 
     @functools.cached_property
     def profile_config(self) -> dict:

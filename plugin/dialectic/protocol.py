@@ -16,9 +16,6 @@ are ChaosBench's and select no dialectic case out; a stopped run is resumed by i
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import time
 from pathlib import Path
 
 import pytest
@@ -29,9 +26,10 @@ from pytest_reasoning_evals.dialectic import checks
 from pytest_reasoning_evals.dialectic.cases import Case, Variant, cases_sha256, load_cases, load_variants
 from pytest_reasoning_evals.dialectic.gates import dialectic_gates
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
-from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats, self_judged
+from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import compare, comparison_lines, load_responses
+from pytest_reasoning_evals.dialectic.run_meta import run_meta
 from pytest_reasoning_evals.dialectic.summary import cassette_miss_line, cassette_misses, terminal_lines, write_outputs
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.estimate import CallEstimate
@@ -40,7 +38,6 @@ from pytest_reasoning_evals.manifest import now
 from pytest_reasoning_evals.options import dataset_name
 from pytest_reasoning_evals.protocol import EvalProtocol
 from pytest_reasoning_evals.providers.base import Request
-from pytest_reasoning_evals.providers.wire import sent_temperature
 from pytest_reasoning_evals.report import Written
 from pytest_reasoning_evals.results import write_json
 from pytest_reasoning_evals.run_dir import RunDirectory
@@ -259,7 +256,7 @@ class Protocol(EvalProtocol):
         self.directory.try_hold()
         self.summaries = write_outputs(self.run_dir, self.records, self.responses, seed=s.seed, rule=self.own.pass_rule)
         self.gates = self._gates("; ".join(filter(None, (self.harness_note(), self._budget_note()))) or None)
-        write_json(self.run_dir / "run_meta.json", self._run_meta(session))
+        write_json(self.run_dir / "run_meta.json", run_meta(self, session))
         self.html_report = self.directory.close(self.gates, len(self.records))
         return self.gates
 
@@ -307,55 +304,11 @@ class Protocol(EvalProtocol):
     def incomplete_reason(self, session: pytest.Session) -> str | None:
         return self.directory.incomplete_reason(session, self.harness_note(), self._budget_note())
 
-    def _run_meta(self, session: pytest.Session) -> dict:
-        """What ran, for report.html and for whoever reads the directory later."""
-        s = self.settings
-        cases, variants = self.selection
-        asked = json.dumps([[c.id, c.category, c.query, c.expected_mode] for c in cases]).encode()
-        stopped = self.incomplete_reason(session)
-        return {
-            "model": s.model,
-            # what each response and follow-up sent (None: no call, or no temperature sent to this reasoning model)
-            "max_tokens": self.runner and self.runner.max_tokens,
-            "temperature": self.runner and sent_temperature(self.session.models.spec(s.model), self.runner.temperature),
-            "judges": [seat.alias for seat in self.judges],
-            "judge_panel": self.panel(),
-            "self_judged": self_judged(self.judges, s.model),
-            "compare_models": list(self.own.compare_models),
-            "variants": [{"name": v.name, "prompt_sha256": v.sha256, "path": v.path} for v in variants],
-            "cases": {"path": str(self.own.cases), "count": len(cases), "sha256": hashlib.sha256(asked).hexdigest()},
-            "timestamp": self.started_at,
-            "execution_time_seconds": round(time.monotonic() - self.session.started, 3),
-            "num_workers": self.session.num_workers(),
-            "complete": stopped is None,
-            "incomplete_reason": stopped,
-            "max_cost_usd": s.max_cost,
-            "spent_usd": self._paid(),
-        }
-
-    def _paid(self) -> float:
-        """What its items' live calls paid, whatever became of them (skipped by the budget, a harness
-        error, a stop), and what calls made ahead paid for items that never ran (a stop came first):
-        those are counted per model, not per protocol, so when another protocol ran too, it reports them."""
-        ledger = self.session.ledger
-        others = [p for name, p in self.session.protocols.items() if name != self.name and p.active]
-        return ledger.spent(self.name) + (0.0 if others else ledger.unclaimed.get(self.settings.model, 0.0))
-
-    def panel(self) -> list[dict]:
-        """The judge panel as run_meta.json records it: per seat its alias, model id, temperature and seed."""
-        return [
-            {
-                "judge": seat.number,
-                "alias": seat.alias,
-                "model_id": self.session.models.spec(seat.alias).model_id,
-                "temperature": seat.temperature,
-                "seed": seat.seed,
-            }
-            for seat in self.judges
-        ]
-
     def terminal(self) -> tuple[str, list[str]]:
-        lines = terminal_lines(self.summaries, self.run_dir)
+        s = self.settings
+        copies = self.runner and epochs.copies_warning(s.epochs, self.session.models.spec(s.model), s.temperature)
+        lines = [f"WARNING {copies}"] if copies else []
+        lines += terminal_lines(self.summaries, self.run_dir)
         missed = cassette_miss_line(
             cassette_misses(list(self.responses.values()), self.records), self.session.end.record_command
         )
@@ -365,6 +318,6 @@ class Protocol(EvalProtocol):
         lines += [gate_line(g) for g in self.gates]
         if self.html_report is not None:
             lines.append(self.html_report.note)
-        if self.settings.subset:
-            lines.append(f"subset run ({self.settings.subset}): written beside the full run's results")
-        return f"dialectic summary: {self.settings.model}", lines
+        if s.subset:
+            lines.append(f"subset run ({s.subset}): written beside the full run's results")
+        return f"dialectic summary: {s.model}", lines

@@ -19,6 +19,8 @@ COLUMNS = [
     ("pcc_compliance", "PCC compliance", "pct"),
     ("mode_accuracy", "mode accuracy", "pct"),
     ("judge_agreement", "judge agreement", "pct"),
+    ("pass_share", "judge pass share by case", "pct"),  # with epochs: the mean over cases of their epochs' share
+    ("epochs_agree", "epochs agree", "pct"),  # with epochs: the cases whose epochs all pass or all fail
     ("cost_usd", "cost", "usd"),
     ("tokens", "tokens", "int"),
     ("date", "date", "date"),
@@ -32,6 +34,7 @@ IDENTITY = [
     ("dataset", "cases file", "text", False),
     ("judges", "judges", "text", False),
     ("max_tokens", "max tokens", "int", False),
+    ("epochs", "epochs", "int", False),
 ]
 
 CROSS_COLUMNS = [
@@ -79,6 +82,14 @@ def _cross_rows(directory: Path) -> list[dict]:
     ]
 
 
+def _epoch_cells(variant: dict, meta: dict) -> dict:
+    """The epochs each case was asked (1 without --eval-epochs), the pass share by case and how often its epochs agree."""
+    block = variant.get("epochs")
+    if not isinstance(block, dict):
+        return {"epochs": meta.get("epochs", 1), "pass_share": None, "epochs_agree": None}
+    return {"epochs": block.get("k"), "pass_share": block.get("pass_share"), "epochs_agree": block.get("agreement")}
+
+
 def _rows(directory: Path) -> list[dict]:
     variants = json.loads((directory / "variant_summary.json").read_text(encoding="utf-8"))["variants"]
     meta = json.loads((directory / "run_meta.json").read_text(encoding="utf-8"))
@@ -106,6 +117,7 @@ def _rows(directory: Path) -> list[dict]:
             "pcc_compliance": v["pcc_compliance"],
             "mode_accuracy": v["mode_accuracy"],
             "judge_agreement": v["judge_agreement"],
+            **_epoch_cells(v, meta),
             "cost_usd": v["cost_usd"],
             "tokens": v["tokens"],
             "date": meta.get("timestamp"),

@@ -662,3 +662,54 @@ def test_two_epochs_ask_and_judge_each_response_twice_and_the_replay_sends_nothi
     assert replay.ret == 0, replay.stdout.str()
     assert server.requests == []
     assert (directory / "variant_summary.json").read_text() == recorded
+
+
+def test_a_run_with_epochs_is_compared_by_case_with_a_run_asked_once_and_shown_in_its_page_and_the_runs_table(
+    pytester, server, capsys
+) -> None:
+    from pytest_reasoning_evals.__main__ import main
+
+    server.responder = SeededScripted({"a": STRUCTURED, "b": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = [
+        "--model",
+        "fake",
+        "--eval-judge-model",
+        "fake-judge",
+        "--eval-n-judges",
+        "1",
+        "--eval-variant",
+        "dialectic",
+    ]
+    assert run(pytester, server, cases, *args).ret == 0
+    baseline = next(p for p in (pytester.path / "results").glob("fake_dialectic_*") if not p.name.endswith("_e2"))
+    gate = ["--eval-dialectic-baseline", str(baseline), "--eval-fail-on-regression"]
+    result = run(pytester, server, cases, *args, *gate, "--eval-epochs", "2")
+    assert result.ret == 0, result.stdout.str()  # b's hard fails 0 -> 1 of 2 epochs: two cases decide nothing
+    assert [line for line in result.outlines if "WARNING --eval-epochs" in line] == [
+        "WARNING --eval-epochs 2 at temperature 0: a model that honours it gives every epoch the same answer "
+        "(the epochs are copies); give --eval-temperature (0.7, say) for epochs that measure its noise"
+    ]
+    result.stdout.fnmatch_lines(
+        [
+            "*variant dialectic: 2 paired cases (cases, epochs 1 vs 2), mean score *"
+            "hard-fail share per case 0.0% -> 25.0% (sign-flip p = 1)*",
+            "*gate dialectic-no-regression: passed*",
+        ]
+    )
+    directory = next((pytester.path / "results").glob("fake_dialectic_*_e2"))
+    comparison = json.loads((directory / "comparison.json").read_text())
+    assert comparison["epochs"] == {"baseline": 1, "current": 2} and comparison["variants"][0]["new_hard_fails"] == [
+        "b"
+    ]
+    assert json.loads((directory / "run_meta.json").read_text())["epochs"] == 2
+    page = (directory / "report.html").read_text(encoding="utf-8")
+    assert '<section id="epochs">' in page and "hard-fail share per case" in page and "sign-flip p" in page
+
+    assert main(["runs", str(pytester.path / "results")]) == 0
+    (table,) = [
+        t for t in json.loads((pytester.path / "results" / "runs.json").read_text())["tables"] if t["id"] == "dialectic"
+    ]
+    rows = {row["epochs"]: row for row in table["rows"]}
+    assert rows[1]["pass_share"] is None and rows[1]["epochs_agree"] is None
+    assert (rows[2]["pass_share"], rows[2]["epochs_agree"]) == (0.75, 0.5) and "epochs 2" in rows[2]["label"]

@@ -41,4 +41,4 @@ def test_dialectic_rows_are_named_by_the_variant_and_what_else_differs_between_r
         "careful@11111111, max tokens 256",  # one variant name, two prompt texts
         "careful@22222222, max tokens 512",
     ]
-    assert table["common"] == ["model m", "cases file team.yaml", "judges j1, j2"]
+    assert table["common"] == ["model m", "cases file team.yaml", "judges j1, j2", "epochs 1"]
