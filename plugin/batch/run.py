@@ -12,6 +12,7 @@ batch did not answer (failed, expired) is left to its item, which asks it live. 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -21,7 +22,7 @@ import requests
 from urllib3 import HTTPResponse
 
 from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, entry_for
-from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request
+from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
 from pytest_reasoning_evals.registry import batch_prices
 
 PROVIDERS = ("openai", "anthropic")  # the wire formats whose batch API is wired in
@@ -74,7 +75,9 @@ def answer_by_batch(
     missing = [r for r in requests_ if rerecord or replay.complete(r).outcome.error_kind is ErrorKind.MISS]
     if not missing:
         return BatchOutcome(0, 0, 0, 0.0)
-    client = client_for(spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder))
+    client = client_for(
+        spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder), alias
+    )
     entries = [entry_for(spec, r) for r in missing]  # each request's batch line, built once
     handles = client.submit(entries)
     say(
@@ -87,7 +90,7 @@ def answer_by_batch(
     except KeyboardInterrupt:
         say(
             f"batch: interrupted; the batch keeps running on {spec.provider}: run the same command again to pick "
-            f"it up ({client.ledger.path} holds it), nothing is sent twice"
+            f"it up ({client.ledger.path} holds it), nothing is sent twice; or stop it: {cancel_command(models, folder)}"
         )
         raise
     replies = {cid: result.body for cid, result in results.items() if result.body is not None}
@@ -103,6 +106,15 @@ def answer_by_batch(
     for handle in handles:
         client.ledger.forget(handle)  # its replies are cassettes now
     return BatchOutcome(len(missing), answered, len(missing) - answered, cost)
+
+
+def cancel_command(models, folder: Path) -> str:
+    """The command that cancels this run's batches (the models file and base URL the run used)."""
+    s = models.settings
+    more = [f"--models-file {shlex.quote(str(s.models_file))}"] if s.models_file else []
+    if s.base_url:
+        more.append(f"--base-url {shlex.quote(mask_url(s.base_url))}")
+    return " ".join(["reasoning-evals batch cancel", shlex.quote(str(folder)), *more])
 
 
 def _wait(client, handle, poll_seconds: float, say: Callable[[str], None]) -> dict[str, BatchResult]:
