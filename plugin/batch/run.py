@@ -73,6 +73,7 @@ def answer_by_batch(
     replay = models.cassette_client(http, "none")
     rerecord = mode == "rewrite"  # every request is recorded anew
     missing = [r for r in requests_ if rerecord or replay.complete(r).outcome.error_kind is ErrorKind.MISS]
+    missing = within_budget(models, spec, missing, say)
     if not missing:
         return BatchOutcome(0, 0, 0, 0.0)
     client = client_for(
@@ -106,6 +107,31 @@ def answer_by_batch(
     for handle in handles:
         client.ledger.forget(handle)  # its replies are cassettes now
     return BatchOutcome(len(missing), answered, len(missing) - answered, cost)
+
+
+def within_budget(models, spec, requests_: list[Request], say: Callable[[str], None]) -> list[Request]:
+    """The first requests (in the run's order) whose estimated cost at the batch price (estimate.py)
+    fits what is left of --eval-max-cost; the others the budget leaves out: their items are skipped."""
+    from pytest_reasoning_evals.estimate import CallEstimate, Recorded, chars_of, cost
+
+    budget = models.budget
+    if budget.max_cost is None:
+        return requests_
+    seen = Recorded.read(models.settings.cassette_dir / spec.alias, spec.provider)
+    left, fits = budget.share - budget.ledger.process, 0
+    for request in requests_:
+        chars = chars_of(request.messages)
+        left -= cost(CallEstimate(spec.alias, "", request.cassette_folder, chars, request.max_tokens, True), spec, seen)
+        if left < 0:
+            break
+        fits += 1
+    if fits < len(requests_):
+        budget.leave_out(requests_[fits:])
+        say(
+            f"batch: {fits:,} of {len(requests_):,} requests fit the --eval-max-cost budget of ${budget.max_cost:g} "
+            f"at the batch price (estimated); the other {len(requests_) - fits:,} are not asked"
+        )
+    return requests_[:fits]
 
 
 def cancel_command(models, folder: Path) -> str:

@@ -103,6 +103,33 @@ def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch
     assert summary(project, "kill")["total_questions"] == QUESTIONS
 
 
+def test_the_budget_cuts_the_batch_to_the_requests_it_can_pay_for_and_skips_the_rest(project, server) -> None:
+    """A request's worst case at the batch price here is $1 (64 output tokens at $15,625 per 1M, half
+    the list price; no input price): a $10.50 budget sends 10 of the 20 in the batch, asks none live,
+    and the run is incomplete as a budget stop is."""
+    server.responder = answer_by_text
+    run = args(project, server, "openai", "cut", "--eval-record-mode", "once", "--eval-batch")
+    entry = model_entry(server.openai_base, price_in=0.0, price_out=31_250.0)
+    (project.path / "models-cut.yaml").write_text(models_yaml(entry))  # in place of args' prices
+    result = project.runpytest(*run, "--eval-max-cost", "10.5", "-rs")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # as any budget stop
+    assert server.batch.created == 1 and server.live_calls == 0  # one batch, no plain chat call
+    (sent,) = [r for r in server.requests if r["path"] == "/v1/files"]
+    assert sent["body"].count('"custom_id"') == 10
+    result.stdout.fnmatch_lines(
+        [
+            "batch: 10 of 20 requests fit the --eval-max-cost budget of $10.5 at the batch price (estimated); "
+            "the other 10 are not asked",
+            "batch: 10 of 10 requests answered (* at the batch price)",
+        ]
+    )
+    result.stdout.fnmatch_lines(["SKIPPED * not asked: the --eval-max-cost budget of $10.5 is spent"])
+    result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: 10 items not asked*"])
+    done = summary(project, "cut")
+    assert done["not_asked"]["count"] == 10 and done["total_questions"] == 10
+    assert [f"q-{i:02d}" for i in range(10, 20)] == sorted(done["not_asked"]["ids"])  # the run's order: the last 10
+
+
 def cancel(project: pytest.Pytester, run_dir: Path, tag: str) -> subprocess.CompletedProcess:
     """`reasoning-evals batch cancel` as a person runs it, the fake's key in the environment."""
     command = [sys.executable, "-m", "pytest_reasoning_evals", "batch", "cancel", str(run_dir)]
