@@ -100,6 +100,15 @@ def cassettes_prune(args: argparse.Namespace) -> int:
     return prune(pytest_args, args.dry_run, Path.cwd())
 
 
+def batch_cancel(args: argparse.Namespace) -> int:
+    from pytest_reasoning_evals.batch.cancel import cancel_batches
+
+    models_file = Path(args.models_file) if args.models_file else None
+    return cancel_batches(
+        Path(args.run_dir), models_file, args.base_url, print, lambda line: print(line, file=sys.stderr)
+    )
+
+
 def level(text: str) -> float:
     """--alpha: a test level strictly between 0 and 1 (nan, 0, 1 or more would make every test, or none, significant)."""
     try:
@@ -114,7 +123,7 @@ def level(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reasoning-evals", description="evaluation harness commands")
     commands = parser.add_subparsers(dest="command", required=True)
-    for add in (_serve_command, _scan_command, _report_command, _runs_command, _cassettes_command):
+    for add in (_serve_command, _scan_command, _report_command, _runs_command, _cassettes_command, _batch_command):
         add(commands)
     from pytest_reasoning_evals.declarations import declared_protocols, load, warn_left_out
 
@@ -203,6 +212,23 @@ def _cassettes_command(commands) -> None:
         help="the command whose configurations are kept (every --eval-prompts folder of it), after --",
     )
     prune.set_defaults(run=cassettes_prune)
+
+
+def _batch_command(commands) -> None:
+    batches = commands.add_parser("batch", help="the batches of a run with --eval-batch").add_subparsers(
+        dest="action", required=True
+    )
+    cancel = batches.add_parser(
+        "cancel", help="cancel on the provider every batch of a run directory's batch.json that has not ended"
+    )
+    cancel.add_argument("run_dir", metavar="DIR", help="the run directory whose batch.json holds the batches")
+    cancel.add_argument(
+        "--models-file", default=None, metavar="FILE", help="the models file the run used (its --eval-models-file)"
+    )
+    cancel.add_argument(
+        "--base-url", default=None, metavar="URL", help="the base URL the run used (its --eval-base-url)"
+    )
+    cancel.set_defaults(run=batch_cancel)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ the controller marks the budget spent for the run once the run's spend (spend.py
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,7 @@ class Budget:
         self.share = None if max_cost is None else max_cost / max(1, workers)  # what this process may spend
         self.marker = folder / f".eval-budget-spent-{run_token}"  # only this run's marker stops this run
         self.ledger = ledger or SpendLedger()  # what this process and (on the controller) the run paid
+        self.left_out: set[tuple[str, str]] = set()  # (cassette folder, item id): requests it will not pay for
 
     @classmethod
     def of_process(cls, settings, config, ledger: SpendLedger | None = None) -> Budget:
@@ -54,6 +55,14 @@ class Budget:
             return False
         spent = self.max_cost is not None and self.ledger.process + unclaimed >= self.share
         return spent or self.marker.exists()
+
+    def leave_out(self, requests: Iterable[Request]) -> None:
+        """Controller, before the items run: requests the budget cannot pay for (a batch cut to it,
+        batch/run.py); their items are skipped as a spent budget skips them."""
+        self.left_out |= {(r.cassette_folder, r.item_id) for r in requests}
+
+    def refuses(self, request: Request) -> bool:
+        return (request.cassette_folder, request.item_id) in self.left_out
 
     def mark_if_spent(self) -> None:
         """Controller, after an item's calls reached the ledger: tell every worker once the run spent the budget."""
@@ -111,7 +120,7 @@ class BudgetedModel:
         return self.model.conversation(folder, item_id)
 
     def complete(self, request: Request) -> Completion:
-        if self.asks_budget and self.refused() is None and self.budget.exhausted():
+        if self.budget.refuses(request) or (self.asks_budget and self.refused() is None and self.budget.exhausted()):
             self._skip(request)
         try:
             completion = self.model.complete(request)

@@ -22,6 +22,7 @@ from pytest_reasoning_evals.cassette_index import NotACassetteFile, read_bytes
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 SAMPLE = 200  # cassette files read per model and folder for its recorded means
+BATCH_PRICE = "at the batch price"
 MESSAGE_KEYS = ("messages", "system", "contents", "systemInstruction")  # where each wire format puts the prompt
 
 
@@ -33,6 +34,12 @@ class CallEstimate(NamedTuple):
     cassette_folder: str  # where its recordings are (cassettes/<alias>/<folder>/)
     prompt_chars: int  # characters of the messages it sends
     max_tokens: int  # the answer's max_tokens (a reasoning model's thinking budget is added to it)
+    batch: bool = False  # sent in a provider batch (--eval-batch): billed at the batch price
+
+    @property
+    def label(self) -> str:
+        """The call's kind as the table names it."""
+        return f"{self.kind} {BATCH_PRICE}" if self.batch else self.kind
 
 
 # stands, in a request an estimate builds, for a reply as long as max_tokens allows: counted, never built
@@ -132,25 +139,39 @@ class Row(NamedTuple):
     usd: float
 
 
-def rows(protocol: str, calls: list[CallEstimate], specs: dict, recorded: dict[str, Recorded]) -> list[Row]:
-    """One row per (model, kind) of a protocol's calls, in the order they first appear."""
+def tokens(call: CallEstimate, spec, seen: Recorded) -> tuple[float, float]:
+    """The input and output tokens one call is estimated at (see the module's docstring)."""
     from pytest_reasoning_evals.providers.wire import output_cap
 
+    cap, mean = output_cap(spec, call.max_tokens), seen.mean_completion(call.cassette_folder)
+    # a recording made with a larger max_tokens says more than this run may bill
+    return call.prompt_chars * (seen.tokens_per_char or 1 / CHARS_PER_TOKEN), cap if mean is None else min(mean, cap)
+
+
+def priced(spec, batch: bool, input_tokens: float, output_tokens: float) -> float:
+    """US dollars of these tokens: at the batch price when they go in a batch."""
+    from pytest_reasoning_evals.registry import batch_cost
+
+    return batch_cost(spec, input_tokens, output_tokens) if batch else spec.cost(input_tokens, output_tokens)
+
+
+def cost(call: CallEstimate, spec, seen: Recorded) -> float:
+    """US dollars of one call."""
+    return priced(spec, call.batch, *tokens(call, spec, seen))
+
+
+def rows(protocol: str, calls: list[CallEstimate], specs: dict, recorded: dict[str, Recorded]) -> list[Row]:
+    """One row per (model, kind of call) of a protocol's calls, in the order they first appear."""
     groups: dict[tuple[str, str], list[CallEstimate]] = {}
     for call in calls:
-        groups.setdefault((call.alias, call.kind), []).append(call)
+        groups.setdefault((call.alias, call.label), []).append(call)
     found = []
-    for (alias, kind), group in groups.items():
+    for (alias, label), group in groups.items():
         spec, seen = specs[alias], recorded[alias]
-        ratio = seen.tokens_per_char or 1 / CHARS_PER_TOKEN
-        input_tokens = round(sum(c.prompt_chars for c in group) * ratio)
-        caps = [output_cap(spec, c.max_tokens) for c in group]
-        means = [seen.mean_completion(c.cassette_folder) for c in group]
-        # a recording made with a larger max_tokens says more than this run may bill
-        output_tokens = round(sum(cap if m is None else min(m, cap) for cap, m in zip(caps, means)))
-        found.append(
-            Row(protocol, alias, kind, len(group), input_tokens, output_tokens, spec.cost(input_tokens, output_tokens))
-        )
+        counted = [tokens(c, spec, seen) for c in group]
+        input_tokens, output_tokens = round(sum(i for i, _ in counted)), round(sum(o for _, o in counted))
+        usd = priced(spec, group[0].batch, input_tokens, output_tokens)  # one label: all batched or none
+        found.append(Row(protocol, alias, label, len(group), input_tokens, output_tokens, usd))
     return found
 
 
@@ -174,10 +195,20 @@ def sources(calls: list[CallEstimate], specs: dict, recorded: dict[str, Recorded
             budget = f" + thinking_budget {spec.thinking_budget}" if spec.thinking_budget else ""
             taken.append(f"max_tokens{budget} per call, the most it may bill" + (" (elsewhere)" if means else ""))
         lines.append(
-            f"{alias} ({spec.model_id}, ${spec.price_in:g} / ${spec.price_out:g} per 1M tokens in / out): "
+            f"{alias} ({spec.model_id}, ${spec.price_in:g} / ${spec.price_out:g} per 1M tokens in / out{_batch(calls, alias, spec)}): "
             f"input = {given}; output = {'; '.join(taken)}"
         )
     return lines
+
+
+def _batch(calls: list[CallEstimate], alias: str, spec) -> str:
+    """The model's batch prices, when some of its calls go in a batch."""
+    from pytest_reasoning_evals.registry import batch_prices
+
+    if not any(c.batch and c.alias == alias for c in calls):
+        return ""
+    price_in, price_out = batch_prices(spec)
+    return f", ${price_in:g} / ${price_out:g} {BATCH_PRICE}"
 
 
 HEADER = ("protocol", "model", "call", "calls", "input tokens", "output tokens", "USD")
@@ -203,9 +234,11 @@ def block(estimates: dict[str, list[CallEstimate] | None], specs: dict, cassette
     table.append(("TOTAL", "", "", *_figures(total)))
     widths = [max(len(line[i]) for line in (HEADER, *table)) for i in range(len(HEADER))]
     lines = [_line(line, widths) for line in (HEADER, *table)]
+    batched = sum(c.batch for c in everything)
+    sent = f"is sent ({batched:,} in a batch, {BATCH_PRICE};" if batched else "is live ("
     lines.append(
         f"estimated: {total.calls:,} calls, {total.input_tokens:,} input and {total.output_tokens:,} output tokens, "
-        f"{dollars(total.usd)} if every call is live (a call replayed from its cassette costs nothing)"
+        f"{dollars(total.usd)} if every call {sent} a call replayed from its cassette costs nothing)"
     )
     skipped = [line for seen in recorded.values() for line in seen.skipped]
     return lines + sources(everything, specs, recorded) + skipped

@@ -303,7 +303,8 @@ class Models:
             request = self._ahead_requests.get(item, _UNBUILT)
             if request is _UNBUILT:
                 request = self._ahead_requests[item] = self.ahead(item)
-            yield request
+            # a request the budget left out of a batch is not asked ahead either
+            yield None if request is not None and self.budget.refuses(request) else request
 
     def close(self, interrupted: bool = False) -> dict[str, float]:
         """The session is over: calls still waiting to run ahead are dropped (`interrupted`: the

@@ -1,6 +1,6 @@
 """Provider batch APIs (issue 43, groundwork): submit many requests at once at the batch price,
 poll, read each reply as the provider's ordinary reply body, cancel; a ledger so a rerun finds
-its batches. Not yet used by a run (docs/batch.md)."""
+its batches (docs/batch.md)."""
 
 from __future__ import annotations
 
@@ -55,9 +55,15 @@ __all__ = [
 
 
 def client_for(
-    provider: str, session: requests.Session, base_url: str, key: str | None, ledger: BatchLedger | None = None
+    provider: str,
+    session: requests.Session,
+    base_url: str,
+    key: str | None,
+    ledger: BatchLedger | None = None,
+    model: str | None = None,
 ) -> BatchClient:
-    """The batch client of `provider`; BatchError for one without a batch API here."""
+    """The batch client of `provider` (`model`: the alias its batches are recorded for); BatchError
+    for one without a batch API here."""
     if provider not in CLIENTS:
         raise BatchError(f"provider {provider!r} has no batch client (only {', '.join(CLIENTS)})")
-    return CLIENTS[provider](session, base_url, key, ledger)
+    return CLIENTS[provider](session, base_url, key, ledger, model=model)

@@ -103,6 +103,7 @@ class BatchHandle:
     custom_ids: tuple[str, ...]
     created: str  # ISO 8601 UTC, our clock
     input_file_id: str | None = None  # OpenAI: the JSONL file the batch reads
+    model: str | None = None  # the registry alias it was sent for: `reasoning-evals batch cancel` finds its key
 
     def __repr__(self) -> str:
         return f"BatchHandle({self.provider} {self.batch_id}, {len(self.custom_ids)} requests, created {self.created})"
@@ -114,6 +115,7 @@ class BatchHandle:
             "custom_ids": list(self.custom_ids),
             "created": self.created,
             "input_file_id": self.input_file_id,
+            "model": self.model,
         }
 
     @classmethod
@@ -122,9 +124,9 @@ class BatchHandle:
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise TypeError("custom_ids is not a list of strings")
         fields = (data["provider"], data["batch_id"], data["created"], data.get("input_file_id") or "")
-        if not all(isinstance(f, str) for f in fields):
-            raise TypeError("provider, batch_id, created and input_file_id are strings")
-        return cls(data["provider"], data["batch_id"], tuple(ids), data["created"], data.get("input_file_id"))
+        if not all(isinstance(f, str) for f in (*fields, data.get("model") or "")):
+            raise TypeError("provider, batch_id, created, input_file_id and model are strings")
+        return cls(*fields[:2], tuple(ids), data["created"], data.get("input_file_id"), data.get("model"))
 
 
 def now() -> str:
@@ -207,6 +209,7 @@ class BatchClient(ABC):
         key: str | None,
         ledger: BatchLedger | None = None,
         timeout: float = 120.0,
+        model: str | None = None,
     ):
         if problem := url_problem(base_url):
             raise BatchError(f"base URL {problem}")
@@ -215,6 +218,7 @@ class BatchClient(ABC):
         self._key = Secret(key) if key else None
         self.ledger = ledger
         self.timeout = timeout
+        self.model = model  # the alias each handle records
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({mask_url(self.base_url)!r})"
@@ -231,7 +235,7 @@ class BatchClient(ABC):
         )
         fresh = [e for e in unique(entries) if e.custom_id not in known]
         for chunk in self.chunks(fresh):
-            handle = self._create(chunk)
+            handle = replace(self._create(chunk), model=self.model)
             if self.ledger is not None:  # before anything else can fail: a rerun must find it
                 self.ledger.record(handle)
             handles.append(handle)

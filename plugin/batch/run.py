@@ -12,6 +12,7 @@ batch did not answer (failed, expired) is left to its item, which asks it live. 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -21,7 +22,7 @@ import requests
 from urllib3 import HTTPResponse
 
 from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, entry_for
-from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request
+from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
 from pytest_reasoning_evals.registry import batch_prices
 
 PROVIDERS = ("openai", "anthropic")  # the wire formats whose batch API is wired in
@@ -72,9 +73,12 @@ def answer_by_batch(
     replay = models.cassette_client(http, "none")
     rerecord = mode == "rewrite"  # every request is recorded anew
     missing = [r for r in requests_ if rerecord or replay.complete(r).outcome.error_kind is ErrorKind.MISS]
+    missing = within_budget(models, spec, missing, say)
     if not missing:
         return BatchOutcome(0, 0, 0, 0.0)
-    client = client_for(spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder))
+    client = client_for(
+        spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder), alias
+    )
     entries = [entry_for(spec, r) for r in missing]  # each request's batch line, built once
     handles = client.submit(entries)
     say(
@@ -87,7 +91,7 @@ def answer_by_batch(
     except KeyboardInterrupt:
         say(
             f"batch: interrupted; the batch keeps running on {spec.provider}: run the same command again to pick "
-            f"it up ({client.ledger.path} holds it), nothing is sent twice"
+            f"it up ({client.ledger.path} holds it), nothing is sent twice; or stop it: {cancel_command(models, folder)}"
         )
         raise
     replies = {cid: result.body for cid, result in results.items() if result.body is not None}
@@ -103,6 +107,40 @@ def answer_by_batch(
     for handle in handles:
         client.ledger.forget(handle)  # its replies are cassettes now
     return BatchOutcome(len(missing), answered, len(missing) - answered, cost)
+
+
+def within_budget(models, spec, requests_: list[Request], say: Callable[[str], None]) -> list[Request]:
+    """The first requests (in the run's order) whose estimated cost at the batch price (estimate.py)
+    fits what is left of --eval-max-cost; the others the budget leaves out: their items are skipped."""
+    from pytest_reasoning_evals.estimate import CallEstimate, Recorded, chars_of, cost
+
+    budget = models.budget
+    if budget.max_cost is None:
+        return requests_
+    seen = Recorded.read(models.settings.cassette_dir / spec.alias, spec.provider)
+    left, fits = budget.share - budget.ledger.process, 0
+    for request in requests_:
+        chars = chars_of(request.messages)
+        left -= cost(CallEstimate(spec.alias, "", request.cassette_folder, chars, request.max_tokens, True), spec, seen)
+        if left < 0:
+            break
+        fits += 1
+    if fits < len(requests_):
+        budget.leave_out(requests_[fits:])
+        say(
+            f"batch: {fits:,} of {len(requests_):,} requests fit the --eval-max-cost budget of ${budget.max_cost:g} "
+            f"at the batch price (estimated); the other {len(requests_) - fits:,} are not asked"
+        )
+    return requests_[:fits]
+
+
+def cancel_command(models, folder: Path) -> str:
+    """The command that cancels this run's batches (the models file and base URL the run used)."""
+    s = models.settings
+    more = [f"--models-file {shlex.quote(str(s.models_file))}"] if s.models_file else []
+    if s.base_url:
+        more.append(f"--base-url {shlex.quote(mask_url(s.base_url))}")
+    return " ".join(["reasoning-evals batch cancel", shlex.quote(str(folder)), *more])
 
 
 def _wait(client, handle, poll_seconds: float, say: Callable[[str], None]) -> dict[str, BatchResult]:

@@ -130,9 +130,11 @@ class Protocol(EvalProtocol):
         )
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
-        """Every question's and dialogue turn's calls, worst case (answers.estimate_calls)."""
+        """Every question's and dialogue turn's calls, worst case (answers.estimate_calls); with --eval-batch the questions' at the batch price."""
         values = [self.parameter(item) for item in items]
-        return estimate_calls(values, self.prompt, self.settings.model, self.own.reprompt)
+        calls = estimate_calls(values, self.prompt, self.settings.model, self.own.reprompt)
+        # --eval-batch: each question's first request goes in the batch; reprompts and turns are live
+        return [c._replace(batch=True) if c.kind == "question" else c for c in calls] if self.settings.batch else calls
 
     def estimate_notes(self, items: list[pytest.Item]) -> list[str]:
         """What a paired comparison of the selected questions could detect (detect.py)."""

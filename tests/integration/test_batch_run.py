@@ -5,13 +5,18 @@ as its item's ordinary cassette, the items replay them, and a run started again 
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers import EVAL_MODULE, answer_by_text, model_entry, models_yaml, question, write_jsonl
+from helpers import EVAL_MODULE, FAKE_KEY_VAR, answer_by_text, model_entry, models_yaml, question, write_jsonl
+
+from pytest_reasoning_evals.batch import BatchHandle, BatchLedger
 
 QUESTIONS = 20
 PRICE_IN, PRICE_OUT = 2.0, 8.0  # $ per 1M tokens: a batch pays half
@@ -96,6 +101,94 @@ def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch
     assert again.ret == 0, again.stdout.str()
     assert server.batch.created == 1 and server.live_calls == 0  # the same batch, polled again
     assert summary(project, "kill")["total_questions"] == QUESTIONS
+
+
+def test_the_budget_cuts_the_batch_to_the_requests_it_can_pay_for_and_skips_the_rest(project, server) -> None:
+    """A request's worst case at the batch price here is $1 (64 output tokens at $15,625 per 1M, half
+    the list price; no input price): a $10.50 budget sends 10 of the 20 in the batch, asks none live,
+    and the run is incomplete as a budget stop is."""
+    server.responder = answer_by_text
+    run = args(project, server, "openai", "cut", "--eval-record-mode", "once", "--eval-batch")
+    entry = model_entry(server.openai_base, price_in=0.0, price_out=31_250.0)
+    (project.path / "models-cut.yaml").write_text(models_yaml(entry))  # in place of args' prices
+    result = project.runpytest(*run, "--eval-max-cost", "10.5", "-rs")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # as any budget stop
+    assert server.batch.created == 1 and server.live_calls == 0  # one batch, no plain chat call
+    (sent,) = [r for r in server.requests if r["path"] == "/v1/files"]
+    assert sent["body"].count('"custom_id"') == 10
+    result.stdout.fnmatch_lines(
+        [
+            "batch: 10 of 20 requests fit the --eval-max-cost budget of $10.5 at the batch price (estimated); "
+            "the other 10 are not asked",
+            "batch: 10 of 10 requests answered (* at the batch price)",
+        ]
+    )
+    result.stdout.fnmatch_lines(["SKIPPED * not asked: the --eval-max-cost budget of $10.5 is spent"])
+    result.stdout.fnmatch_lines(["gate complete: FAILED (the run is incomplete: 10 items not asked*"])
+    done = summary(project, "cut")
+    assert done["not_asked"]["count"] == 10 and done["total_questions"] == 10
+    assert [f"q-{i:02d}" for i in range(10, 20)] == sorted(done["not_asked"]["ids"])  # the run's order: the last 10
+
+
+def cancel(project: pytest.Pytester, run_dir: Path, tag: str) -> subprocess.CompletedProcess:
+    """`reasoning-evals batch cancel` as a person runs it, the fake's key in the environment."""
+    command = [sys.executable, "-m", "pytest_reasoning_evals", "batch", "cancel", str(run_dir)]
+    command += ["--models-file", f"models-{tag}.yaml"]
+    return subprocess.run(command, cwd=project.path, capture_output=True, text=True, timeout=120)
+
+
+def test_batch_cancel_stops_the_batch_a_stopped_run_left_running_and_then_says_it_ended(project, server) -> None:
+    server.responder = answer_by_text
+    server.batch.polls = 10_000  # never ends on its own
+    command = [sys.executable, "-m", "pytest", *args(project, server, "openai", "stop", "--eval-batch")]
+    command += ["--eval-batch-poll", "0.05"]
+    run = subprocess.Popen(command, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while server.batch.created == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        run.send_signal(signal.SIGINT)  # Ctrl-C
+        said = run.communicate(timeout=60)[0]
+    finally:
+        run.kill()
+        run.wait()
+    run_dir = next(Path(project.path / "results-stop").glob("fake_zeroshot*"))
+    assert server.batch.created == 1 and server.batch.cancels == 0
+    models = project.path / "models-stop.yaml"
+    assert f"or stop it: reasoning-evals batch cancel {run_dir} --models-file {models}\n" in said, said
+
+    first = cancel(project, run_dir, "stop")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert server.batch.cancels == 1  # the fake saw the cancel
+    assert re.fullmatch(r"batch batch_\w+ \(openai, 20 requests\): cancelled \(cancelling: [^\n]*\)\n", first.stdout), (
+        first.stdout
+    )
+    again = cancel(project, run_dir, "stop")
+    assert again.returncode == 0 and server.batch.cancels == 1, again.stdout + again.stderr
+    assert re.fullmatch(r"batch batch_\w+ \(openai, 20 requests\): already ended \(cancelled\)\n", again.stdout)
+    for out in (said, first.stdout, first.stderr, again.stdout, again.stderr):
+        assert os.environ[FAKE_KEY_VAR] not in out
+
+
+def test_batch_cancel_names_each_batch_it_could_not_cancel_and_a_folder_without_a_ledger(project, server) -> None:
+    (project.path / "models-gone.yaml").write_text(models_yaml(model_entry(server.openai_base)))
+    run_dir = project.path / "run"
+    BatchLedger(run_dir).record(BatchHandle("openai", "batch_gone", ("a",), "2026-01-01T00:00:00+00:00", model="fake"))
+    BatchLedger(run_dir).record(BatchHandle("openai", "batch_old", ("b",), "2026-01-01T00:00:00+00:00"))
+    failed = cancel(project, run_dir, "gone")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert failed.stdout.splitlines()[0].startswith(
+        "batch batch_gone (openai, 1 requests): error (HTTP 404): GET http://127.0.0.1:"
+    ), failed.stdout
+    assert "batch batch_old (openai, 1 requests): error: batch.json names no model for it" in failed.stdout
+    assert os.environ[FAKE_KEY_VAR] not in failed.stdout + failed.stderr
+
+    empty = cancel(project, project.path / "nowhere", "gone")
+    assert empty.returncode == 2 and empty.stdout == ""
+    assert empty.stderr == (
+        f"batch cancel: no batch.json in {project.path / 'nowhere'}: not the run directory of a run with --eval-batch\n"
+    )
 
 
 def test_a_fixed_answer_model_has_no_batch_api(project) -> None:

@@ -87,6 +87,34 @@ def test_the_estimate_sends_nothing_writes_nothing_and_prices_the_selection(pyte
     )
 
 
+def test_with_batch_the_questions_are_priced_at_the_batch_price_and_reprompts_live(pytester, server):
+    """--eval-batch sends each question's first request in a batch (half the list price for openai);
+    a reprompt needs an answer first, so it stays live at the list price."""
+    plain = table(estimate(pytester, server, "--eval-reprompt", "1").stdout.str())
+    result = estimate(pytester, server, "--eval-reprompt", "1", "--eval-batch", tag="b")
+    assert result.ret == 0, result.stdout.str()
+    assert server.requests == []
+    rows = table(result.stdout.str())
+    input_tokens = round(sum(question_chars()) / 4)
+    half = f"${input_tokens * PRICE_IN / 2 / 1e6:,.2f}"
+    assert rows["chaosbench", "fake", "question at the batch price"] == (4, input_tokens, 4 * 64, half)
+    assert ("chaosbench", "fake", "question") not in rows
+    assert rows["chaosbench", "fake", "reprompt"] == plain["chaosbench", "fake", "reprompt"]  # live: list price
+    assert plain["chaosbench", "fake", "question"] == (
+        4,
+        input_tokens,
+        4 * 64,
+        f"${input_tokens * PRICE_IN / 1e6:,.2f}",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "estimated: 8 calls, * if every call is sent (4 in a batch, at the batch price; a call replayed*",
+            "fake (fake-model, $1000 / $0 per 1M tokens in / out, $500 / $0 at the batch price): *",
+        ]
+    )
+    assert "at the batch price" not in estimate(pytester, server, "--eval-reprompt", "1").stdout.str()
+
+
 def test_the_estimate_counts_the_worst_case_reprompts(pytester, server):
     """Every question may be asked --eval-reprompt more times, each with the conversation so far:
     its prompt, a reply as long as max_tokens allows, and the reprompt."""

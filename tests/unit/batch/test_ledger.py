@@ -29,9 +29,22 @@ def test_record_then_a_new_ledger_finds_the_batch(tmp_path):
                 "custom_ids": ["a", "b"],
                 "created": "2026-01-01T00:00:00+00:00",
                 "input_file_id": "file-1",
+                "model": None,
             }
         ],
     }
+
+
+def test_a_ledger_written_before_models_were_recorded_reads_with_no_model(tmp_path):
+    BatchLedger(tmp_path).record(handle())
+    data = json.loads((tmp_path / LEDGER_FILE).read_text())
+    del data["batches"][0]["model"]
+    (tmp_path / LEDGER_FILE).write_text(json.dumps(data))
+    assert BatchLedger(tmp_path).pending() == [handle()]
+    data["batches"][0]["model"] = 3
+    (tmp_path / LEDGER_FILE).write_text(json.dumps(data))
+    with pytest.raises(BatchError, match="model are strings"):
+        BatchLedger(tmp_path).pending()
 
 
 def test_batches_are_kept_in_order_recorded_once_and_forgotten_one_by_one(tmp_path):
