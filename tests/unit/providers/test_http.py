@@ -1,7 +1,8 @@
 """HttpModel against a real local HTTP server (tests/fakeprovider.py): replies, retries, faults.
 
 Every test checks both what the Completion recorded and exactly how many requests reached the
-server. The retry policy is tiny (backoff 0.01 s, timeout 0.3 s), so the file runs in seconds.
+server. The retry policy is tiny (backoff 0.01 s; timeout 0.3 s in the timeout tests, 10 s elsewhere
+so a loaded machine's slow reply is not taken for a timeout), so the file runs in seconds.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from tests.fakeprovider import FakeProvider, malformed, missing_fields, slow, st
 
 MAX_RETRIES = 2
 ATTEMPTS = MAX_RETRIES + 1
-TIMEOUT = 0.3
+TIMEOUT = 0.3  # of the timeout tests' policy (SHORT)
 SLOW = 2 * TIMEOUT  # a reply this slow always times out; the server cuts the sleep short on close
-POLICY = RetryPolicy(max_retries=MAX_RETRIES, backoff_base=0.01, backoff_max=0.05, jitter=0.0, timeout=TIMEOUT)
+# every other test waits long enough for a loaded machine: a 500 that takes 0.3 s is still a 500
+POLICY = RetryPolicy(max_retries=MAX_RETRIES, backoff_base=0.01, backoff_max=0.05, jitter=0.0, timeout=10.0)
+SHORT = dataclasses.replace(POLICY, timeout=TIMEOUT)
 PRICE_IN, PRICE_OUT = 1.0, 2.0  # $ per 1M tokens
 KEY = "test-key-123"
 REQUEST = Request(
@@ -192,7 +195,9 @@ def test_retry_after_is_honoured(fmt, server):
 def test_retry_after_within_backoff_max_is_honoured(server, monkeypatch):
     # Control for the test above: with backoff_max above the server's Retry-After it is obeyed.
     monkeypatch.setenv(OPENAI.key_env, KEY)
-    policy = RetryPolicy(max_retries=MAX_RETRIES, backoff_base=0.01, backoff_max=1.0, jitter=0.0, timeout=TIMEOUT)
+    policy = RetryPolicy(
+        max_retries=MAX_RETRIES, backoff_base=0.01, backoff_max=1.0, jitter=0.0, timeout=POLICY.timeout
+    )
     server.script(status(503, retry_after="0.2"))
 
     started = time.monotonic()
@@ -273,7 +278,7 @@ def test_400_is_not_retried(fmt, server):
 def test_timeout_on_every_attempt_is_an_item_error(fmt, server):
     server.script(*[slow(SLOW)] * ATTEMPTS)
 
-    completion = model_for(fmt, server).complete(REQUEST)
+    completion = model_for(fmt, server, SHORT).complete(REQUEST)
 
     assert_failed(completion, "timeout", f"{ATTEMPTS} attempts")
     assert len(server.requests) == ATTEMPTS
@@ -282,7 +287,7 @@ def test_timeout_on_every_attempt_is_an_item_error(fmt, server):
 def test_one_slow_reply_then_ok(fmt, server):
     server.script(slow(SLOW))
 
-    completion = model_for(fmt, server).complete(REQUEST)
+    completion = model_for(fmt, server, SHORT).complete(REQUEST)
 
     assert_success(completion)
     assert completion.latency_ms < SLOW * 1000  # the latency of the answered attempt, not of the lost one
@@ -496,7 +501,7 @@ def test_latency_header_is_used_as_latency(fmt, server):
 def test_latency_is_measured_without_the_header(fmt, server):
     completion = model_for(fmt, server).complete(REQUEST)
 
-    assert 0 < completion.latency_ms < TIMEOUT * 1000
+    assert 0 < completion.latency_ms < POLICY.timeout * 1000
 
 
 # --- the fake itself ---
@@ -518,7 +523,7 @@ def test_fake_provider_shuts_down_cleanly(capfd, monkeypatch):
     with FakeProvider() as fake:
         port = fake.port
         fake.script(slow(SLOW))  # a handler left sleeping for a client that gave up
-        completion = model_for(OPENAI, fake).complete(REQUEST)
+        completion = model_for(OPENAI, fake, SHORT).complete(REQUEST)
         assert completion.error is None
         assert len(fake.requests) == 2
 
