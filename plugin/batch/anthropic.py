@@ -23,6 +23,7 @@ from pytest_reasoning_evals.batch.base import (
     BatchStatus,
     compact,
     count,
+    item_size,
     jsonl,
     now,
 )
@@ -31,14 +32,14 @@ from pytest_reasoning_evals.providers.base import Secret, mask_url
 API_VERSION = "2023-06-01"  # the version the live calls send (providers.wire)
 STATES = {"in_progress": IN_PROGRESS, "canceling": CANCELING, "ended": ENDED}
 KINDS = {"errored": FAILED, "expired": EXPIRED, "canceled": CANCELED}
-ENVELOPE = len('{"requests":[]}')
+HEAD, TAIL = '{"requests":[', "]}"  # the body around the items
 
 
 class AnthropicBatchClient(BatchClient):
     provider = "anthropic"
     MAX_REQUESTS = 100_000
     MAX_BYTES = 256 * 1024 * 1024
-    OVERHEAD = ENVELOPE
+    OVERHEAD = len(HEAD + TAIL)
     BATCHES = ("messages", "batches")
 
     def headers(self) -> dict:
@@ -48,14 +49,10 @@ class AnthropicBatchClient(BatchClient):
         return compact({"custom_id": entry.custom_id, "params": entry.body})
 
     def size(self, entry: BatchEntry) -> int:
-        return len(self.item(entry).encode("utf-8")) + 1  # and the comma between items
+        return item_size(self.item(entry))
 
     def _create(self, chunk: list[BatchEntry]) -> BatchHandle:
-        # sent as the bytes sized, not re-encoded by requests (its json= escapes non-ASCII, so grows)
-        data = ('{"requests":[' + ",".join(self.item(e) for e in chunk) + "]}").encode("utf-8")
-        batch = self.call_json(
-            "POST", self.url(*self.BATCHES), data=data, headers_extra={"Content-Type": "application/json"}
-        )
+        batch = self.post_items(self.url(*self.BATCHES), HEAD, [self.item(e) for e in chunk], TAIL)
         batch_id = batch.get("id")
         if not isinstance(batch_id, str) or not batch_id:
             raise BatchError("the batch created has no id")

@@ -76,6 +76,7 @@ class BatchEntry:
     body: dict
     cassette_folder: str = ""
     item_id: str = ""
+    model: str = ""  # the provider's model id: Gemini names it in the URL, not the body
 
     def __repr__(self) -> str:  # a body can be long: the id says which request it is
         return f"BatchEntry({self.custom_id!r})"
@@ -91,6 +92,7 @@ def entry_for(spec: ModelSpec, request: Request) -> BatchEntry:
         call.body,
         request.cassette_folder,
         request.item_id,
+        spec.model_id,
     )
 
 
@@ -200,6 +202,7 @@ class BatchClient(ABC):
     MAX_REQUESTS: ClassVar[int]
     MAX_BYTES: ClassVar[int]
     OVERHEAD: ClassVar[int] = 0  # bytes of a batch besides its entries (a JSON envelope)
+    ONE_MODEL: ClassVar[bool] = False  # a batch names one model (OpenAI's file, Gemini's URL): split per model first
     BATCHES: ClassVar[tuple[str, ...]]  # the path of the batches under the base URL
 
     def __init__(
@@ -242,7 +245,15 @@ class BatchClient(ABC):
         return handles
 
     def chunks(self, entries: list[BatchEntry]) -> list[list[BatchEntry]]:
-        return split(entries, self.MAX_REQUESTS, self.MAX_BYTES - self.OVERHEAD, self.size)
+        """`entries` cut at the limits, per model first when a batch may name only one."""
+        groups: dict[str, list[BatchEntry]] = {}
+        for entry in entries:
+            groups.setdefault(self.model_of(entry) if self.ONE_MODEL else "", []).append(entry)
+        limit = self.MAX_BYTES - self.OVERHEAD
+        return [chunk for group in groups.values() for chunk in split(group, self.MAX_REQUESTS, limit, self.size)]
+
+    def model_of(self, entry: BatchEntry) -> str:
+        return entry.model
 
     def _pending(self) -> list[BatchHandle]:
         if self.ledger is None:
@@ -274,6 +285,12 @@ class BatchClient(ABC):
             del response  # the exception's traceback keeps this frame: a live response keeps its socket open
             raise BatchError(f"{where}: HTTP {code}: {text}", code)
         return response
+
+    def post_items(self, url: str, head: str, items: list[str], tail: str) -> dict:
+        """POST `head`, the `items` (compact JSON each) joined by commas, `tail`: sent as the bytes
+        sized, not re-encoded by requests (its json= escapes non-ASCII, so grows)."""
+        data = (head + ",".join(items) + tail).encode("utf-8")
+        return self.call_json("POST", url, data=data, headers_extra={"Content-Type": "application/json"})
 
     def call_json(self, method: str, url: str, **kwargs) -> dict:
         response = self.call(method, url, **kwargs)
@@ -321,6 +338,11 @@ class BatchClient(ABC):
 
     @abstractmethod
     def cancel(self, handle: BatchHandle) -> BatchStatus: ...
+
+
+def item_size(item: str) -> int:
+    """The bytes one item of post_items adds: its UTF-8 and the comma before the next."""
+    return len(item.encode("utf-8")) + 1
 
 
 def jsonl(text: str, where: str) -> list[dict]:

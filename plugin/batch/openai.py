@@ -47,6 +47,7 @@ class OpenAIBatchClient(BatchClient):
     MAX_REQUESTS = 50_000
     MAX_BYTES = 200 * 1024 * 1024
     BATCHES = ("batches",)
+    ONE_MODEL = True
 
     def headers(self) -> dict:
         return {"Authorization": Secret(f"Bearer {self._key}")} if self._key else {}
@@ -58,15 +59,8 @@ class OpenAIBatchClient(BatchClient):
     def size(self, entry: BatchEntry) -> int:
         return len(self.line(entry))
 
-    def chunks(self, entries: list[BatchEntry]) -> list[list[BatchEntry]]:
-        """Split per model first: a file whose lines name two models fails validation."""
-        models: dict[str, list[BatchEntry]] = {}
-        for entry in entries:
-            models.setdefault(str(entry.body.get("model")), []).append(entry)
-        chunks = []
-        for group in models.values():
-            chunks += super().chunks(group)  # zero-argument super() does not work inside a comprehension
-        return chunks
+    def model_of(self, entry: BatchEntry) -> str:
+        return str(entry.body.get("model"))  # the line's own model: a file naming two fails validation
 
     def _create(self, chunk: list[BatchEntry]) -> BatchHandle:
         data = b"".join(self.line(e) for e in chunk)
