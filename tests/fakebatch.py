@@ -1,5 +1,5 @@
 """The fake provider's batch endpoints (FakeProvider.batch): OpenAI's files and batches, Anthropic's
-message batches, over the same server and answering each request with the same responder as a
+message batches, Gemini's batch mode, over the same server and answering each request with the same responder as a
 live call (stdlib only).
 
     server.batch.polls = 2                       # each batch answers in progress to 2 polls, then ends
@@ -10,10 +10,14 @@ live call (stdlib only).
 
 Routes: POST /v1/files (multipart, purpose=batch), GET /v1/files/{id}/content, POST /v1/batches,
 GET /v1/batches/{id}, POST /v1/batches/{id}/cancel; POST /v1/messages/batches, GET
-/v1/messages/batches/{id}, GET .../results, POST .../cancel. A batch is answered when it ends (its
+/v1/messages/batches/{id}, GET .../results, POST .../cancel; POST
+/v1beta/models/{model}:batchGenerateContent, GET /v1beta/batches/{id}, POST
+/v1beta/batches/{id}:cancel. A batch is answered when it ends (its
 last poll), so a request cancelled before then is never answered. An OpenAI file whose lines name
 two models or repeat a custom_id makes a failed batch, as OpenAI's validation does; an Anthropic
-custom_id outside [A-Za-z0-9_-]{1,64} or repeated is a 400.
+custom_id outside [A-Za-z0-9_-]{1,64} or repeated is a 400; a Gemini create without display_name,
+or with a request lacking its request or metadata.key, is a 400. A Gemini batch with a request
+"expired" ends BATCH_STATE_EXPIRED without that request's reply (Gemini expires a batch, not a request).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ EXPIRY = "This request could not be executed before the completion window expire
 
 @dataclass
 class _Batch:
-    fmt: str  # "openai" | "anthropic"
+    fmt: str  # "openai" | "anthropic" | "gemini"
     id: str
     requests: list[tuple[str, dict]]  # (custom_id, body)
     left: int  # polls still answered in progress
@@ -42,6 +46,7 @@ class _Batch:
     errors: list[str] = field(default_factory=list)
     outcomes: dict[str, tuple[str, dict | None]] = field(default_factory=dict)  # cid -> (kind, reply)
     files: dict[str, str] = field(default_factory=dict)  # "output"/"error" -> file id
+    model: str = ""  # Gemini: the model of the create call's URL
 
 
 class FakeBatches:
@@ -65,6 +70,9 @@ class FakeBatches:
             ("GET", re.compile(r"/v1/messages/batches/([^/]+)"), self._get),
             ("GET", re.compile(r"/v1/messages/batches/([^/]+)/results"), self._results),
             ("POST", re.compile(r"/v1/messages/batches/([^/]+)/cancel"), self._cancel),
+            ("POST", re.compile(r"/v1beta/models/([^/:]+):batchGenerateContent"), self._create_gemini),
+            ("GET", re.compile(r"/v1beta/batches/([^/:]+)"), self._get),
+            ("POST", re.compile(r"/v1beta/batches/([^/:]+):cancel"), self._cancel_gemini),
         ]
 
     def end_soon(self) -> None:
@@ -212,7 +220,71 @@ class FakeBatches:
             rows.append(json.dumps({"custom_id": cid, "result": result}) + "\n")
         return 200, "".join(rows)
 
-    # -- both --
+    # -- Gemini --
+
+    def _create_gemini(self, model: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        batch = (json.loads(raw or b"null") or {}).get("batch")
+        items = ((batch or {}).get("input_config") or {}).get("requests", {}).get("requests")
+        if not isinstance(batch, dict) or not batch.get("display_name") or not isinstance(items, list) or not items:
+            return 400, _gemini_error("batch.display_name and input_config.requests.requests are required")
+        if not all(
+            isinstance(i.get("request"), dict) and isinstance(i.get("metadata", {}).get("key"), str) for i in items
+        ):
+            return 400, _gemini_error("each inline request needs its request and metadata.key")
+        batch = _Batch(
+            "gemini", uuid.uuid4().hex[:16], [(i["metadata"]["key"], i["request"]) for i in items], self.polls
+        )
+        batch.model = model
+        self._batches[batch.id] = batch
+        self.created += 1
+        return 200, json.dumps(self._gemini_view(batch))
+
+    def _cancel_gemini(self, batch_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        code, text = self._cancel(batch_id, raw, headers)
+        return code, "{}" if code == 200 else text  # Gemini's cancel answers google.protobuf.Empty
+
+    def _gemini_view(self, batch: _Batch) -> dict:
+        """The long-running operation GET /batches/{id} answers: the batch in its metadata."""
+        kinds = [kind for kind, _ in batch.outcomes.values()]
+        ended = batch.state in ("ended", "canceled")
+        state = "CANCELLED" if batch.state == "canceled" else "EXPIRED" if "expired" in kinds else "SUCCEEDED"
+        succeeded = kinds.count("succeeded")
+        operation = {
+            "name": f"batches/{batch.id}",
+            "metadata": {
+                "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+                "model": f"models/{batch.model}",
+                "displayName": "fake",
+                "state": f"BATCH_STATE_{state if ended else 'RUNNING'}",
+                "batchStats": {  # int64 counts: strings in JSON
+                    "requestCount": str(len(batch.requests)),
+                    "successfulRequestCount": str(succeeded),
+                    "failedRequestCount": str(kinds.count("failed")),
+                    "pendingRequestCount": str(len(batch.requests) - len(kinds)),
+                },
+            },
+            "done": ended,
+        }
+        if ended:
+            operation["response"] = {
+                "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput",
+                "inlinedResponses": {"inlinedResponses": self._gemini_replies(batch)},
+            }
+        return operation
+
+    @staticmethod
+    def _gemini_replies(batch: _Batch) -> list[dict]:
+        """In the requests' order; none for a request the batch expired or cancelled before it ran."""
+        replies = []
+        for cid, (kind, reply) in batch.outcomes.items():
+            if kind == "succeeded":
+                replies.append({"response": reply, "metadata": {"key": cid}})
+            elif kind == "failed":
+                error = {"code": 3, "message": FAILURE["message"], "status": "INVALID_ARGUMENT"}
+                replies.append({"error": error, "metadata": {"key": cid}})
+        return replies
+
+    # -- all --
 
     def _get(self, batch_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
         batch = self._batches.get(batch_id)
@@ -236,22 +308,23 @@ class FakeBatches:
         return 200, json.dumps(self._view(batch))
 
     def _view(self, batch: _Batch) -> dict:
-        return self._openai_view(batch) if batch.fmt == "openai" else self._anthropic_view(batch)
+        views = {"openai": self._openai_view, "anthropic": self._anthropic_view, "gemini": self._gemini_view}
+        return views[batch.fmt](batch)
 
     def _end(self, batch: _Batch, cancelled: bool) -> None:
         """Answer every request (none once cancelled: the fake runs a batch only at its end)."""
         for cid, body in batch.requests:
             kind = "canceled" if cancelled else (self.outcome(cid, body) if self.outcome else None) or "succeeded"
-            batch.outcomes[cid] = (kind, self._answer(batch.fmt, body) if kind == "succeeded" else None)
+            batch.outcomes[cid] = (kind, self._answer(batch, body) if kind == "succeeded" else None)
         batch.state = "canceled" if cancelled else "ended"
         if batch.fmt == "openai":
             # OpenAI writes no line for a request a cancel stopped before it ran
             batch.outcomes = {c: o for c, o in batch.outcomes.items() if o[0] != "canceled"}
             self._openai_files(batch)
 
-    def _answer(self, fmt: str, body: dict) -> dict:
+    def _answer(self, batch: _Batch, body: dict) -> dict:
         text = self.provider.responder(body) if self.provider.responder else self.provider.reply_text
-        return self.provider._reply(fmt, body.get("model", ""), text)
+        return self.provider._reply(batch.fmt, batch.model or body.get("model", ""), text)
 
 
 def _openai_problems(lines: list[dict]) -> list[str]:
@@ -264,6 +337,10 @@ def _openai_problems(lines: list[dict]) -> list[str]:
     if any(r.get("url") != "/v1/chat/completions" or r.get("method") != "POST" for r in lines):
         problems.append("every line must be POST /v1/chat/completions")
     return problems
+
+
+def _gemini_error(message: str) -> str:
+    return json.dumps({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
 
 
 def _error(message: str) -> str:

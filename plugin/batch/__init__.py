@@ -24,10 +24,15 @@ from pytest_reasoning_evals.batch.base import (
     entry_for,
     split,
 )
+from pytest_reasoning_evals.batch.gemini import GeminiBatchClient
 from pytest_reasoning_evals.batch.ledger import LEDGER_FILE, BatchLedger
 from pytest_reasoning_evals.batch.openai import OpenAIBatchClient
 
-CLIENTS: dict[str, type[BatchClient]] = {"openai": OpenAIBatchClient, "anthropic": AnthropicBatchClient}
+CLIENTS: dict[str, type[BatchClient]] = {
+    "openai": OpenAIBatchClient,
+    "anthropic": AnthropicBatchClient,
+    "gemini": GeminiBatchClient,
+}
 
 __all__ = [
     "CANCELED",
@@ -46,6 +51,7 @@ __all__ = [
     "BatchLedger",
     "BatchResult",
     "BatchStatus",
+    "GeminiBatchClient",
     "OpenAIBatchClient",
     "client_for",
     "custom_id",

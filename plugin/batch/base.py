@@ -87,8 +87,10 @@ def entry_for(spec: ModelSpec, request: Request) -> BatchEntry:
     build = WIRE_FORMATS[spec.provider][0]
     # the builders need a base URL only for the call's URL, which a batch line does not carry
     call = build(spec if spec.base_url else replace(spec, base_url="https://batch.invalid"), request, None)
+    # Gemini names the model in the URL, not the body: its id must change with the model all the same
+    hashed = call.body if "model" in call.body else {**call.body, "model": spec.model_id}
     return BatchEntry(
-        custom_id(request.cassette_folder, request.item_id, call.body),
+        custom_id(request.cassette_folder, request.item_id, hashed),
         call.body,
         request.cassette_folder,
         request.item_id,

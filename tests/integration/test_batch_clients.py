@@ -1,4 +1,4 @@
-"""The batch clients (plugin/batch/) against the fake provider's batch endpoints (tests/fakebatch.py),
+"""The batch clients (plugin/batch/: OpenAI, Anthropic, Gemini) against the fake provider's batch endpoints (tests/fakebatch.py),
 over real HTTP on 127.0.0.1: one batch, polls, ordinary replies, failed and expired requests,
 splitting, cancel, a rerun that finds its batch in the ledger, and no key anywhere but a header."""
 
@@ -22,31 +22,43 @@ from pytest_reasoning_evals.batch import (
     BatchError,
     BatchHandle,
     BatchLedger,
+    GeminiBatchClient,
     OpenAIBatchClient,
     client_for,
     entry_for,
 )
 from pytest_reasoning_evals.providers.base import Request
 from pytest_reasoning_evals.providers.http import HttpModel
-from pytest_reasoning_evals.providers.wire import anthropic_parse, openai_parse
+from pytest_reasoning_evals.providers.wire import anthropic_parse, gemini_parse, openai_parse
 from pytest_reasoning_evals.registry import ModelSpec
 
 KEY = "sk-PLANTEDbatchKey0123456789abcdefXYZ"  # key-shaped, so a scanner would flag it too
 SPECS = {
     "openai": ModelSpec("gpt", "openai", "gpt-4.1-mini"),
     "anthropic": ModelSpec("claude", "anthropic", "claude-sonnet-4"),
+    "gemini": ModelSpec("gem", "gemini", "gemini-2.5-flash"),
 }
-PARSE = {"openai": openai_parse, "anthropic": anthropic_parse}
+PARSE = {"openai": openai_parse, "anthropic": anthropic_parse, "gemini": gemini_parse}
+BASE = {"openai": "/v1", "anthropic": "/v1", "gemini": "/v1beta"}  # the registry's base URL, on the fake
+KEY_HEADER = {"openai": "authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
+CLIENT_CLASS = {"openai": OpenAIBatchClient, "anthropic": AnthropicBatchClient, "gemini": GeminiBatchClient}
+
+
+def asked(body):
+    """The last user text of a request body, in any of the three formats."""
+    if "contents" in body:
+        return body["contents"][-1]["parts"][0]["text"]
+    return body["messages"][-1]["content"]
 
 
 @pytest.fixture
 def fake():
     with FakeProvider(keep_alive=True) as server:
-        server.responder = lambda body: "answer to " + body["messages"][-1]["content"]
+        server.responder = lambda body: "answer to " + asked(body)
         yield server
 
 
-@pytest.fixture(params=["openai", "anthropic"])
+@pytest.fixture(params=["openai", "anthropic", "gemini"])
 def provider(request):
     return request.param
 
@@ -62,7 +74,7 @@ def session(fake):
 @pytest.fixture
 def client(fake, session):
     def make(provider, ledger=None):
-        return client_for(provider, session, fake.url + "/v1", KEY, ledger)
+        return client_for(provider, session, fake.url + BASE[provider], KEY, ledger)
 
     return make
 
@@ -102,16 +114,20 @@ def test_twenty_requests_are_one_batch_polled_until_done_and_read_as_ordinary_re
 
 def test_a_batch_line_is_the_body_the_live_call_sends(client, fake, provider):
     ask = Request("q-00001", "zero_shot", ({"role": "user", "content": "question 1"},))
-    live = HttpModel(replace(SPECS[provider], base_url=fake.url + "/v1")).complete(ask)
+    live = HttpModel(replace(SPECS[provider], base_url=fake.url + BASE[provider])).complete(ask)
     assert live.error is None and fake.live_calls == 1
-    sent_live = fake.requests[-1]["body"]
+    sent_live, sent_path = fake.requests[-1]["body"], fake.requests[-1]["path"]
     batches = client(provider)
     [handle] = batches.submit([entry_for(SPECS[provider], ask)])
     if provider == "openai":  # the JSONL lines inside the multipart upload
         [upload] = [r["body"] for r in fake.requests if r["path"] == "/v1/files"]
         batch_bodies = [json.loads(line)["body"] for line in upload.splitlines() if line.startswith("{")]
-    else:
+    elif provider == "anthropic":
         batch_bodies = [item["params"] for item in fake.requests[-1]["body"]["requests"]]
+    else:  # one create call whose inline requests are the live bodies, the model in its URL as live
+        create = fake.requests[-1]
+        assert create["path"] == sent_path.replace(":generateContent", ":batchGenerateContent")
+        batch_bodies = [item["request"] for item in create["body"]["batch"]["input_config"]["requests"]["requests"]]
     assert batch_bodies == [sent_live]
     until_ended(batches, handle)
     [result] = batches.results(handle).values()
@@ -120,7 +136,7 @@ def test_a_batch_line_is_the_body_the_live_call_sends(client, fake, provider):
 
 def test_a_failed_and_an_expired_request_are_reported_with_their_kind(client, fake, provider):
     outcome = {"question 3": "failed", "question 5": "expired"}
-    fake.batch.outcome = lambda cid, body: outcome.get(body["messages"][-1]["content"])
+    fake.batch.outcome = lambda cid, body: outcome.get(asked(body))
     batches, entries = client(provider), questions(provider)
     [handle] = batches.submit(entries)
     last = until_ended(batches, handle)[-1]
@@ -167,7 +183,10 @@ def test_cancel_stops_a_batch_and_its_requests_come_back_canceled(client, fake, 
     batches = client(provider)
     [handle] = batches.submit(questions(provider, 4))
     assert batches.poll(handle).state == IN_PROGRESS
-    assert batches.cancel(handle).state == CANCELING
+    after = batches.cancel(handle)
+    # Gemini has no cancelling state and its cancel answers {}: the client polls, and the fake has ended it
+    expected = {"openai": (CANCELING, "cancelling"), "anthropic": (CANCELING, "canceling")}
+    assert (after.state, after.provider_state) == expected.get(provider, (ENDED, "BATCH_STATE_CANCELLED"))
     assert until_ended(batches, handle)[-1].state == ENDED
     assert {r.error for r in batches.results(handle).values()} == {CANCELED}
     assert fake.batch.cancels == 1 and fake.live_calls == 0
@@ -197,7 +216,9 @@ def test_a_reply_that_is_no_batch_is_an_error_naming_the_call(client, fake, prov
     batches = client(provider)
     [handle] = batches.submit(questions(provider, 1))
     fake.script(status(200, body="<html>maintenance</html>"))
-    with pytest.raises(BatchError, match=r"GET http://127.0.0.1:\d+/v1/.*batches/.*: the reply is not a JSON object"):
+    with pytest.raises(
+        BatchError, match=r"GET http://127.0.0.1:\d+/v1(beta)?/.*batches/.*: the reply is not a JSON object"
+    ):
         batches.poll(handle)
     fake.script(status(404, body='{"error": {"message": "no such batch"}}'))
     with pytest.raises(BatchError, match="HTTP 404: .*no such batch") as caught:
@@ -276,7 +297,7 @@ def test_the_key_goes_only_in_its_header(client, fake, provider, tmp_path):
     until_ended(batches, handle)
     batches.results(handle)
     for seen in fake.requests:
-        header = seen["headers"]["authorization" if provider == "openai" else "x-api-key"]
+        header = seen["headers"][KEY_HEADER[provider]]
         assert header == (f"Bearer {KEY}" if provider == "openai" else KEY)
         assert KEY not in json.dumps([seen["path"], seen["query"], seen["body"]])
     shown = [repr(batches), repr(handle), str(handle.to_json()), (tmp_path / LEDGER_FILE).read_text()]
@@ -295,10 +316,9 @@ def test_an_error_quoting_the_key_shows_no_key(client, fake, provider):
 
 def test_a_connection_error_shows_no_key(provider):
     with FakeProvider() as gone:
-        url = gone.url + "/v1"
-    cls = OpenAIBatchClient if provider == "openai" else AnthropicBatchClient
+        url = gone.url + BASE[provider]
     with pytest.raises(BatchError, match="ConnectionError") as caught:
-        cls(requests.Session(), url, KEY, timeout=5).submit(questions(provider, 1))
+        CLIENT_CLASS[provider](requests.Session(), url, KEY, timeout=5).submit(questions(provider, 1))
     assert "PLANTED" not in "".join(traceback.format_exception(caught.value))
 
 
@@ -309,5 +329,7 @@ def test_anthropic_sends_no_key_to_a_results_url_on_another_host():
 
 
 def test_a_provider_without_a_batch_client_is_refused():
-    with pytest.raises(BatchError, match="provider 'gemini' has no batch client"):
-        client_for("gemini", requests.Session(), "https://example.org/v1beta", KEY)
+    with pytest.raises(
+        BatchError, match=r"provider 'openai_compatible' has no batch client \(only openai, anthropic, gemini\)"
+    ):
+        client_for("openai_compatible", requests.Session(), "http://127.0.0.1:9/v1", KEY)
