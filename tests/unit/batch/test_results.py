@@ -1,4 +1,4 @@
-"""Reading the providers' batch answers (plugin/batch/openai.py, anthropic.py): statuses and result
+"""Reading the providers' batch answers (plugin/batch/openai.py, anthropic.py, gemini.py): statuses and result
 lines in the shapes of the providers' documentation, no HTTP."""
 
 import pytest
@@ -14,9 +14,11 @@ from pytest_reasoning_evals.batch import (
     AnthropicBatchClient,
     BatchError,
     BatchResult,
+    GeminiBatchClient,
     OpenAIBatchClient,
 )
 from pytest_reasoning_evals.batch import anthropic as anthropic_batch
+from pytest_reasoning_evals.batch import gemini as gemini_batch
 from pytest_reasoning_evals.batch import openai as openai_batch
 from pytest_reasoning_evals.batch.base import jsonl
 
@@ -134,3 +136,89 @@ def test_whole_batch_errors_are_read():
     batch = {"errors": {"data": [{"message": "two models"}, {"message": "duplicate custom_id"}]}}
     assert openai_batch._batch_errors(batch) == "two models; duplicate custom_id"
     assert openai_batch._batch_errors({"errors": None}) == openai_batch._batch_errors({"errors": {"data": 3}}) == ""
+
+
+# --- Gemini: the operation GET /batches/{id} answers, and its inline replies ---
+
+GEMINI = GeminiBatchClient(requests.Session(), "https://generativelanguage.googleapis.com/v1beta", KEY)
+CONTENT = {"candidates": [{"content": {"parts": [{"text": "TRUE"}]}, "finishReason": "STOP"}], "usageMetadata": {}}
+
+
+@pytest.mark.parametrize(
+    "state, expected",
+    [
+        ("BATCH_STATE_PENDING", IN_PROGRESS),
+        ("BATCH_STATE_RUNNING", IN_PROGRESS),
+        ("BATCH_STATE_SUCCEEDED", ENDED),
+        ("BATCH_STATE_FAILED", ENDED),
+        ("BATCH_STATE_CANCELLED", ENDED),
+        ("BATCH_STATE_EXPIRED", ENDED),
+        ("JOB_STATE_RUNNING", IN_PROGRESS),  # the SDKs' and the guide's word for the same state
+        ("JOB_STATE_SUCCEEDED", ENDED),
+    ],
+)
+def test_every_gemini_state_has_its_state(state, expected):
+    status = gemini_batch.status_of({"name": "batches/b", "metadata": {"state": state}}, 3)
+    assert (status.state, status.provider_state, status.total) == (expected, state, 3)
+
+
+def test_gemini_counts_are_int64_strings_and_an_ended_batch_has_ended_every_request():
+    stats = {"requestCount": "10", "successfulRequestCount": "6", "failedRequestCount": "1", "pendingRequestCount": "3"}
+    running = gemini_batch.status_of({"metadata": {"state": "BATCH_STATE_RUNNING", "batchStats": stats}}, 10)
+    assert (running.total, running.done, running.failed) == (10, 7, 1)
+    expired = gemini_batch.status_of({"metadata": {"state": "BATCH_STATE_EXPIRED", "batchStats": stats}}, 10)
+    assert (expired.total, expired.done, expired.failed) == (10, 10, 4)  # the 3 pending expired without a reply
+    itself = gemini_batch.status_of({"state": "BATCH_STATE_RUNNING", "batchStats": {"requestCount": 4}}, 9)
+    assert itself.total == 4  # the batch itself, not its operation, and a plain number, read as well
+
+
+@pytest.mark.parametrize(
+    "operation, message",
+    [
+        ({"name": "batches/b", "metadata": {"state": "BATCH_STATE_PAUSED"}}, "unknown state 'BATCH_STATE_PAUSED'"),
+        ({"name": "batches/b", "metadata": {}}, "unknown state 'None'"),
+        ({"metadata": {"state": "BATCH_STATE_RUNNING", "batchStats": {"requestCount": "-1"}}}, "requestCount"),
+    ],
+)
+def test_a_gemini_operation_that_is_no_batch_is_an_error(operation, message):
+    with pytest.raises(BatchError, match=message):
+        gemini_batch.status_of(operation, 1)
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ({"response": CONTENT, "metadata": {"key": "k"}}, BatchResult("k", CONTENT)),
+        ({"error": {"code": 3, "message": "bad"}, "metadata": {"key": "k"}}, BatchResult("k", None, FAILED, "bad")),
+        ({"error": {"code": 1, "status": "CANCELLED"}}, BatchResult("k", None, CANCELED, "CANCELLED")),
+        ({"error": {"code": 4, "message": "too late"}}, BatchResult("k", None, EXPIRED, "too late")),
+        ({"metadata": {"key": "k"}}, BatchResult("k", None, FAILED, "no response")),
+    ],
+)
+def test_gemini_inline_replies(reply, expected):
+    assert GEMINI.result("k", reply) == expected
+
+
+def test_a_gemini_reply_quoting_the_key_is_masked():
+    result = GEMINI.result("k", {"error": {"code": 16, "message": f"API key not valid: {KEY}"}})
+    assert result.error == FAILED and "PLANTED" not in result.message
+
+
+def test_gemini_replies_are_read_from_the_response_or_the_batch_output_and_a_file_is_refused():
+    replies = {"inlinedResponses": {"inlinedResponses": [{"response": CONTENT}]}}
+    assert gemini_batch.inlined({"response": replies}) == [{"response": CONTENT}]
+    assert gemini_batch.inlined({"metadata": {"output": replies}}) == [{"response": CONTENT}]
+    assert gemini_batch.inlined({"done": True}) == []
+    with pytest.raises(BatchError, match="wrote its replies to a file"):
+        gemini_batch.inlined({"name": "batches/b", "response": {"responsesFile": "files/out"}})
+
+
+@pytest.mark.parametrize("operation", [{}, {"name": "operations/x"}, {"name": "batches/"}, {"name": 3}])
+def test_a_created_gemini_batch_without_a_batch_name_is_an_error(operation):
+    with pytest.raises(BatchError, match="has no name batches/"):
+        gemini_batch.batch_id(operation)
+
+
+def test_a_gemini_batch_id_is_its_name_without_batches():
+    assert gemini_batch.batch_id({"name": "batches/abc123"}) == "abc123"
+    assert gemini_batch.batch_id({"metadata": {"name": "batches/abc123"}}) == "abc123"
