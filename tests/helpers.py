@@ -267,3 +267,14 @@ def question_row(id: str, gold: str | None = "TRUE", label: str | None = "TRUE",
         "cassette_hit": None,
     }
     return QuestionRow(**(made | fields))
+
+
+def run_args(folder: Path, entry: str, tag: str, *more: str) -> list[str]:
+    """The options of a run of the `fake` model `entry` (model_entry) in `folder`, its models file,
+    cassettes and results named by `tag`, so that two runs of one test (live, batch) stay apart."""
+    (folder / f"models-{tag}.yaml").write_text(models_yaml(entry))
+    return [
+        "--eval-models-file", f"models-{tag}.yaml", "--model", "fake", "--eval-cases", "bank.jsonl",
+        "--eval-cassette-dir", f"cassettes-{tag}", "--eval-out-dir", f"results-{tag}",
+        "-p", "no:cacheprovider", *more,
+    ]  # fmt: skip

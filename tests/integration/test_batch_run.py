@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import EVAL_MODULE, FAKE_KEY_VAR, answer_by_text, model_entry, models_yaml, question, write_jsonl
+from helpers import EVAL_MODULE, FAKE_KEY_VAR, answer_by_text, model_entry, models_yaml, question, run_args, write_jsonl
 
 from pytest_reasoning_evals.batch import BatchHandle, BatchLedger
 
@@ -34,12 +34,7 @@ def project(pytester: pytest.Pytester, fake_key) -> pytest.Pytester:
 def args(project: pytest.Pytester, server, provider: str, tag: str, *more: str) -> list[str]:
     base = server.openai_base if provider == "openai" else server.anthropic_base
     entry = model_entry(base, provider=provider, price_in=PRICE_IN, price_out=PRICE_OUT)
-    (project.path / f"models-{tag}.yaml").write_text(models_yaml(entry))
-    return [
-        "--eval-models-file", f"models-{tag}.yaml", "--model", "fake", "--eval-cases", "bank.jsonl",
-        "--eval-cassette-dir", f"cassettes-{tag}", "--eval-out-dir", f"results-{tag}",
-        "-p", "no:cacheprovider", *more,
-    ]  # fmt: skip
+    return run_args(project.path, entry, tag, *more)
 
 
 def summary(project: pytest.Pytester, tag: str, name: str = "summary.json") -> dict:
