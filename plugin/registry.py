@@ -24,7 +24,11 @@ PROVIDERS = ("openai", "anthropic", "gemini", "openai_compatible", "baseline")
 BASELINES = ("always-true", "always-false", "random", "oracle", "shortcut")
 THINKING_PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats that send a thinking budget
 MIN_THINKING_BUDGET = {"anthropic": 1024}  # the Messages API refuses a smaller budget_tokens
-BATCH_SHARE = {"openai": 0.5, "anthropic": 0.5}  # what a batch costs of the live price where the provider says so
+BATCH_SHARE = {
+    "openai": 0.5,
+    "anthropic": 0.5,
+    "gemini": 0.5,
+}  # what a batch costs of the live price where the provider says so
 PRICES = ("price_in", "price_out")
 OPTIONAL_PRICES = ("price_batch_in", "price_batch_out", "price_cached_in")  # absent or null: not given
 

@@ -25,7 +25,7 @@ from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, e
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
 from pytest_reasoning_evals.registry import batch_prices
 
-PROVIDERS = ("openai", "anthropic")  # the wire formats whose batch API is wired in
+PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats whose batch API is wired in
 
 
 @dataclass

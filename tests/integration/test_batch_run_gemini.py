@@ -1,5 +1,4 @@
-"""--eval-batch with a Gemini model, as it will run once plugin/batch/run.py's PROVIDERS names
-"gemini" (a one-line change this test makes with monkeypatch, a no-op once it is made): 20
+"""--eval-batch with a Gemini model: 20
 questions in one Gemini batch over real HTTP on the fake provider, no live call, ordinary cassettes
 that replay offline to the scores of a live run, and no key in the run's files or output."""
 
@@ -9,8 +8,6 @@ import json
 
 import pytest
 from helpers import EVAL_MODULE, FAKE_KEY_VAR, model_entry, question, run_args, write_jsonl
-
-from pytest_reasoning_evals.batch import run as batch_run
 
 QUESTIONS = 20
 KEY = "AIzaPLANTEDgeminiRunKey0123456789abcdefg"
@@ -26,7 +23,6 @@ def answer_by_text(body: dict) -> str:
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
     monkeypatch.setenv(FAKE_KEY_VAR, KEY)
-    monkeypatch.setattr(batch_run, "PROVIDERS", tuple(dict.fromkeys((*batch_run.PROVIDERS, "gemini"))))
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)
     pytester.makeini("[pytest]\neval_min_coverage = 0\n")
     write_jsonl(
@@ -36,8 +32,7 @@ def project(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
 
 
 def args(project: pytest.Pytester, server, tag: str, *more: str) -> list[str]:
-    # Gemini's batch price is half (its batch docs); the registry's default share is for OpenAI and Anthropic only
-    prices = {"price_in": 2.0, "price_out": 8.0, "price_batch_in": 1.0, "price_batch_out": 4.0}
+    prices = {"price_in": 2.0, "price_out": 8.0}  # a batch pays half: the registry's default for Gemini too
     entry = model_entry(server.gemini_base, provider="gemini", model_id="gemini-2.5-flash", **prices)
     return run_args(project.path, entry, tag, *more)
 

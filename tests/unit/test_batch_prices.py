@@ -11,14 +11,14 @@ def spec(provider="openai", **prices):
     return ModelSpec("m", provider, "x", price_in=2.0, price_out=8.0, **prices)
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_openai_and_anthropic_batches_cost_half_by_default(provider):
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_openai_anthropic_and_gemini_batches_cost_half_by_default(provider):
     assert batch_prices(spec(provider)) == (1.0, 4.0)
     assert batch_cost(spec(provider), 1_000_000, 500_000) == pytest.approx(1.0 + 2.0)
     assert batch_cost(spec(provider), 1000, 1000) == pytest.approx(spec(provider).cost(1000, 1000) / 2)
 
 
-@pytest.mark.parametrize("provider", ["gemini", "openai_compatible", "baseline"])
+@pytest.mark.parametrize("provider", ["openai_compatible", "baseline"])
 def test_a_provider_without_a_known_discount_costs_its_live_price(provider):
     assert batch_prices(spec(provider)) == (2.0, 8.0)
 
