@@ -142,7 +142,7 @@ OPTIONS = (
     Option(
         "batch",
         "while recording: send the first request of every item no cassette answers to the provider's batch API "
-        "(OpenAI, Anthropic: half the price, within 24 hours), wait, save each reply as its item's cassette, then "
+        "(OpenAI, Anthropic, Gemini: half the price, within 24 hours), wait, save each reply as its item's cassette, then "
         "run the items from them; a run started again picks up its batch (batch.json); -n 0 only for now",
         "bool",
     ),
