@@ -56,13 +56,14 @@ CASES = """cases:
 PROMPT = "You are checking facts for a software team.\n{hint}Question: {{question}}\nAnswer TRUE or FALSE.\n"
 
 
-def team_models(url: str) -> str:
-    """The model under test (priced) and a panel of two judges, OpenAI-compatible models at `url`."""
+def team_models(url: str, provider: str = "openai_compatible") -> str:
+    """The model under test (priced; `provider`: its wire format and account, "openai" for a batch API)
+    and a panel of two judges, OpenAI-compatible models at `url`."""
     models = models_yaml(
         model_entry(
             url,
             "team-model",
-            provider="openai_compatible",
+            provider=provider,
             model_id="team-model",
             key_var=KEY_VAR,
             price_in=1.0,
@@ -99,7 +100,15 @@ def write_prompt(folder: Path, sloppy: bool = False) -> Path:
     return folder
 
 
-def team_project(root: Path, url: str, *, chaosbench: bool = True, dialectic: bool = False, ini: str = "") -> Path:
+def team_project(
+    root: Path,
+    url: str,
+    *,
+    chaosbench: bool = True,
+    dialectic: bool = False,
+    ini: str = "",
+    provider: str = "openai_compatible",
+) -> Path:
     """The project folder: evals/ with one test file per protocol asked for, its data and pyproject."""
     (root / "evals").mkdir(parents=True)
     if chaosbench:
@@ -113,7 +122,7 @@ def team_project(root: Path, url: str, *, chaosbench: bool = True, dialectic: bo
     (root / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (root / "dialectic.yaml").write_text(CASES, encoding="utf-8")
     write_prompt(root / "prompts" / "plain")
-    (root / "models.yaml").write_text(team_models(url), encoding="utf-8")
+    (root / "models.yaml").write_text(team_models(url, provider), encoding="utf-8")
     (root / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\ntestpaths = ["evals"]\neval_model = "team-model"\n'
         'eval_models_file = "models.yaml"\neval_cases = "questions.jsonl"\neval_prompts = "prompts/plain"\n'

@@ -182,6 +182,56 @@ def test_g_epochs_run_beside_the_first_run_and_gate_against_its_baseline(
     assert "epochs 3" in (project / "results" / "runs.md").read_text(encoding="utf-8")
 
 
+# --- h. the nightly run at half the price: a batch, Ctrl-C while it runs, picked up, replayed ---
+
+
+def test_h_a_batched_recording_stopped_while_its_batch_runs_is_picked_up_then_replays_and_gates(
+    installed: Installed, tmp_path: Path, team_key
+) -> None:
+    with FakeProvider() as server:
+        server.responder = TeamModel()
+        server.batch.polls = 10_000  # in progress until the team comes back
+        project = team_project(tmp_path / "team", server.openai_base, provider="openai")
+        batched = ["--eval-record-mode", "once", "--eval-batch", "--eval-batch-poll", "0.05"]
+        run = subprocess.Popen(
+            [str(installed.python), "-m", "pytest", *batched, "-p", "no:randomly"],
+            cwd=project,
+            env=installed.env(),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 120
+        while server.batch.created == 0 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        run.send_signal(signal.SIGINT)
+        output = run.communicate(timeout=120)[0]
+        assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+        assert "the batch keeps running on openai" in output and "reasoning-evals batch cancel" in output, output
+        server.batch.end_soon()
+        picked_up = installed.pytest(project, *batched)
+        assert picked_up.returncode == 0, picked_up.stdout
+        assert server.batch.created == 1 and server.live_calls == 0, "the same batch, no question asked live"
+        (run_dir,) = run_dirs(project, "team-model_zeroshot*")
+        paid, listed = (
+            read_json(run_dir / "run_meta.json")["spent_usd"],
+            read_json(run_dir / "summary.json")["cost_usd"],
+        )
+        assert paid == pytest.approx(listed / 2) and paid > 0, "the batch price: half the answers' list price"
+        server.clear()
+        replayed = installed.pytest(project, "-n", "2")
+        assert replayed.returncode == 0 and server.requests == [], replayed.stdout
+        made = installed.command(project, "reasoning-evals", "baseline", str(run_dir), "baseline.json")
+        assert made.returncode == 0, made.stdout
+        gated = installed.pytest(project, "--eval-baseline", "baseline.json", "--eval-fail-on-regression")
+        assert gated.returncode == 0 and server.requests == [], gated.stdout
+    summary = read_json(run_dir / "summary.json")
+    assert summary["total_questions"] == 20 and summary["overall_accuracy"] == 1.0
+    listed = installed.command(project, "reasoning-evals", "runs", "results")
+    assert listed.returncode == 0, listed.stdout
+
+
 # --- e. an interrupted live run, resumed ---
 
 
