@@ -228,7 +228,7 @@ class Protocol(EvalProtocol):
         return self.runner.response_request(*value)
 
     def before_items(self, items: list[pytest.Item]) -> None:
-        """--eval-batch: the responses answered in batches (batching.py)."""
+        """--eval-batch: the responses, then their judges' calls, answered in batches (batching.py)."""
         if self.settings.batch:
             from pytest_reasoning_evals.dialectic.batching import batch_before_items
 

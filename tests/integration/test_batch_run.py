@@ -206,7 +206,7 @@ def test_batch_with_workers_is_a_usage_error(project) -> None:
     result.stderr.fnmatch_lines(["*--eval-batch (ini eval_batch) runs with -n 0 for now*"])
 
 
-# --- the dialectic protocol: responses in a batch ---
+# --- the dialectic protocol: responses in a batch, then their judges ---
 
 DIALECTIC_CASES = ("a", "b", "c")
 JUDGE_FOLDER = "dialectic-judge"
@@ -219,16 +219,18 @@ def dialectic(pytester: pytest.Pytester, fake_key) -> pytest.Pytester:
     return pytester
 
 
-def dialectic_args(project: pytest.Pytester, server, tag: str, *more: str) -> list[str]:
-    """3 cases x the `dialectic` variant, judged by a panel of 2 (fake-judge sitting twice), both
-    models of provider openai at the fake; results and cassettes of their own per `tag`."""
+def dialectic_args(project: pytest.Pytester, server, tag: str, *more: str, judges=("fake-judge",)) -> list[str]:
+    """3 cases x the `dialectic` variant, judged by a panel of 2 (`judges` in turn: fake-judge sitting
+    twice), fake and fake-judge of provider openai at the fake, local-judge an OpenAI-compatible
+    server's (no batch API); results and cassettes of their own per `tag`."""
     cases_file(project.path / "cases.yaml", *((case, "dialectic") for case in DIALECTIC_CASES))
     entries = [model_entry(server.openai_base, price_in=PRICE_IN, price_out=PRICE_OUT)]
     entries.append(model_entry(server.openai_base, "fake-judge", model_id="fake-judge", price_in=1.0, price_out=4.0))
+    entries.append(model_entry(server.openai_base, "local-judge", provider="openai_compatible", model_id="local"))
     (project.path / "models-dialectic.yaml").write_text(models_yaml(*entries))
     return [
         "--eval-models-file", "models-dialectic.yaml", "--model", "fake", "--eval-dialectic-cases", "cases.yaml",
-        "--eval-variant", "dialectic", "--eval-judge-model", "fake-judge", "--eval-n-judges", "2",
+        "--eval-variant", "dialectic", "--eval-judge-model", ",".join(judges), "--eval-n-judges", "2",
         "--eval-cassette-dir", f"cassettes-{tag}", "--eval-out-dir", f"results-{tag}",
         "-p", "no:cacheprovider", "-p", "no:randomly", *more,
     ]  # fmt: skip
@@ -267,7 +269,9 @@ def dialectic_responder():
     return Scripted(dict.fromkeys(DIALECTIC_CASES, STRUCTURED))
 
 
-def test_dialectic_responses_are_one_batch_and_replay_to_the_live_summary(dialectic: pytest.Pytester, server) -> None:
+def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the_live_summary(
+    dialectic: pytest.Pytester, server
+) -> None:
     project = dialectic
     server.responder = dialectic_responder()
     live = project.runpytest_subprocess(*dialectic_args(project, server, "live", "--eval-record-mode", "once"))
@@ -278,24 +282,32 @@ def test_dialectic_responses_are_one_batch_and_replay_to_the_live_summary(dialec
     run = dialectic_args(project, server, "batch", "--eval-record-mode", "once", "--eval-batch")
     batched = project.runpytest_subprocess(*run)
     assert batched.ret == 0, batched.stdout.str()
-    assert server.batch.created == 1
-    (responses,) = batched_ids(server)
+    assert server.batch.created == 2
+    responses, judges = batched_ids(server)
     assert len(responses) == 3 and all(cid.startswith("dialectic--") for cid in responses)
-    assert live_kinds(server) == {"response": 0, "judge": 6, "resolution": 3, "followup": 0}  # judges stay live
-    batched.stdout.fnmatch_lines(["batch: 3 of 3 requests answered ($* at the batch price)"])
+    assert len(judges) == 6 and all(cid.startswith(f"{JUDGE_FOLDER}--") for cid in judges)
+    assert live_kinds(server) == {"response": 0, "judge": 0, "resolution": 3, "followup": 0}  # turns stay live
+    batched.stdout.fnmatch_lines(
+        [
+            "batch: 3 of 3 requests answered ($* at the batch price)",
+            "batch: 6 of 6 requests answered ($* at the batch price)",
+        ]
+    )
+    judged = sorted(p.name for p in (project.path / "cassettes-batch" / "fake-judge" / JUDGE_FOLDER).glob("*.yaml"))
+    assert judged == [f"{case}__dialectic__fake__judge{k}.yaml" for case in DIALECTIC_CASES for k in (1, 2)]
     summary_of = {tag: dialectic_out(project, tag, "variant_summary.json") for tag in ("live", "batch")}
     assert summary_of["batch"] == summary_of["live"]
 
-    # what the run paid: the responses at half their live price, the other calls in full
+    # what the run paid: the responses and judges at half their live price, the resolution turns in full
     rows = [json.loads(line) for line in (dialectic_dir(project, "live") / "per_response.jsonl").open()]
-    batchable = sum(r["cost"] for r in rows)  # each response
+    batchable = sum(r["cost"] + r["judge"]["cost_usd"] for r in rows)  # each response and its panel
     paid = {tag: dialectic_out(project, tag, "run_meta.json")["spent_usd"] for tag in ("live", "batch")}
     assert batchable > 0 and paid["batch"] == pytest.approx(paid["live"] - batchable / 2)
 
     server.clear()
     replayed = project.runpytest_subprocess(*dialectic_args(project, server, "batch", "--eval-record-mode", "none"))
     assert replayed.ret == 0, replayed.stdout.str()
-    assert server.requests == [] and server.batch.created == 1  # nothing sent
+    assert server.requests == [] and server.batch.created == 2  # nothing sent
     assert dialectic_out(project, "batch", "variant_summary.json") == summary_of["live"]
 
 
@@ -322,6 +334,25 @@ def test_a_dialectic_run_killed_after_its_response_batch_was_created_sends_no_se
     server.batch.end_soon()
     again = project.runpytest_subprocess(*run)
     assert again.ret == 0, again.stdout.str()
-    (responses,) = batched_ids(server)  # the one response batch, polled again
-    assert server.batch.created == 1 and len(responses) == 3
-    assert live_kinds(server) == {"response": 0, "judge": 6, "resolution": 3, "followup": 0}
+    responses, judges = batched_ids(server)  # the one response batch, polled again; then the judges'
+    assert server.batch.created == 2 and len(responses) == 3 and len(judges) == 6
+    assert all(cid.startswith(f"{JUDGE_FOLDER}--") for cid in judges)
+    assert live_kinds(server) == {"response": 0, "judge": 0, "resolution": 3, "followup": 0}
+
+
+def test_a_panel_judge_without_a_batch_api_is_asked_live_and_the_other_judge_in_its_batch(dialectic, server) -> None:
+    project = dialectic
+    server.responder = dialectic_responder()
+    run = dialectic_args(project, server, "mixed", "--eval-batch", judges=("fake-judge", "local-judge"))
+    result = project.runpytest_subprocess(*run, "--eval-record-mode", "once")
+    assert result.ret == 0, result.stdout.str()
+    responses, judges = batched_ids(server)  # a batch per judge model with a batch API
+    assert len(responses) == 3 and len(judges) == 3
+    assert all(re.fullmatch(rf"{JUDGE_FOLDER}--[abc]__dialectic__fake__judge1_[0-9a-f]{{12}}", cid) for cid in judges)
+    result.stdout.fnmatch_lines(
+        ["batch: judge 'local-judge' is of provider 'openai_compatible', whose batch API is not wired in: "
+         "its 3 calls are asked live"]
+    )  # fmt: skip
+    live = [r["body"]["model"] for r in server.requests if r["path"] == "/v1/chat/completions"]
+    assert sorted(live) == ["fake-judge"] * 3 + ["local"] * 3  # seat 1's resolution turns; seat 2's judge calls
+    assert live_kinds(server) == {"response": 0, "judge": 3, "resolution": 3, "followup": 0}
