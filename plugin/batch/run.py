@@ -22,6 +22,7 @@ import requests
 from urllib3 import HTTPResponse
 
 from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, entry_for
+from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
 from pytest_reasoning_evals.registry import batch_prices
 
@@ -107,6 +108,40 @@ def answer_by_batch(
     for handle in handles:
         client.ledger.forget(handle)  # its replies are cassettes now
     return BatchOutcome(len(missing), answered, len(missing) - answered, cost)
+
+
+def send_in_batches(session, protocol: str, alias: str, requests_: list[Request], folder: Path) -> BatchOutcome | None:
+    """--eval-batch, before the items run: `protocol`'s `requests_` to `alias` by answer_by_batch (the
+    run's ledger in `folder`), what the batch paid counted as the protocol's spend, a line saying what
+    came back; None when `alias` replays (nothing is sent)."""
+    models = session.models
+    if models.record_mode_for(models.spec(alias)) == "none":
+        return None
+    say = say_to(session)
+    done = answer_by_batch(models, alias, requests_, folder, session.settings.batch_poll, say)
+    if done.answered:  # what the run paid (run_meta.json); the items' records hold the replies, replayed
+        spent = {"live": done.answered, "cassette": 0, "errors": 0, "spent": done.cost_usd}
+        session.ledger.add_item(protocol, spent, answered=True)
+    say(
+        f"batch: {done.answered:,} of {done.sent:,} requests answered (${done.cost_usd:.4f} at the batch price)"
+        + (f"; {done.left_live:,} left to their items, asked live" if done.left_live else "")
+    )
+    return done
+
+
+def say_to(session) -> Callable[[str], None]:
+    """A line on the terminal, as the batch's progress lines are."""
+    return session.config.pluginmanager.get_plugin("terminalreporter").write_line
+
+
+def check_provider(models, alias: str) -> None:
+    """--eval-batch needs a model whose provider's batch API is wired in: a usage error otherwise."""
+    provider = models.spec(alias).provider
+    if provider not in PROVIDERS:
+        raise UsageProblem(
+            f"--eval-batch: model {alias!r} is of provider {provider!r}, "
+            f"whose batch API is not wired in (only {', '.join(PROVIDERS)})"
+        )
 
 
 def within_budget(models, spec, requests_: list[Request], say: Callable[[str], None]) -> list[Request]:

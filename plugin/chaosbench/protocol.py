@@ -113,21 +113,11 @@ class Protocol(EvalProtocol):
 
     def before_items(self, items: list[pytest.Item]) -> None:
         """--eval-batch: the questions' first requests answered in batches, saved as their cassettes."""
-        s = self.settings
-        if not s.batch or self.session.models.record_mode_for(self.session.models.spec(s.model)) == "none":
-            return
-        from pytest_reasoning_evals.batch.run import answer_by_batch
+        if self.settings.batch:
+            from pytest_reasoning_evals.batch.run import send_in_batches
 
-        asked = [request for request in map(self.ahead_request, items) if request is not None]
-        say = self.session.config.pluginmanager.get_plugin("terminalreporter").write_line
-        done = answer_by_batch(self.session.models, s.model, asked, self.run_dir, s.batch_poll, say)
-        if done.answered:  # what the run paid (run_meta.json); the items' records hold the replies, replayed
-            spent = {"live": done.answered, "cassette": 0, "errors": 0, "spent": done.cost_usd}
-            self.session.ledger.add_item(self.name, spent, answered=True)
-        say(
-            f"batch: {done.answered:,} of {done.sent:,} requests answered (${done.cost_usd:.4f} at the batch price)"
-            + (f"; {done.left_live:,} left to their items, asked live" if done.left_live else "")
-        )
+            asked = [request for request in map(self.ahead_request, items) if request is not None]
+            send_in_batches(self.session, self.name, self.settings.model, asked, self.run_dir)
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
         """Every question's and dialogue turn's calls, worst case (answers.estimate_calls); with --eval-batch the questions' at the batch price."""

@@ -81,14 +81,9 @@ class Selection:
         """--eval-batch needs a model whose provider's batch API is wired in (batch/run.py)."""
         if not self.settings.batch:
             return
-        from pytest_reasoning_evals.batch.run import PROVIDERS
+        from pytest_reasoning_evals.batch.run import check_provider
 
-        provider = self.protocol.session.models.spec(self.settings.model).provider
-        if provider not in PROVIDERS:
-            raise UsageProblem(
-                f"--eval-batch: model {self.settings.model!r} is of provider {provider!r}, "
-                f"whose batch API is not wired in (only {', '.join(PROVIDERS)})"
-            )
+        check_provider(self.protocol.session.models, self.settings.model)
 
     def is_item(self, value) -> bool:
         """`value` (a parameter) is a question or a dialogue, not pytest's placeholder of an empty set."""

@@ -160,6 +160,10 @@ class Protocol(EvalProtocol):
 
     def parametrize(self, metafunc: pytest.Metafunc) -> None:
         self.session.models.preflight(self.aliases())
+        if self.settings.batch:
+            from pytest_reasoning_evals.batch.run import check_provider
+
+            check_provider(self.session.models, self.settings.model)
         cases, variants = self.selection
         cases = epochs.expand(cases, self.settings.epochs)  # each case's items once per epoch (plugin/epochs.py)
         if self.runner is not None:
@@ -222,6 +226,13 @@ class Protocol(EvalProtocol):
         if not isinstance(value, tuple) or self.runner is None or self.runner.has_response(*value):
             return None
         return self.runner.response_request(*value)
+
+    def before_items(self, items: list[pytest.Item]) -> None:
+        """--eval-batch: the responses, then their judges' calls, answered in batches (batching.py)."""
+        if self.settings.batch:
+            from pytest_reasoning_evals.dialectic.batching import batch_before_items
+
+            batch_before_items(self, items)
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
         """Its responses, judge panels and resolutions' worst cases (runner.estimate_calls)."""

@@ -65,6 +65,20 @@ def not_answered(completion: CompletionRecord) -> str | None:
     return None if completion["text"].strip() else "an empty reply"
 
 
+def judge_request(case: Case, variant: Variant, alias: str, text: str, seat: Seat) -> Request:
+    """The request of `seat`'s judge on `alias`'s response `text` to (case, variant): asked live by
+    the judge item, or in a batch before the items run (batching.py)."""
+    return Request(
+        item_id=f"{cassette_id(case)}__{variant.name}__{alias}__judge{seat.number}",
+        cassette_folder=JUDGE_SUITE,
+        messages=judge.prompt(case.query, text),
+        max_tokens=judge.MAX_TOKENS,
+        json_schema=judge.SCHEMA,
+        temperature=seat.temperature,
+        seed=seat.seed,
+    )
+
+
 class DialecticRunner:
     def __init__(
         self,
@@ -156,16 +170,7 @@ class DialecticRunner:
     def _judged(self, case: Case, variant: Variant, alias: str, text: str) -> judge.Verdict:
         judgements, errors, cost = [], [], 0.0
         for seat in self.judges:
-            request = Request(
-                item_id=f"{cassette_id(case)}__{variant.name}__{alias}__judge{seat.number}",
-                cassette_folder=JUDGE_SUITE,
-                messages=judge.prompt(case.query, text),
-                max_tokens=judge.MAX_TOKENS,
-                json_schema=judge.SCHEMA,
-                temperature=seat.temperature,
-                seed=seat.seed,
-            )
-            completion = self.models(seat.alias).complete(request)
+            completion = self.models(seat.alias).complete(judge_request(case, variant, alias, text, seat))
             cost += completion.cost_usd
             try:
                 if completion.error:

@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 from helpers import EVAL_MODULE, FAKE_KEY_VAR, answer_by_text, model_entry, models_yaml, question, run_args, write_jsonl
 
+from integration.test_dialectic_run import EVAL_MODULE as DIALECTIC_MODULE
+from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.batch import BatchHandle, BatchLedger
+from pytest_reasoning_evals.dialectic import judge
 
 QUESTIONS = 20
 PRICE_IN, PRICE_OUT = 2.0, 8.0  # $ per 1M tokens: a batch pays half
@@ -196,3 +199,155 @@ def test_batch_with_workers_is_a_usage_error(project) -> None:
     result = project.runpytest("--model", "oracle", "--eval-batch", "-n", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--eval-batch (ini eval_batch) runs with -n 0 for now*"])
+
+
+# --- the dialectic protocol: responses in a batch, then their judges ---
+
+DIALECTIC_CASES = ("a", "b", "c")
+JUDGE_FOLDER = "dialectic-judge"
+
+
+@pytest.fixture
+def dialectic(pytester: pytest.Pytester, fake_key) -> pytest.Pytester:
+    """A project whose eval module is the dialectic items' alone."""
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    return pytester
+
+
+def dialectic_args(project: pytest.Pytester, server, tag: str, *more: str, judges=("fake-judge",)) -> list[str]:
+    """3 cases x the `dialectic` variant, judged by a panel of 2 (`judges` in turn: fake-judge sitting
+    twice), fake and fake-judge of provider openai at the fake, local-judge an OpenAI-compatible
+    server's (no batch API); results and cassettes of their own per `tag`."""
+    cases_file(project.path / "cases.yaml", *((case, "dialectic") for case in DIALECTIC_CASES))
+    entries = [model_entry(server.openai_base, price_in=PRICE_IN, price_out=PRICE_OUT)]
+    entries.append(model_entry(server.openai_base, "fake-judge", model_id="fake-judge", price_in=1.0, price_out=4.0))
+    entries.append(model_entry(server.openai_base, "local-judge", provider="openai_compatible", model_id="local"))
+    (project.path / "models-dialectic.yaml").write_text(models_yaml(*entries))
+    return [
+        "--eval-models-file", "models-dialectic.yaml", "--model", "fake", "--eval-dialectic-cases", "cases.yaml",
+        "--eval-variant", "dialectic", "--eval-judge-model", ",".join(judges), "--eval-n-judges", "2",
+        "--eval-cassette-dir", f"cassettes-{tag}", "--eval-out-dir", f"results-{tag}",
+        "-p", "no:cacheprovider", "-p", "no:randomly", *more,
+    ]  # fmt: skip
+
+
+def dialectic_dir(project: pytest.Pytester, tag: str) -> Path:
+    (run,) = (project.path / f"results-{tag}").glob("fake_dialectic*")
+    return run
+
+
+def dialectic_out(project: pytest.Pytester, tag: str, name: str) -> dict:
+    return json.loads((dialectic_dir(project, tag) / name).read_text())
+
+
+def batched_ids(server) -> list[list[str]]:
+    """The custom_ids of each batch file uploaded, in order."""
+    files = [r["body"] for r in server.requests if r["path"] == "/v1/files"]
+    return [re.findall(r'"custom_id":\s*"([^"]+)"', body) for body in files]
+
+
+def live_kinds(server) -> dict[str, int]:
+    """Plain chat calls by what they ask: a response, a judge's score, a resolution turn, a follow-up."""
+    kinds = {"response": 0, "judge": 0, "resolution": 0, "followup": 0}
+    for r in server.requests:
+        if r["path"] != "/v1/chat/completions":
+            continue
+        messages = r["body"]["messages"]
+        if messages[0]["content"] == judge.SYSTEM:
+            kinds["resolution" if "## Resolution Assessment" in messages[-1]["content"] else "judge"] += 1
+        else:
+            kinds["followup" if messages[-1]["content"].startswith("Can you") else "response"] += 1
+    return kinds
+
+
+def dialectic_responder():
+    return Scripted(dict.fromkeys(DIALECTIC_CASES, STRUCTURED))
+
+
+def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the_live_summary(
+    dialectic: pytest.Pytester, server
+) -> None:
+    project = dialectic
+    server.responder = dialectic_responder()
+    live = project.runpytest_subprocess(*dialectic_args(project, server, "live", "--eval-record-mode", "once"))
+    assert live.ret == 0, live.stdout.str()
+    assert live_kinds(server) == {"response": 3, "judge": 6, "resolution": 3, "followup": 0}
+    server.clear()
+
+    run = dialectic_args(project, server, "batch", "--eval-record-mode", "once", "--eval-batch")
+    batched = project.runpytest_subprocess(*run)
+    assert batched.ret == 0, batched.stdout.str()
+    assert server.batch.created == 2
+    responses, judges = batched_ids(server)
+    assert len(responses) == 3 and all(cid.startswith("dialectic--") for cid in responses)
+    assert len(judges) == 6 and all(cid.startswith(f"{JUDGE_FOLDER}--") for cid in judges)
+    assert live_kinds(server) == {"response": 0, "judge": 0, "resolution": 3, "followup": 0}  # turns stay live
+    batched.stdout.fnmatch_lines(
+        [
+            "batch: 3 of 3 requests answered ($* at the batch price)",
+            "batch: 6 of 6 requests answered ($* at the batch price)",
+        ]
+    )
+    judged = sorted(p.name for p in (project.path / "cassettes-batch" / "fake-judge" / JUDGE_FOLDER).glob("*.yaml"))
+    assert judged == [f"{case}__dialectic__fake__judge{k}.yaml" for case in DIALECTIC_CASES for k in (1, 2)]
+    summary_of = {tag: dialectic_out(project, tag, "variant_summary.json") for tag in ("live", "batch")}
+    assert summary_of["batch"] == summary_of["live"]
+
+    # what the run paid: the responses and judges at half their live price, the resolution turns in full
+    rows = [json.loads(line) for line in (dialectic_dir(project, "live") / "per_response.jsonl").open()]
+    batchable = sum(r["cost"] + r["judge"]["cost_usd"] for r in rows)  # each response and its panel
+    paid = {tag: dialectic_out(project, tag, "run_meta.json")["spent_usd"] for tag in ("live", "batch")}
+    assert batchable > 0 and paid["batch"] == pytest.approx(paid["live"] - batchable / 2)
+
+    server.clear()
+    replayed = project.runpytest_subprocess(*dialectic_args(project, server, "batch", "--eval-record-mode", "none"))
+    assert replayed.ret == 0, replayed.stdout.str()
+    assert server.requests == [] and server.batch.created == 2  # nothing sent
+    assert dialectic_out(project, "batch", "variant_summary.json") == summary_of["live"]
+
+
+def test_a_dialectic_run_killed_after_its_response_batch_was_created_sends_no_second_one(dialectic, server) -> None:
+    project = dialectic
+    server.responder = dialectic_responder()
+    server.batch.polls = 10_000  # in progress until the test lets it end
+    run = dialectic_args(
+        project, server, "kill", "--eval-record-mode", "once", "--eval-batch", "--eval-batch-poll", "0.05"
+    )
+    first = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *run], cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while server.batch.created == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
+        first.kill()
+        first.wait()
+    assert server.batch.created == 1
+    assert "batch_id" in (dialectic_dir(project, "kill") / "batch.json").read_text()
+    server.batch.end_soon()
+    again = project.runpytest_subprocess(*run)
+    assert again.ret == 0, again.stdout.str()
+    responses, judges = batched_ids(server)  # the one response batch, polled again; then the judges'
+    assert server.batch.created == 2 and len(responses) == 3 and len(judges) == 6
+    assert all(cid.startswith(f"{JUDGE_FOLDER}--") for cid in judges)
+    assert live_kinds(server) == {"response": 0, "judge": 0, "resolution": 3, "followup": 0}
+
+
+def test_a_panel_judge_without_a_batch_api_is_asked_live_and_the_other_judge_in_its_batch(dialectic, server) -> None:
+    project = dialectic
+    server.responder = dialectic_responder()
+    run = dialectic_args(project, server, "mixed", "--eval-batch", judges=("fake-judge", "local-judge"))
+    result = project.runpytest_subprocess(*run, "--eval-record-mode", "once")
+    assert result.ret == 0, result.stdout.str()
+    responses, judges = batched_ids(server)  # a batch per judge model with a batch API
+    assert len(responses) == 3 and len(judges) == 3
+    assert all(re.fullmatch(rf"{JUDGE_FOLDER}--[abc]__dialectic__fake__judge1_[0-9a-f]{{12}}", cid) for cid in judges)
+    result.stdout.fnmatch_lines(
+        ["batch: judge 'local-judge' is of provider 'openai_compatible', whose batch API is not wired in: "
+         "its 3 calls are asked live"]
+    )  # fmt: skip
+    live = [r["body"]["model"] for r in server.requests if r["path"] == "/v1/chat/completions"]
+    assert sorted(live) == ["fake-judge"] * 3 + ["local"] * 3  # seat 1's resolution turns; seat 2's judge calls
+    assert live_kinds(server) == {"response": 0, "judge": 3, "resolution": 3, "followup": 0}
