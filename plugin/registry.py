@@ -39,6 +39,9 @@ OPTIONAL_PRICES = (
 )  # absent or null: not given
 
 
+RUN_FIELDS = ("prompt_cache",)  # what a run's options set on an entry (Models.spec), never a models file
+
+
 class RegistryError(Exception):
     """A registry file is malformed or an alias is unknown."""
 
@@ -58,6 +61,7 @@ class ModelSpec:
     price_batch_out: float | None = None  # $ per 1M output tokens of a batch; None: batch_prices' default
     price_cached_in: float | None = None  # $ per 1M input tokens read from the prompt cache; None: price_in
     price_cache_write_in: float | None = None  # $ per 1M input tokens written to the prompt cache; None: cache_prices
+    prompt_cache: bool = False  # --eval-prompt-cache (set by the run, never by a models file): wire.anthropic_call
 
     def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         """US dollars of one call; `cached_tokens` and `cache_write_tokens` are part of `input_tokens`."""
@@ -74,7 +78,11 @@ class ModelSpec:
         fields = asdict(self)
         if fields["base_url"]:
             fields["base_url"] = mask_url(fields["base_url"])
-        return {k: v for k, v in fields.items() if not (k in OPTIONAL_PRICES and v is None)}
+        return {
+            k: v
+            for k, v in fields.items()
+            if not (k in OPTIONAL_PRICES and v is None or k in RUN_FIELDS and not v)  # prompt_cache: only when on
+        }
 
 
 def batch_prices(spec: ModelSpec) -> tuple[float, float]:
@@ -118,7 +126,7 @@ def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
         raise RegistryError(f"{source}: {problem}")
     if not isinstance(entry, dict):
         raise RegistryError(f"{where}: expected a mapping of fields, got {type(entry).__name__}")
-    unknown = set(entry) - {f for f in ModelSpec.__dataclass_fields__ if f != "alias"}
+    unknown = set(entry) - {f for f in ModelSpec.__dataclass_fields__ if f not in ("alias", *RUN_FIELDS)}
     if unknown:
         raise RegistryError(f"{where}: unknown field(s) {sorted(unknown)}")
     for field in ("provider", "model_id"):

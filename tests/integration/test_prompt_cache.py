@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from helpers import EVAL_MODULE, FAKE_KEY_VAR, answer_by_text, model_entry, models_yaml, question, write_jsonl
+from helpers import DIALECTIC_MODULE, EVAL_MODULE, FAKE_KEY_VAR, model_entry, models_yaml, question, write_jsonl
 
 from pytest_reasoning_evals.providers.base import ErrorKind, Request
 from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
@@ -84,7 +84,8 @@ QUESTIONS = 4
 def project(pytester: pytest.Pytester, fake_key) -> pytest.Pytester:
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)
     pytester.makeini("[pytest]\neval_min_coverage = 0\n")
-    write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE" if i % 2 else "FALSE") for i in range(4)])
+    # every answer TRUE, the fake's reply: a run passes (exit 0)
+    write_jsonl(pytester.path / "bank.jsonl", [question(f"q-{i}", "TRUE") for i in range(QUESTIONS)])
     return pytester
 
 
@@ -105,7 +106,6 @@ def outputs(project: pytest.Pytester, tag: str) -> tuple[dict, list[dict]]:
 
 
 def test_a_run_records_cached_tokens_and_its_summary_what_the_cache_saved(project, server) -> None:
-    server.responder = answer_by_text
     server.usage.prompt, server.usage.completion, server.usage.cached = 1000, 3, 600
     recorded = project.runpytest(*run_args(project, server, "openai", "cached", "--eval-record-mode", "once"))
     assert recorded.ret == 0, recorded.stdout.str()
@@ -125,7 +125,6 @@ def test_a_run_records_cached_tokens_and_its_summary_what_the_cache_saved(projec
 
 
 def test_a_run_without_cached_tokens_writes_no_cache_fields(project, server) -> None:
-    server.responder = answer_by_text
     recorded = project.runpytest(*run_args(project, server, "openai", "plain", "--eval-record-mode", "once"))
     assert recorded.ret == 0, recorded.stdout.str()
     summary, records = outputs(project, "plain")
@@ -141,3 +140,89 @@ def test_shipped_models_carry_their_cache_prices() -> None:
     assert cache_prices(registry["gpt-4.1-mini"]) == (0.10, 0.40)  # a quarter of price_in; a write: price_in
     assert cache_prices(registry["claude-sonnet-4"]) == pytest.approx((0.30, 3.75))  # 0.1x and 1.25x of 3.00
     assert cache_prices(replace(registry["gemini"], price_cached_in=None)) == (0.30, 0.30)
+
+
+# --- --eval-prompt-cache ---
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def dialectic_run(pytester: pytest.Pytester, server, tag: str, *more: str):
+    """A dialectic run of `fake` (Anthropic format) over two cases, judged by `fake-judge` (OpenAI format)."""
+    from tests.integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
+
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED})
+    pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
+    entries = (
+        model_entry(server.anthropic_base, provider="anthropic", price_in=PRICE_IN, price_out=PRICE_OUT),
+        model_entry(server.openai_base, "fake-judge", provider="openai_compatible", model_id="fake-judge"),
+    )
+    (pytester.path / "models.yaml").write_text(models_yaml(*entries))
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    return pytester.runpytest_subprocess(
+        "--eval-models-file", "models.yaml", "--eval-dialectic-cases", str(cases), "--model", "fake",
+        "--eval-judge-model", "fake-judge", "--eval-cassette-dir", f"cassettes-{tag}", "-p", "no:randomly", *more,
+    )  # fmt: skip
+
+
+def messages_bodies(server) -> list[dict]:
+    return [r["body"] for r in server.requests if r["path"] == "/v1/messages"]
+
+
+def test_prompt_cache_marks_the_anthropic_system_prompt_and_a_replay_needs_it(pytester, server, fake_key) -> None:
+    marked = dialectic_run(pytester, server, "marked", "--eval-record-mode", "once", "--eval-prompt-cache")
+    assert marked.ret == 0, marked.stdout.str()
+    sent = messages_bodies(server)
+    with_system = [body for body in sent if "system" in body]  # the dialectic variant's; the baseline has none
+    assert len(with_system) == 2 and len(sent) > 2
+    for body in with_system:
+        (block,) = body["system"]  # the system prompt as one content block, marked
+        assert block["type"] == "text" and block["text"].strip() and block["cache_control"] == EPHEMERAL
+    assert not any("cache_control" in json.dumps(body) for body in sent if "system" not in body)
+    judged = [r["body"] for r in server.requests if r["path"] == "/v1/chat/completions"]
+    assert judged and "cache_control" not in json.dumps(judged)  # the OpenAI-format judge's requests: unchanged
+    calls = server.live_calls
+
+    replayed = dialectic_run(pytester, server, "marked", "--eval-record-mode", "none", "--eval-prompt-cache")
+    assert replayed.ret == 0 and server.live_calls == calls, replayed.stdout.str()  # offline: nothing sent
+
+    unmarked = dialectic_run(pytester, server, "marked", "--eval-record-mode", "none")
+    assert unmarked.ret != 0 and server.live_calls == calls  # another request: no cassette answers it
+    unmarked.stdout.fnmatch_lines(["*cassette miss*"])
+
+
+def test_a_recording_without_prompt_cache_is_a_miss_for_a_replay_with_it(pytester, server, fake_key) -> None:
+    assert dialectic_run(pytester, server, "plain", "--eval-record-mode", "once").ret == 0
+    assert [type(body["system"]) for body in messages_bodies(server) if "system" in body] == [str, str]  # as before
+    calls = server.live_calls
+    marked = dialectic_run(pytester, server, "plain", "--eval-record-mode", "none", "--eval-prompt-cache")
+    assert marked.ret != 0 and server.live_calls == calls
+    marked.stdout.fnmatch_lines(["*cassette miss*"])
+
+
+def test_prompt_cache_changes_no_openai_request(project, server) -> None:
+    sent = {}
+    for tag, more in (("plain", ()), ("marked", ("--eval-prompt-cache",))):
+        server.clear()
+        ran = project.runpytest(*run_args(project, server, "openai", tag, "--eval-record-mode", "once", *more))
+        assert ran.ret == 0, ran.stdout.str()
+        sent[tag] = sorted(json.dumps(r["body"], sort_keys=True) for r in server.requests)
+    assert len(sent["marked"]) == QUESTIONS and sent["marked"] == sent["plain"]
+    assert "cache_control" not in "".join(sent["marked"])
+
+
+def test_a_request_without_a_system_prompt_marks_nothing(server) -> None:
+    model = HttpModel(replace(spec(server, "anthropic"), prompt_cache=True), POLICY)
+    asked = replace(REQUEST, messages=({"role": "user", "content": "Is it chaotic?"},))
+    assert model.complete(asked).error is None
+    (body,) = [r["body"] for r in server.requests]
+    assert "system" not in body and "cache_control" not in json.dumps(body)
+
+
+def test_a_models_file_cannot_set_prompt_cache(tmp_path) -> None:
+    from pytest_reasoning_evals.registry import RegistryError, load_registry
+
+    path = tmp_path / "models.yaml"
+    path.write_text(models_yaml(model_entry("http://127.0.0.1:1/v1", provider="anthropic", prompt_cache=True)))
+    with pytest.raises(RegistryError, match=r"unknown field\(s\) \['prompt_cache'\]"):
+        load_registry(path)
