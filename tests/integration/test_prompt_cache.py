@@ -226,3 +226,29 @@ def test_a_models_file_cannot_set_prompt_cache(tmp_path) -> None:
     path.write_text(models_yaml(model_entry("http://127.0.0.1:1/v1", provider="anthropic", prompt_cache=True)))
     with pytest.raises(RegistryError, match=r"unknown field\(s\) \['prompt_cache'\]"):
         load_registry(path)
+
+
+# --- the runs table ---
+
+
+def test_the_runs_table_shows_the_cost_per_point_of_accuracy(project, server, capsys) -> None:
+    from pytest_reasoning_evals.__main__ import main
+
+    server.usage.prompt, server.usage.completion = 1000, 3
+    ran = project.runpytest(*run_args(project, server, "openai", "priced", "--eval-record-mode", "once"))
+    assert ran.ret == 0, ran.stdout.str()
+    summary = outputs(project, "priced")[0]
+    assert summary["overall_accuracy"] == 1.0 and summary["cost_usd"] > 0
+    folder = project.path / "results-priced"
+    assert main(["runs", str(folder)]) == 0
+    assert "cost per point" in capsys.readouterr().out
+    (table,) = json.loads((folder / "runs.json").read_text())["tables"]
+    (row,) = table["rows"]
+    assert row["cost_per_point"] == pytest.approx(summary["cost_usd"] / 100)
+
+
+def test_cost_per_point_is_none_without_a_point_or_a_cost() -> None:
+    from pytest_reasoning_evals.chaosbench.runs import cost_per_point
+
+    assert cost_per_point(0.5, 0.25) == pytest.approx(0.02)
+    assert cost_per_point(0.5, 0.0) is None and cost_per_point(None, 0.5) is None and cost_per_point(0.5, None) is None
