@@ -328,6 +328,8 @@ def first_replay(requests_: list, responses: list, parse: Callable[[dict], objec
             parsed.thinking_tokens,
             parsed.finish_reason,
             parsed.reasoning,
+            parsed.cached_tokens,
+            parsed.cache_write_tokens,
         )
         if not all(type(value) in (str, int, type(None)) for value in fields):
             return None  # marshal keeps plain values only

@@ -77,7 +77,7 @@ def _recorded_calls(path: Path, usage) -> list[tuple[int, int, int]]:
         if not 200 <= interaction["response"]["status"]["code"] < 300:
             continue
         body = json.loads(interaction["request"]["body"])
-        prompt, completion, _ = usage(json.loads(interaction["response"]["body"]["string"]))
+        prompt, completion = usage(json.loads(interaction["response"]["body"]["string"]))[:2]
         calls.append((sum(_texts(body.get(k)) for k in MESSAGE_KEYS), prompt, completion))
     return calls
 

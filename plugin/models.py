@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -201,9 +201,11 @@ class Models:
         return CassetteIndex(folder, planned=self.planned_cassettes, start_warmer=IndexWarmer.start)
 
     def spec(self, alias: str):
+        """The registry entry of `alias`, with what the run's options set on it (--eval-prompt-cache)."""
         from pytest_reasoning_evals.registry import resolve
 
-        return resolve(alias, self.registry)
+        spec = resolve(alias, self.registry)
+        return replace(spec, prompt_cache=True) if self.settings.prompt_cache else spec
 
     def record_mode_for(self, spec) -> str:
         """--eval-record-mode, else replay when the model has cassettes and record when it has none."""

@@ -147,6 +147,13 @@ OPTIONS = (
         "bool",
     ),
     Option(
+        "prompt-cache",
+        "mark the system prompt of every Anthropic request for the provider's prompt cache (cache_control; a cached "
+        "read costs a tenth of the input price, a write 1.25x); OpenAI caches long prompts by itself, its requests "
+        "do not change; the cassettes record the marked requests, so a replay needs the same setting",
+        "bool",
+    ),
+    Option(
         "batch-poll",
         f"seconds between two looks at a running batch (default {DEFAULT_BATCH_POLL:g})",
         "float",
@@ -273,6 +280,7 @@ class Settings(NamedTuple):
     stop_when_decided: bool = False  # stop asking once the comparison with the baseline is decided (sequential.py)
     batch: bool = False  # recording: first requests through the provider's batch API (batch/run.py)
     batch_poll: float = DEFAULT_BATCH_POLL
+    prompt_cache: bool = False  # Anthropic requests mark their system prompt for the prompt cache (wire.cached_prefix)
     own: dict = {}  # protocol name -> its own settings
 
     @property
@@ -528,6 +536,7 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         stop_when_decided=bool(get("stop-when-decided")),
         batch=_checked_batch(config, get),
         batch_poll=DEFAULT_BATCH_POLL if get("batch-poll") is None else get("batch-poll"),
+        prompt_cache=bool(get("prompt-cache")),
     )
     own = {info.name: info.settings(get, generic) for info in protocols if info.settings is not None}
     baselines = [info.baseline_option for info in protocols if info.baseline_option]

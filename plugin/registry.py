@@ -6,8 +6,10 @@ an http(s) address with a host, a price is a finite number >= 0, `reasoning` is 
 `thinking_budget` (a reasoning model's tokens of thinking, providers.wire) a whole number.
 
 Batch prices (docs/batch.md): `price_batch_in` / `price_batch_out` when an entry gives them, else
-the provider's batch share of price_in / price_out (OpenAI and Anthropic bill a batch at half);
-`price_cached_in` (cached input tokens) is recorded, not yet read by any cost.
+the provider's batch share of price_in / price_out (OpenAI and Anthropic bill a batch at half).
+Prompt cache prices (`cache_prices`): `price_cached_in` for input tokens read from the cache, else
+price_in; `price_cache_write_in` for those written to it, else the provider's write share of
+price_in (Anthropic bills a write at 1.25x).
 """
 
 from __future__ import annotations
@@ -29,8 +31,19 @@ BATCH_SHARE = {
     "anthropic": 0.5,
     "gemini": 0.5,
 }  # what a batch costs of the live price where the provider says so
+CACHE_WRITE_SHARE = {
+    "anthropic": 1.25
+}  # what a prompt cache write costs of the input price where the provider bills one
 PRICES = ("price_in", "price_out")
-OPTIONAL_PRICES = ("price_batch_in", "price_batch_out", "price_cached_in")  # absent or null: not given
+OPTIONAL_PRICES = (
+    "price_batch_in",
+    "price_batch_out",
+    "price_cached_in",
+    "price_cache_write_in",
+)  # absent or null: not given
+
+
+RUN_FIELDS = ("prompt_cache",)  # what a run's options set on an entry (Models.spec), never a models file
 
 
 class RegistryError(Exception):
@@ -50,10 +63,18 @@ class ModelSpec:
     thinking_budget: int | None = None  # tokens it may think, on top of the answer's max_tokens
     price_batch_in: float | None = None  # $ per 1M input tokens sent in a batch; None: batch_prices' default
     price_batch_out: float | None = None  # $ per 1M output tokens of a batch; None: batch_prices' default
-    price_cached_in: float | None = None  # $ per 1M cached input tokens; None: not given
+    price_cached_in: float | None = None  # $ per 1M input tokens read from the prompt cache; None: price_in
+    price_cache_write_in: float | None = None  # $ per 1M input tokens written to the prompt cache; None: cache_prices
+    prompt_cache: bool = False  # --eval-prompt-cache (set by the run, never by a models file): wire.anthropic_call
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.price_in + output_tokens * self.price_out) / 1e6
+    def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
+        """US dollars of one call; `cached_tokens` and `cache_write_tokens` are part of `input_tokens`."""
+        if not (cached_tokens or cache_write_tokens):
+            return (input_tokens * self.price_in + output_tokens * self.price_out) / 1e6
+        read, write = cache_prices(self)
+        fresh = input_tokens - cached_tokens - cache_write_tokens
+        cached = cached_tokens * read + cache_write_tokens * write
+        return (fresh * self.price_in + cached + output_tokens * self.price_out) / 1e6
 
     def to_dict(self) -> dict:
         """The entry as JSON-able values, for outputs: a base URL's credentials masked. A price
@@ -61,7 +82,11 @@ class ModelSpec:
         fields = asdict(self)
         if fields["base_url"]:
             fields["base_url"] = mask_url(fields["base_url"])
-        return {k: v for k, v in fields.items() if not (k in OPTIONAL_PRICES and v is None)}
+        return {
+            k: v
+            for k, v in fields.items()
+            if not (k in OPTIONAL_PRICES and v is None or k in RUN_FIELDS and not v)  # prompt_cache: only when on
+        }
 
 
 def batch_prices(spec: ModelSpec) -> tuple[float, float]:
@@ -81,6 +106,23 @@ def batch_cost(spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
     return (input_tokens * price_in + output_tokens * price_out) / 1e6
 
 
+def cache_prices(spec: ModelSpec) -> tuple[float, float]:
+    """$ per 1M input tokens read from and written to the prompt cache: the entry's own, else
+    price_in for a read and the provider's write share of it for a write."""
+    read, write = spec.price_cached_in, spec.price_cache_write_in
+    return (
+        spec.price_in if read is None else read,
+        spec.price_in * CACHE_WRITE_SHARE.get(spec.provider, 1.0) if write is None else write,
+    )
+
+
+def cache_saving(spec: ModelSpec, cached_tokens: int, cache_write_tokens: int) -> float:
+    """US dollars the prompt cache saved on one call against price_in for every input token
+    (negative when writing the cache cost more than reading it saved)."""
+    read, write = cache_prices(spec)
+    return (cached_tokens * (spec.price_in - read) + cache_write_tokens * (spec.price_in - write)) / 1e6
+
+
 def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
     where = f"{source}: model {alias!r}"
     problem = alias_problem(alias)
@@ -88,7 +130,7 @@ def _parse_entry(alias: str, entry: object, source: Path) -> ModelSpec:
         raise RegistryError(f"{source}: {problem}")
     if not isinstance(entry, dict):
         raise RegistryError(f"{where}: expected a mapping of fields, got {type(entry).__name__}")
-    unknown = set(entry) - {f for f in ModelSpec.__dataclass_fields__ if f != "alias"}
+    unknown = set(entry) - {f for f in ModelSpec.__dataclass_fields__ if f not in ("alias", *RUN_FIELDS)}
     if unknown:
         raise RegistryError(f"{where}: unknown field(s) {sorted(unknown)}")
     for field in ("provider", "model_id"):

@@ -95,6 +95,8 @@ class Usage:
     prompt: int = 12
     completion: int = 3
     thoughts: int = 0  # Gemini thoughtsTokenCount, OpenAI reasoning_tokens (inside completion); sent only when non-zero
+    cached: int = 0  # OpenAI prompt_tokens_details.cached_tokens (inside prompt), Anthropic cache_read_input_tokens; sent only when non-zero
+    cache_write: int = 0  # Anthropic cache_creation_input_tokens (apart from input_tokens); sent only when non-zero
 
 
 # --- the server ---
@@ -353,6 +355,11 @@ class FakeProvider:
                 return "gemini", model
         return None
 
+    def _cache_usage(self) -> dict:
+        """Anthropic's prompt cache counts, those not zero."""
+        counts = {"cache_read_input_tokens": self.usage.cached, "cache_creation_input_tokens": self.usage.cache_write}
+        return {name: n for name, n in counts.items() if n}
+
     def _reply(self, fmt: str, model: str, reply_text: str) -> dict:
         p, c, t = self.usage.prompt, self.usage.completion, self.usage.thoughts
         if fmt == "openai":
@@ -376,6 +383,7 @@ class FakeProvider:
                     "completion_tokens": c,
                     "total_tokens": p + c,
                     **({"completion_tokens_details": {"reasoning_tokens": t}} if t else {}),
+                    **({"prompt_tokens_details": {"cached_tokens": self.usage.cached}} if self.usage.cached else {}),
                 },
             }
         if fmt == "anthropic":
@@ -389,7 +397,7 @@ class FakeProvider:
                     {"type": "text", "text": reply_text},
                 ],
                 "stop_reason": "end_turn",
-                "usage": {"input_tokens": p, "output_tokens": c},
+                "usage": {"input_tokens": p, "output_tokens": c, **self._cache_usage()},
             }
         usage = {"promptTokenCount": p, "candidatesTokenCount": c}
         if t:

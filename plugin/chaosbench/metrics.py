@@ -35,6 +35,14 @@ def _spend(rows: list[Row]) -> dict:
     }
 
 
+def _saved(rows: list[Row]) -> dict:
+    """What the prompt cache saved against the list price, only when it saved something (old
+    summaries unchanged). Batching's saving is not here: a batch's answers replay from ordinary
+    cassettes, and the summary is the same with or without batching (docs/batch.md)."""
+    cache = sum(c.cache_saved_usd for r in rows for c in r.calls)
+    return {"cost_saved_usd": {"cache": cache}} if cache else {}
+
+
 def _group_details(questions: list[QuestionRow]) -> dict:
     evaluated = [r for r in questions if r.correct is not None]
     correct = sum(r.correct for r in evaluated)
@@ -190,6 +198,7 @@ def summarize(
         "task_details": task_details,
         "dialogue_details": dialogue["dialogue_details"],
         **_spend(rows),
+        **_saved(rows),
         **_run_state(rows, not_asked, stopped, decided),
         **({"epochs": epochs} if (epochs := epoch_summary(questions)) else {}),
     }

@@ -25,7 +25,16 @@ class EpochFields(TypedDict, total=False):
     epoch: int  # 1..K
 
 
-class QuestionRecord(EpochFields):
+class CacheFields(TypedDict, total=False):
+    """Input tokens of the calls read from / written to the provider's prompt cache, and what that
+    saved (registry.cache_saving): present only when not zero, so a record without caching reads as before."""
+
+    cached_tokens: int
+    cache_write_tokens: int
+    cache_saved_usd: float
+
+
+class QuestionRecord(EpochFields, CacheFields):
     """One question asked and scored (scoring.score). A question's record has no "kind"."""
 
     suite: str

@@ -51,6 +51,7 @@ class QuestionRow:
     thinking_tokens: int
     cost_usd: float
     cassette_hit: bool | None
+    cache_saved_usd: float = 0.0  # what the prompt cache saved (records.CacheFields; absent: nothing)
     reprompts: int = 0  # absent from the records of runs before --eval-reprompt
     label_from: int | None = None
     question_id: str | None = None  # under --eval-epochs K > 1: the question it asks again ...
@@ -139,6 +140,7 @@ def _question_fields(record: QuestionRecord | TurnRecord) -> dict:
         "thinking_tokens": record["thinking_tokens"],
         "cost_usd": record["cost_usd"],
         "cassette_hit": record["cassette_hit"],
+        "cache_saved_usd": record.get("cache_saved_usd", 0.0),
         "reprompts": record.get("reprompts", 0),
         "label_from": record.get("label_from"),
         "question_id": record.get("question_id"),

@@ -29,6 +29,7 @@ COLUMNS = [
     ("balanced_accuracy", "balanced acc.", "pct"),
     ("mcc", "MCC", "float"),
     ("cost_usd", "cost", "usd"),
+    ("cost_per_point", "cost per point", "usd"),  # cost over accuracy in percentage points
     ("tokens", "tokens", "int"),
     ("date", "date", "date"),
     ("complete", "complete", "bool"),
@@ -99,7 +100,15 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         # the families this run measured (a summary lists every ChaosBench family, empty ones as None)
         "families": {k: v for k, v in families.items() if v is not None},
     }
+    row["cost_per_point"] = cost_per_point(row["cost_usd"], row["accuracy"])
     return checked(row, COLUMNS + [spec[:3] for spec in IDENTITY])
+
+
+def cost_per_point(cost: object, accuracy: object) -> float | None:
+    """US dollars per percentage point of accuracy; None when either is unknown or no point was scored."""
+    if not (is_number(cost) and is_number(accuracy)) or not accuracy:
+        return None
+    return cost / (accuracy * 100)
 
 
 def _accuracy(summary: dict) -> dict:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
-from pytest_reasoning_evals.chaosbench.records import ItemRecord, QuestionRecord, TurnRecord
+from pytest_reasoning_evals.chaosbench.records import CacheFields, ItemRecord, QuestionRecord, TurnRecord
 from pytest_reasoning_evals.epochs import record_fields
 from pytest_reasoning_evals.models import complete_after
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model
@@ -111,7 +111,18 @@ def score(
         "cassette": completion.outcome.cassette,
         "cassette_hit": _hit(calls),
         **record_fields(question),
+        **cache_fields(calls),
     }
+
+
+def cache_fields(calls: Sequence[Completion]) -> CacheFields:
+    """The calls' prompt cache counts and saving, those not zero (records.CacheFields)."""
+    fields = {
+        "cached_tokens": sum(c.cached_tokens for c in calls),
+        "cache_write_tokens": sum(c.cache_write_tokens for c in calls),
+        "cache_saved_usd": sum(c.cache_saved_usd for c in calls),
+    }
+    return {name: value for name, value in fields.items() if value}
 
 
 def _hit(calls: list[Completion]) -> bool | None:

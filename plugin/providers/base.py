@@ -147,6 +147,9 @@ class Completion:
     input_tokens: int = 0
     output_tokens: int = 0
     thinking_tokens: int = 0  # informational: already part of output_tokens where billed
+    cached_tokens: int = 0  # input tokens read from the prompt cache: part of input_tokens, priced apart
+    cache_write_tokens: int = 0  # input tokens written to the prompt cache: part of input_tokens, priced apart
+    cache_saved_usd: float = 0.0  # what the prompt cache saved against price_in for every input token
     reasoning: str = ""  # reasoning the provider returned apart from the answer text (recorded, not analysed)
     latency_ms: float = 0.0
     cost_usd: float = 0.0

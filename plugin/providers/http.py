@@ -49,8 +49,8 @@ from pytest_reasoning_evals.providers.base import (
     mask_url,
     url_problem,
 )
-from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call, Parsed
-from pytest_reasoning_evals.registry import ModelSpec
+from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call, Parsed, Tokens
+from pytest_reasoning_evals.registry import ModelSpec, cache_saving
 from pytest_reasoning_evals.secrets import SECRET_PATTERNS, redact_traceback
 
 LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report recorded latency
@@ -480,27 +480,39 @@ class HttpModel:
                 f"{ErrorKind.MALFORMED} ({exc.__class__.__name__}): {excerpt(text, keys)}", ErrorKind.MALFORMED
             )
             try:  # the provider was paid for the call: what it billed counts, when it can be read
-                failed.input_tokens, failed.output_tokens, failed.thinking_tokens = self._usage(data)
+                used = self._usage(data)
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
                 return failed
-            failed.cost_usd = self.spec.cost(failed.input_tokens, failed.output_tokens)
-            return failed
+            return self._priced(failed, used)
         return self.completion_of(parsed, latency_ms)
 
     def completion_of(self, parsed: Parsed, latency_ms: float) -> Completion:
         """The completion of a parsed reply (a response body, or a cassette index's replay)."""
-        return Completion(
+        completion = Completion(
             provider=self.spec.provider,
             model=self.spec.model_id,
             text=parsed.text,
-            input_tokens=parsed.input_tokens,
-            output_tokens=parsed.output_tokens,
-            thinking_tokens=parsed.thinking_tokens,
             reasoning=parsed.reasoning,
             latency_ms=round(latency_ms, 3),
-            cost_usd=self.spec.cost(parsed.input_tokens, parsed.output_tokens),
             finish_reason=parsed.finish_reason,
         )
+        used = Tokens(
+            parsed.input_tokens,
+            parsed.output_tokens,
+            parsed.thinking_tokens,
+            parsed.cached_tokens,
+            parsed.cache_write_tokens,
+        )
+        return self._priced(completion, used)
+
+    def _priced(self, completion: Completion, used: Tokens) -> Completion:
+        """`completion` with the reply's token counts and what they cost (cached input at its price)."""
+        completion.input_tokens, completion.output_tokens, completion.thinking_tokens = used[:3]
+        completion.cached_tokens, completion.cache_write_tokens = used.cached, used.cache_write
+        completion.cost_usd = self.spec.cost(*used[:2], used.cached, used.cache_write)
+        if used.cached or used.cache_write:
+            completion.cache_saved_usd = cache_saving(self.spec, used.cached, used.cache_write)
+        return completion
 
     def not_listening(self) -> str:
         """The one-line error of a refused connection: the URL, and how to start the local model."""

@@ -5,6 +5,9 @@ errors. `parse` raises KeyError/TypeError/IndexError/ValueError on a body that l
 needs or holds what no completion holds (a text that is a number, a token count that is
 negative, fractional, infinite or absurd); the client turns that into an item error. `usage`
 reads the token counts alone: a reply whose answer cannot be read may still say what it cost.
+Input tokens read from or written to the provider's prompt cache are counted in the input tokens
+and apart (OpenAI's cached_tokens are part of prompt_tokens; Anthropic's cache_read_input_tokens
+and cache_creation_input_tokens are apart from input_tokens, so they are added to it).
 A header carrying the key is a Secret: it prints as '***' wherever the header dict is shown (a
 traceback's locals included).
 
@@ -16,12 +19,16 @@ takes no temperature then (thinking is incompatible with a changed temperature: 
 applies); Gemini 2.5 gets `thinkingConfig.thinkingBudget` and `maxOutputTokens` covering it
 (its thoughts count against it), temperature kept. An entry's `thinking_budget` is added to the
 answer's max_tokens everywhere, so the answer keeps its own room.
+
+With --eval-prompt-cache (ModelSpec.prompt_cache) an Anthropic request's system prompt is a content
+block marked `cache_control`; OpenAI caches a long prefix by itself, so its body does not change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pytest_reasoning_evals.providers.base import Request, Secret
 from pytest_reasoning_evals.registry import ModelSpec
@@ -67,6 +74,16 @@ def reason(value: object, name: str) -> str | None:
     return value
 
 
+class Tokens(NamedTuple):
+    """The token counts of a reply (a wire format's `usage`)."""
+
+    input: int
+    output: int
+    thinking: int
+    cached: int = 0  # input tokens read from the prompt cache (part of `input`)
+    cache_write: int = 0  # input tokens written to the prompt cache (part of `input`)
+
+
 @dataclass(frozen=True)
 class Parsed:
     text: str
@@ -75,6 +92,12 @@ class Parsed:
     thinking_tokens: int
     finish_reason: str | None
     reasoning: str = ""  # provider-side reasoning returned apart from the answer text
+    cached_tokens: int = 0  # input tokens read from the prompt cache (part of input_tokens)
+    cache_write_tokens: int = 0  # input tokens written to the prompt cache (part of input_tokens)
+
+    @classmethod
+    def of(cls, text: str, used: Tokens, finish_reason: str | None, reasoning: str) -> Parsed:
+        return cls(text, *used[:3], finish_reason, reasoning, used.cached, used.cache_write)
 
 
 def thinks(spec: ModelSpec) -> bool:
@@ -127,13 +150,18 @@ def openai_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     return Call(f"{spec.base_url.rstrip('/')}/chat/completions", headers, body)
 
 
-def openai_usage(data: dict) -> tuple[int, int, int]:
+def openai_usage(data: dict) -> Tokens:
     usage = data.get("usage") or {}
     details = usage.get("completion_tokens_details") or {}
-    return (
-        tokens(usage.get("prompt_tokens"), "prompt_tokens"),
+    prompt = tokens(usage.get("prompt_tokens"), "prompt_tokens")
+    cached = tokens((usage.get("prompt_tokens_details") or {}).get("cached_tokens"), "cached_tokens")
+    if cached > prompt:
+        raise ValueError(f"cached_tokens ({cached}) exceed prompt_tokens ({prompt})")
+    return Tokens(
+        prompt,
         tokens(usage.get("completion_tokens"), "completion_tokens"),  # already includes reasoning tokens
         tokens(details.get("reasoning_tokens"), "reasoning_tokens"),
+        cached,
     )
 
 
@@ -144,9 +172,7 @@ def openai_parse(data: dict) -> Parsed:
     text = text_of(message.get("content"), "message content", lambda part: part.get("type", "text") == "text")
     # llama.cpp, vLLM and DeepSeek return a reasoning model's thinking beside the content
     thought = text_of(message.get("reasoning_content") or message.get("reasoning"), "message reasoning")
-    return Parsed(
-        text, *openai_usage(data), finish_reason=reason(choice.get("finish_reason"), "finish_reason"), reasoning=thought
-    )
+    return Parsed.of(text, openai_usage(data), reason(choice.get("finish_reason"), "finish_reason"), thought)
 
 
 # --- Anthropic messages ---
@@ -165,7 +191,7 @@ def anthropic_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     else:
         body["temperature"] = request.temperature
     if system:
-        body["system"] = "\n\n".join(system)
+        body["system"] = cached_prefix("\n\n".join(system)) if spec.prompt_cache else "\n\n".join(system)
     if request.seed is not None:
         # the Messages API has no seed: the repeat's seed tags the request so no two are identical
         body["metadata"] = {"user_id": f"seed-{request.seed}"}
@@ -173,12 +199,22 @@ def anthropic_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     return Call(f"{spec.base_url.rstrip('/')}/messages", headers, body)
 
 
-def anthropic_usage(data: dict) -> tuple[int, int, int]:
+def cached_prefix(system: str) -> list[dict]:
+    """The system prompt as content blocks, the last marked for Anthropic's prompt cache: the
+    prefix every question repeats is read from the cache at a tenth of the input price."""
+    return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+
+
+def anthropic_usage(data: dict) -> Tokens:
     usage = data["usage"]
-    return (
-        tokens(usage.get("input_tokens"), "input_tokens"),
+    read = tokens(usage.get("cache_read_input_tokens"), "cache_read_input_tokens")
+    written = tokens(usage.get("cache_creation_input_tokens"), "cache_creation_input_tokens")
+    return Tokens(
+        tokens(usage.get("input_tokens"), "input_tokens") + read + written,  # input_tokens counts neither
         tokens(usage.get("output_tokens"), "output_tokens"),  # billed output, thinking included
         0,
+        read,
+        written,
     )
 
 
@@ -188,9 +224,7 @@ def anthropic_parse(data: dict) -> Parsed:
         raise IndexError("empty content list")  # like openai's empty choices and gemini's empty candidates
     text = text_of(blocks, "content", lambda block: block.get("type") == "text")
     thought = "".join(b.get("thinking") or "" for b in blocks if b.get("type") == "thinking")
-    return Parsed(
-        text, *anthropic_usage(data), finish_reason=reason(data.get("stop_reason"), "stop_reason"), reasoning=thought
-    )
+    return Parsed.of(text, anthropic_usage(data), reason(data.get("stop_reason"), "stop_reason"), thought)
 
 
 # --- Gemini generateContent ---
@@ -223,11 +257,11 @@ def gemini_call(spec: ModelSpec, request: Request, key: str | None) -> Call:
     return Call(f"{spec.base_url.rstrip('/')}/models/{spec.model_id}:generateContent", headers, body)
 
 
-def gemini_usage(data: dict) -> tuple[int, int, int]:
+def gemini_usage(data: dict) -> Tokens:
     usage = data.get("usageMetadata") or {}
     thoughts = tokens(usage.get("thoughtsTokenCount"), "thoughtsTokenCount")
     # candidatesTokenCount excludes thoughts, which are billed as output: add them once.
-    return (
+    return Tokens(
         tokens(usage.get("promptTokenCount"), "promptTokenCount"),
         tokens(usage.get("candidatesTokenCount"), "candidatesTokenCount") + thoughts,
         thoughts,
@@ -239,15 +273,10 @@ def gemini_parse(data: dict) -> Parsed:
     parts = (candidate.get("content") or {}).get("parts", [])
     text = text_of(parts, "content parts", lambda part: not part.get("thought"))
     thought = text_of(parts, "content parts", lambda part: bool(part.get("thought")))
-    return Parsed(
-        text,
-        *gemini_usage(data),
-        finish_reason=reason(candidate.get("finishReason"), "finishReason"),
-        reasoning=thought,
-    )
+    return Parsed.of(text, gemini_usage(data), reason(candidate.get("finishReason"), "finishReason"), thought)
 
 
-Usage = Callable[[dict], tuple[int, int, int]]  # (input, output, thinking) tokens of a reply
+Usage = Callable[[dict], Tokens]  # the token counts of a reply
 WIRE_FORMATS: dict[str, tuple[Callable[..., Call], Callable[[dict], Parsed], Usage]] = {
     "openai": (openai_call, openai_parse, openai_usage),
     "openai_compatible": (openai_call, openai_parse, openai_usage),
