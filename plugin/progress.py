@@ -28,7 +28,7 @@ def write_own_line(reporter, text: str) -> None:
     reporter.write_line(text)
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
     return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
@@ -94,6 +94,6 @@ class Progress:
         budget = f" of ${self.max_cost:g}" if self.max_cost is not None else ""
         return (
             f"eval progress: {self.done:,}/{self.total:,} items ({self.done / self.total:.0%}), {rate:.1f}/s, "
-            f"{'ETA ' + _duration(left) if left else 'done in ' + _duration(elapsed)}, "
+            f"{'ETA ' + duration(left) if left else 'done in ' + duration(elapsed)}, "
             f"calls {t.live:,} live / {t.cassette:,} cassette, {t.errors:,} failed, ${t.run_spent():.4f}{budget} spent"
         )

@@ -23,10 +23,12 @@ from urllib3 import HTTPResponse
 
 from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, entry_for
 from pytest_reasoning_evals.errors import UsageProblem
+from pytest_reasoning_evals.progress import duration, write_own_line
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
 from pytest_reasoning_evals.registry import batch_prices
 
 PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats whose batch API is wired in
+QUIET = 300.0  # seconds between two waiting lines of the same count in a log
 
 
 @dataclass
@@ -65,7 +67,13 @@ class BatchAnswers:
 
 
 def answer_by_batch(
-    models, alias: str, requests_: list[Request], folder: Path, poll_seconds: float, say: Callable[[str], None]
+    models,
+    alias: str,
+    requests_: list[Request],
+    folder: Path,
+    poll_seconds: float,
+    say: Callable[[str], None],
+    show: Callable[[str, int], None],
 ) -> BatchOutcome:
     """Send the requests no cassette answers in batches, wait for them, save each reply as its item's cassette."""
     spec = models.spec(alias)
@@ -88,7 +96,7 @@ def answer_by_batch(
     results: dict[str, BatchResult] = {}
     try:
         for handle in handles:
-            results |= _wait(client, handle, poll_seconds, say)
+            results |= _wait(client, handle, poll_seconds, show)
     except KeyboardInterrupt:
         say(
             f"batch: interrupted; the batch keeps running on {spec.provider}: run the same command again to pick "
@@ -118,7 +126,7 @@ def send_in_batches(session, protocol: str, alias: str, requests_: list[Request]
     if models.record_mode_for(models.spec(alias)) == "none":
         return None
     say = say_to(session)
-    done = answer_by_batch(models, alias, requests_, folder, session.settings.batch_poll, say)
+    done = answer_by_batch(models, alias, requests_, folder, session.settings.batch_poll, say, progress_to(session))
     if done.answered:  # what the run paid (run_meta.json); the items' records hold the replies, replayed
         spent = {"live": done.answered, "cassette": 0, "errors": 0, "spent": done.cost_usd}
         session.ledger.add_item(protocol, spent, answered=True)
@@ -130,8 +138,9 @@ def send_in_batches(session, protocol: str, alias: str, requests_: list[Request]
 
 
 def say_to(session) -> Callable[[str], None]:
-    """A line on the terminal, as the batch's progress lines are."""
-    return session.config.pluginmanager.get_plugin("terminalreporter").write_line
+    """A line of its own on the terminal (after a waiting line rewritten in place, on a line below it)."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    return lambda text: write_own_line(reporter, text)
 
 
 def check_provider(models, alias: str) -> None:
@@ -178,11 +187,33 @@ def cancel_command(models, folder: Path) -> str:
     return " ".join(["reasoning-evals batch cancel", shlex.quote(str(folder)), *more])
 
 
-def _wait(client, handle, poll_seconds: float, say: Callable[[str], None]) -> dict[str, BatchResult]:
+def _wait(client, handle, poll_seconds: float, show: Callable[[str, int], None]) -> dict[str, BatchResult]:
     started = time.monotonic()
     while True:
         status = client.poll(handle)
         if status.ended:
             return client.results(handle)
-        say(f"batch {handle.batch_id}: {status.done:,} of {status.total:,} done, {time.monotonic() - started:.0f} s")
+        elapsed = time.monotonic() - started
+        show(
+            f"batch {handle.batch_id}: {status.done:,} of {status.total:,} done, {duration(elapsed)} waited",
+            status.done,
+        )
         time.sleep(poll_seconds)
+
+
+def progress_to(session) -> Callable[[str, int], None]:
+    """The waiting line of a batch, given its text and its count done: on a terminal rewritten in place
+    at each poll; in a log printed when the count moved, else every QUIET seconds (a 24-hour batch
+    polled every 30 s would print 2,880 lines)."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter.isatty:
+        return lambda text, done: reporter.rewrite(text, erase=True)
+    last: dict[str, float] = {}
+
+    def show(text: str, done: int) -> None:
+        now = time.monotonic()
+        if last.get("done") != done or now - last.get("at", now) >= QUIET:
+            last.update(done=done, at=now)
+            reporter.write_line(text)
+
+    return show

@@ -351,3 +351,13 @@ def test_a_panel_judge_without_a_batch_api_is_asked_live_and_the_other_judge_in_
     live = [r["body"]["model"] for r in server.requests if r["path"] == "/v1/chat/completions"]
     assert sorted(live) == ["fake-judge"] * 3 + ["local"] * 3  # seat 1's resolution turns; seat 2's judge calls
     assert live_kinds(server) == {"response": 0, "judge": 3, "resolution": 3, "followup": 0}
+
+
+def test_a_log_gets_a_waiting_line_when_the_count_moves_not_one_per_poll(project, server) -> None:
+    server.responder = answer_by_text
+    server.batch.polls = 6  # six looks in progress (nothing done yet), then it ends
+    run = project.runpytest(*args(project, server, "openai", "wait", "--eval-batch", "--eval-batch-poll", "0.01"))
+    assert run.ret == 0, run.stdout.str()
+    waiting = [line for line in run.outlines if re.match(r"batch \S+: \d+ of 20 done, 0m0\ds waited$", line)]
+    assert len(waiting) == 1, run.stdout.str()  # the count never moved: one line, not six
+    assert "batch: 20 of 20 requests answered" in run.stdout.str()
