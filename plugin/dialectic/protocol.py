@@ -236,13 +236,17 @@ class Protocol(EvalProtocol):
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
         """Its responses, judge panels and resolutions' worst cases (runner.estimate_calls)."""
+        from pytest_reasoning_evals.batch.run import PROVIDERS
         from pytest_reasoning_evals.dialectic.runner import estimate_calls
 
         if self.runner is None:
             return []
         values = [(self.parameter(item), item.fixturenames) for item in items]
-        model, compare = self.settings.model, self.own.compare_models
-        return estimate_calls(self.runner, values, model, compare, lambda: self.resolution_variant)
+        s, models = self.settings, self.session.models
+        batchable = lambda alias: s.batch and models.spec(alias).provider in PROVIDERS  # noqa: E731
+        return estimate_calls(
+            self.runner, values, s.model, self.own.compare_models, lambda: self.resolution_variant, batchable
+        )
 
     # --- results (controller) ---
 

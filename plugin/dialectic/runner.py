@@ -316,29 +316,41 @@ class DialecticRunner:
 
 
 def estimate_calls(
-    runner: DialecticRunner, items: list[tuple[object, list[str]]], model: str, compare: tuple[str, ...], resolution
+    runner: DialecticRunner,
+    items: list[tuple[object, list[str]]],
+    model: str,
+    compare: tuple[str, ...],
+    resolution,
+    batchable: Callable[[str], bool] = lambda alias: False,
 ) -> list[CallEstimate]:
     """Each (case, variant, model) response once, its judge panel once where a judge or
     cross-provider item asks for it, and per resolution item its worst case; `items`: each
-    item's parameter and fixture names, `resolution()`: the resolution items' variant."""
+    item's parameter and fixture names, `resolution()`: the resolution items' variant. With
+    --eval-batch (`batchable(alias)`: that model's calls can go in a batch) the check items'
+    responses and their judges' calls are at the batch price, as dialectic/batching.py sends them."""
     responses: dict[tuple, CallEstimate] = {}
     calls: dict[tuple, list[CallEstimate]] = {}
     for value, used in items:
         if isinstance(value, tuple):
             asked = [(*value, model)] if "dialectic_item" in used else []
-            judged = asked if "dialectic_runner" in used else []
+            judged, in_batch = (asked if "dialectic_runner" in used else []), True
         elif isinstance(value, Case):
             variant = resolution()
             cross = "dialectic_compare_models" in used
             asked = [(value, variant, alias) for alias in (compare if cross else [model])]
-            judged = asked if cross else []
+            judged, in_batch = (asked if cross else []), False  # cross-provider calls stay live
             if not cross and "dialectic_runner" in used:
                 calls.setdefault(("resolution", value.id), runner.resolution_estimate(value, variant))
         else:
             continue  # pytest's placeholder for an empty parameter set
         for case, variant, alias in asked:
             key = (case.id, variant.name, alias)
-            responses.setdefault(key, runner.response_estimate(case, variant, alias))
-            if (case, variant, alias) in judged:
-                calls.setdefault(("judge", *key), runner.verdict_estimate(case))
+            if key not in responses or in_batch:  # a response a check item asks goes in the batch
+                responses[key] = _priced(runner.response_estimate(case, variant, alias), in_batch, batchable)
+            if (case, variant, alias) in judged and (("judge", *key) not in calls or in_batch):
+                calls[("judge", *key)] = [_priced(c, in_batch, batchable) for c in runner.verdict_estimate(case)]
     return [*responses.values(), *(c for group in calls.values() for c in group)]
+
+
+def _priced(call: CallEstimate, in_batch: bool, batchable: Callable[[str], bool]) -> CallEstimate:
+    return call._replace(batch=True) if in_batch and batchable(call.alias) else call

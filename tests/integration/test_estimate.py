@@ -171,12 +171,12 @@ def test_with_cassettes_the_estimate_uses_the_models_recorded_tokens(pytester, s
     assert table(capped.stdout.str())["chaosbench", "fake", "question"][:3] == (4, 4 * 30, 4 * 2)
 
 
-def dialectic_estimate(pytester, server, *args: str):
-    """The estimate of the dialectic checks of two cases and their cross-provider item (fake and
-    other), judged by a panel of three."""
+def dialectic_estimate(pytester, server, *args: str, provider: str = "openai_compatible"):
+    """The estimate of the dialectic checks of two cases and their cross-provider item (fake, of
+    `provider`, and other), judged by a panel of three."""
     server.responder = Scripted({"c1": STRUCTURED, "c2": STRUCTURED})
     pytester.makepyfile(test_dialectic=DIALECTIC_MODULE)
-    fake = model_entry(server.openai_base, provider="openai_compatible", price_in=1000.0, price_out=2000.0)
+    fake = model_entry(server.openai_base, provider=provider, price_in=1000.0, price_out=2000.0)
     other = model_entry(
         server.openai_base,
         "other",
@@ -231,6 +231,25 @@ def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_fol
     total = 2 + 2 + 12 + 2 * MAX_TURNS + 2 * (MAX_TURNS - 1)
     assert rows["dialectic", "all", ""][0] == total
     assert rows["TOTAL", "", ""][0] == total
+
+
+def test_with_batch_the_dialectic_responses_and_their_judges_are_priced_at_the_batch_price(pytester, server):
+    """--eval-batch sends the check items' responses, then their judges' calls, in batches
+    (dialectic/batching.py); the cross-provider calls, resolution turns and follow-ups stay live."""
+    plain = table(dialectic_estimate(pytester, server, provider="openai").stdout.str())
+    result = dialectic_estimate(pytester, server, "--eval-batch", provider="openai")
+    assert result.ret == 0, result.stdout.str()
+    rows = table(result.stdout.str())
+    batched = lambda kind: rows["dialectic", "fake", f"{kind} at the batch price"]  # noqa: E731
+    assert batched("response")[:3] == plain["dialectic", "fake", "response"][:3]  # the same two responses
+    assert batched("judge")[0] == 3 * 2  # three seats on fake's two responses
+    assert rows["dialectic", "fake", "judge"][0] == 3 * 2  # ... and on other's, a cross-provider item's: live
+    assert rows["dialectic", "other", "response"] == plain["dialectic", "other", "response"]
+    for kind in ("resolution turn", "follow-up"):
+        assert rows["dialectic", "fake", kind] == plain["dialectic", "fake", kind]
+    dollars = lambda cell: float(cell[-1].lstrip("$").replace(",", ""))  # noqa: E731
+    assert dollars(batched("response")) == pytest.approx(dollars(plain["dialectic", "fake", "response"]) / 2, rel=0.01)
+    assert rows["TOTAL", "", ""][0] == plain["TOTAL", "", ""][0]  # the same calls, some cheaper
 
 
 def traced(run) -> tuple[pytest.RunResult, int]:
