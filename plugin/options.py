@@ -143,7 +143,8 @@ OPTIONS = (
         "batch",
         "while recording: send the first request of every item no cassette answers to the provider's batch API "
         "(OpenAI, Anthropic, Gemini: half the price, within 24 hours), wait, save each reply as its item's cassette, then "
-        "run the items from them; a run started again picks up its batch (batch.json); -n 0 only for now",
+        "run the items from them; a run started again picks up its batch (batch.json); under xdist the controller "
+        "sends it before any item is scheduled",
         "bool",
     ),
     Option(
@@ -483,12 +484,16 @@ def _checked_base_url(get: Reader) -> str | None:
 
 
 def _checked_batch(config: pytest.Config, get: Reader) -> bool:
-    """--eval-batch sends the batch from the one process that runs the items: -n 0 for now."""
+    """--eval-batch: under xdist the controller sends the batch; its budget cut is -n 0's for now."""
     batch, poll = bool(get("batch")), get("batch-poll")
     if poll is not None and poll <= 0:
         raise pytest.UsageError(f"{label('batch-poll')} must be a number of seconds > 0, got {poll:g}")
-    if batch and config.getoption("numprocesses", None) not in (None, 0, "0"):
-        raise pytest.UsageError(f"{label('batch')} runs with -n 0 for now (the batch is sent before the items run)")
+    workers = config.getoption("numprocesses", None) not in (None, 0, "0")
+    if batch and workers and get("max-cost") is not None:
+        raise pytest.UsageError(
+            f"{label('batch')} with {label('max-cost')} runs with -n 0 for now (the batch is cut to the budget "
+            "before the items run, and the workers' shares of it are not told); the replay can use -n"
+        )
     return batch
 
 

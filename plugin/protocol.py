@@ -136,6 +136,10 @@ class EvalProtocol:
         """Controller with -n 0, once the items are final and before the first runs (--eval-batch
         answers their first requests in batches, say)."""
 
+    def before_collected(self, ids: list[str]) -> None:
+        """Controller under xdist, once a worker has collected (every worker collects the same
+        items: their node ids) and before xdist schedules any: before_items' work, from the ids."""
+
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate] | None:
         """--eval-estimate: every model call these selected items of its own would make, built
         without sending anything (worst case where the answers decide: every turn asked, every
@@ -218,3 +222,8 @@ class EvalProtocol:
 
         title, lines = self.terminal()
         return f"### {inline(title)}\n\n" + fenced(lines) + "\n"
+
+
+def parameter_ids(ids: list[str]) -> list[str]:
+    """The parameter ids of collected node ids, in their order ("a.py::test_q[q-7]" -> "q-7")."""
+    return [nid[nid.index("[") + 1 : -1] for nid in ids if nid.endswith("]") and "[" in nid]

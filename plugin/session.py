@@ -55,6 +55,7 @@ class EvalSession:
         self.current_item: pytest.Item | None = None  # the item pytest is running in this process
         self.terminalreporter = None  # controller: pytest's, from the session's start
         self.ledger = SpendLedger()  # what this process paid and, on the controller, the run (spend.py)
+        self._batched = False  # controller under xdist: the protocols' batches were sent (--eval-batch)
 
     # --- protocols and shared services, on first use ---
 
@@ -185,21 +186,7 @@ class EvalSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         report = yield
-        payload = item.stash.get(PAYLOAD, None) if call.when == "call" else None
-        if payload is not None:
-            attach(report, payload)
-            del item.stash[PAYLOAD]  # the report carries it now; the item (kept to the end) need not
-            failure = item.stash.get(FAILURE, None)
-            if failure is not None and report.outcome == "passed":
-                report.outcome, report.longrepr = "failed", failure  # the item's one-line reason
-        elif report.skipped and call.when in ("setup", "call") and NOT_ASKED in item.stash:
-            payload = not_asked_payload(self.protocols, item, item.stash[NOT_ASKED])
-            if payload is not None:
-                attach(report, payload)
-        elif report.failed and call.when in ("setup", "call") and call.excinfo is not None:
-            payload = harness_error_payload(self.protocols, item, call.excinfo)
-            if payload is not None:
-                attach(report, payload)
+        payload = _item_payload(self.protocols, item, call, report)
         if payload is not None and CALLS in item.stash:
             # every protocol's calls, for the controller's ledger
             payload["calls"] = item.stash[CALLS]
@@ -293,6 +280,17 @@ class EvalSession:
             protocol.before_items(session.items)
         return None
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        """Controller under xdist, at the first worker's collection (xdist schedules no item before
+        this returns): the protocols' batches (--eval-batch), from the collected ids."""
+        if not self.settings.batch or self._batched:
+            return
+        self._batched = True
+        for name, info in self.infos.items():
+            # a protocol not started here is only looked at: the one its results start is another
+            (self.protocols.get(name) or load(info.protocol)(self)).before_collected(ids)
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport):
         if self.is_worker:
@@ -338,3 +336,21 @@ class EvalSession:
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         self.end.terminal_summary(terminalreporter)
+
+
+def _item_payload(protocols: dict, item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> dict | None:
+    """The payload the report carries, attached: the item's record (a call report), or why it was
+    not asked (skipped by the budget), or its harness error; None for any other report."""
+    payload = item.stash.get(PAYLOAD, None) if call.when == "call" else None
+    if payload is not None:
+        del item.stash[PAYLOAD]  # the report carries it now; the item (kept to the end) need not
+        failure = item.stash.get(FAILURE, None)
+        if failure is not None and report.outcome == "passed":
+            report.outcome, report.longrepr = "failed", failure  # the item's one-line reason
+    elif report.skipped and call.when in ("setup", "call") and NOT_ASKED in item.stash:
+        payload = not_asked_payload(protocols, item, item.stash[NOT_ASKED])
+    elif report.failed and call.when in ("setup", "call") and call.excinfo is not None:
+        payload = harness_error_payload(protocols, item, call.excinfo)
+    if payload is not None:
+        attach(report, payload)
+    return payload

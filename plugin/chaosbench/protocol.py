@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.answers import Answers, error_record, estimate_calls
 from pytest_reasoning_evals.chaosbench.configuration import RunConfig
 from pytest_reasoning_evals.chaosbench.early_stop import EarlyStop
@@ -32,9 +33,10 @@ from pytest_reasoning_evals.chaosbench.selection import Selection
 from pytest_reasoning_evals.chaosbench.shortcut import SHORTCUT
 from pytest_reasoning_evals.chaosbench.shortcut import answer as shortcut_answer
 from pytest_reasoning_evals.epochs import cassette_id, question_of
+from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.estimate import CallEstimate
 from pytest_reasoning_evals.gates import GateResult
-from pytest_reasoning_evals.protocol import EvalProtocol
+from pytest_reasoning_evals.protocol import EvalProtocol, parameter_ids
 from pytest_reasoning_evals.providers.base import Model, Request
 from pytest_reasoning_evals.providers.fixed import register_answerer
 from pytest_reasoning_evals.run_dir import RunDirectory
@@ -117,6 +119,20 @@ class Protocol(EvalProtocol):
             from pytest_reasoning_evals.batch.run import send_in_batches
 
             asked = [request for request in map(self.ahead_request, items) if request is not None]
+            send_in_batches(self.session, self.name, self.settings.model, asked, self.run_dir)
+
+    def before_collected(self, ids: list[str]) -> None:
+        """--eval-batch under xdist (the controller): the collected questions' first requests."""
+        if not self.settings.batch:
+            return
+        from pytest_reasoning_evals.batch.run import send_in_batches
+
+        wanted = set(parameter_ids(ids))
+        try:
+            asked = [self.prompt.request(q) for q in self.selection.shard[0] if q.id in wanted]
+        except (CaseFileError, UsageProblem):  # the workers' collection said why; nothing of it runs
+            return
+        if asked:
             send_in_batches(self.session, self.name, self.settings.model, asked, self.run_dir)
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:

@@ -7,13 +7,17 @@ them live, as a request the batch did not answer."""
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_reasoning_evals import epochs
 from pytest_reasoning_evals.batch.run import PROVIDERS, say_to, send_in_batches
+from pytest_reasoning_evals.dialectic import items as items_module
 from pytest_reasoning_evals.dialectic.cases import Case, Variant
 from pytest_reasoning_evals.dialectic.runner import judge_request
+from pytest_reasoning_evals.protocol import parameter_ids
 from pytest_reasoning_evals.providers.base import Request
 
 if TYPE_CHECKING:
@@ -22,22 +26,42 @@ if TYPE_CHECKING:
 
 def batch_before_items(protocol: Protocol, items: list[pytest.Item]) -> None:
     """The check items' responses in batches, then the judge items' panels on those that were answered."""
+    asked = [(protocol.parameter(item), "dialectic_runner" in item.fixturenames) for item in items]
+    _send(protocol, [(value, judged) for value, judged in asked if isinstance(value, tuple)])
+
+
+def batch_before_collected(protocol: Protocol, ids: list[str]) -> None:
+    """The same from the collected node ids (the xdist controller has no items): a check item is
+    one of the items module's functions that take `dialectic_item`, a judge item one that also
+    takes `dialectic_runner`."""
+    cases, variants = protocol.selection
+    by_id = {f"{c.id}@{v.name}": (c, v) for c in epochs.expand(cases, protocol.settings.epochs) for v in variants}
+    takes = {name: inspect.signature(getattr(items_module, name)).parameters for name in items_module.__all__}
+    checks = {name for name, used in takes.items() if "dialectic_item" in used}
+    judges = {name for name in checks if "dialectic_runner" in takes[name]}
+    asked = []
+    for nid, param in zip((nid for nid in ids if nid.endswith("]")), parameter_ids(ids)):
+        function = nid.rpartition("::")[2].partition("[")[0]
+        if function in checks and param in by_id:
+            asked.append((by_id[param], function in judges))
+    _send(protocol, asked)
+
+
+def _send(protocol: Protocol, asked: list[tuple[tuple[Case, Variant], bool]]) -> None:
+    """Each (case, variant)'s response once, in the run's order; then the judges of those a judge item grades."""
     runner, model = protocol.runner, protocol.settings.model
-    if runner is None:  # a TRUE/FALSE baseline: nothing is asked
+    if runner is None or not asked:  # a TRUE/FALSE baseline: nothing is asked
         return
-    asked: dict[tuple[str, str], tuple[Case, Variant]] = {}  # by (case id, variant name), in the run's order
-    judged: set[tuple[str, str]] = set()  # those a judge item grades
-    for item in items:
-        value = protocol.parameter(item)
-        if isinstance(value, tuple):
-            key = (value[0].id, value[1].name)
-            asked.setdefault(key, value)
-            if "dialectic_runner" in item.fixturenames:
-                judged.add(key)
-    requests = [runner.response_request(case, variant) for case, variant in asked.values()]
+    pairs: dict[tuple[str, str], tuple[Case, Variant]] = {}  # by (case id, variant name), in the run's order
+    judged: set[tuple[str, str]] = set()
+    for (case, variant), is_judge in asked:
+        key = (case.id, variant.name)
+        pairs.setdefault(key, (case, variant))
+        if is_judge:
+            judged.add(key)
+    requests = [runner.response_request(case, variant) for case, variant in pairs.values()]
     send_in_batches(protocol.session, protocol.name, model, requests, protocol.run_dir)
-    answered = _answered(protocol, [asked[key] for key in asked if key in judged])
-    _judge_batches(protocol, answered)
+    _judge_batches(protocol, _answered(protocol, [pairs[key] for key in pairs if key in judged]))
 
 
 def _answered(protocol: Protocol, pairs: list[tuple[Case, Variant]]) -> list[tuple[Case, Variant, str]]:

@@ -234,6 +234,13 @@ class Protocol(EvalProtocol):
 
             batch_before_items(self, items)
 
+    def before_collected(self, ids: list[str]) -> None:
+        """--eval-batch under xdist (the controller): the same, from the collected ids."""
+        if self.settings.batch:
+            from pytest_reasoning_evals.dialectic.batching import batch_before_collected
+
+            batch_before_collected(self, ids)
+
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
         """Its responses, judge panels and resolutions' worst cases (runner.estimate_calls)."""
         from pytest_reasoning_evals.batch.run import PROVIDERS

@@ -195,10 +195,33 @@ def test_a_fixed_answer_model_has_no_batch_api(project) -> None:
     result.stdout.fnmatch_lines(["*--eval-batch: model 'oracle' is of provider 'baseline'*"])
 
 
-def test_batch_with_workers_is_a_usage_error(project) -> None:
-    result = project.runpytest("--model", "oracle", "--eval-batch", "-n", "2")
+def test_under_xdist_the_controller_sends_the_batch_before_any_item_runs(project, server) -> None:
+    server.responder = answer_by_text
+    live = project.runpytest(*args(project, server, "openai", "live", "--eval-record-mode", "once"))
+    assert live.ret == 0 and server.live_calls == QUESTIONS
+    server.clear()
+    server.live_calls = 0
+    run = args(
+        project, server, "openai", "xdist", "--eval-record-mode", "once", "--eval-batch", "-n", "2", "-k", "not q-19"
+    )
+    batched = project.runpytest_subprocess(*run)
+    assert batched.ret == 0, batched.stdout.str()
+    assert server.batch.created == 1 and server.live_calls == 0  # one batch of the selected items; none live
+    batched.stdout.fnmatch_lines(["batch: 19 of 19 requests answered ($* at the batch price)"])
+    assert summary(project, "xdist")["total_questions"] == QUESTIONS - 1  # -k left q-19 out of the batch too
+    paid = summary(project, "xdist", "run_meta.json")["spent_usd"]
+    assert paid == pytest.approx(summary(project, "live", "run_meta.json")["spent_usd"] * 19 / 20 / 2)
+    replayed = project.runpytest_subprocess(
+        *args(project, server, "openai", "xdist", "--eval-record-mode", "none", "-n", "2", "-k", "not q-19")
+    )
+    assert replayed.ret == 0 and server.live_calls == 0 and server.batch.created == 1
+    assert summary(project, "xdist")["total_questions"] == QUESTIONS - 1
+
+
+def test_batch_with_workers_and_a_budget_is_a_usage_error(project) -> None:
+    result = project.runpytest("--model", "oracle", "--eval-batch", "-n", "2", "--eval-max-cost", "1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--eval-batch (ini eval_batch) runs with -n 0 for now*"])
+    result.stderr.fnmatch_lines(["*--eval-batch (ini eval_batch) with --eval-max-cost * runs with -n 0 for now*"])
 
 
 # --- the dialectic protocol: responses in a batch, then their judges ---
@@ -264,8 +287,9 @@ def dialectic_responder():
     return Scripted(dict.fromkeys(DIALECTIC_CASES, STRUCTURED))
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
 def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the_live_summary(
-    dialectic: pytest.Pytester, server
+    dialectic: pytest.Pytester, server, workers: str
 ) -> None:
     project = dialectic
     server.responder = dialectic_responder()
@@ -274,7 +298,7 @@ def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the
     assert live_kinds(server) == {"response": 3, "judge": 6, "resolution": 3, "followup": 0}
     server.clear()
 
-    run = dialectic_args(project, server, "batch", "--eval-record-mode", "once", "--eval-batch")
+    run = dialectic_args(project, server, "batch", "--eval-record-mode", "once", "--eval-batch", "-n", workers)
     batched = project.runpytest_subprocess(*run)
     assert batched.ret == 0, batched.stdout.str()
     assert server.batch.created == 2
