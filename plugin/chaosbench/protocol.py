@@ -20,11 +20,12 @@ import pytest
 
 from pytest_reasoning_evals.casefiles import CaseFileError
 from pytest_reasoning_evals.chaosbench.answers import Answers, error_record, estimate_calls
+from pytest_reasoning_evals.chaosbench.batching import send_batches
 from pytest_reasoning_evals.chaosbench.configuration import RunConfig
 from pytest_reasoning_evals.chaosbench.early_stop import EarlyStop
 from pytest_reasoning_evals.chaosbench.finish import RunEnd
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
-from pytest_reasoning_evals.chaosbench.questions import Question
+from pytest_reasoning_evals.chaosbench.questions import Dialogue, Question
 from pytest_reasoning_evals.chaosbench.records import ItemRecord, RecordPayload
 from pytest_reasoning_evals.chaosbench.regression import load_baseline
 from pytest_reasoning_evals.chaosbench.resume import Resume
@@ -114,33 +115,39 @@ class Protocol(EvalProtocol):
         return self.prompt.request(question) if isinstance(question, Question) else None
 
     def before_items(self, items: list[pytest.Item]) -> None:
-        """--eval-batch: the questions' first requests answered in batches, saved as their cassettes."""
+        """--eval-batch: the questions' first requests, then the dialogues' turns round by round,
+        answered in batches and saved as their cassettes (batching.py)."""
         if self.settings.batch:
-            from pytest_reasoning_evals.batch.run import send_in_batches
-
-            asked = [request for request in map(self.ahead_request, items) if request is not None]
-            send_in_batches(self.session, self.name, self.settings.model, asked, self.run_dir)
+            values = [self.parameter(item) for item in items]
+            questions = [v for v in values if isinstance(v, Question)]
+            send_batches(self, questions, [v for v in values if isinstance(v, Dialogue)])
 
     def before_collected(self, ids: list[str]) -> None:
-        """--eval-batch under xdist (the controller): the collected questions' first requests."""
+        """--eval-batch under xdist (the controller): the same for the collected questions and dialogues."""
         if not self.settings.batch:
             return
-        from pytest_reasoning_evals.batch.run import send_in_batches
-
         wanted = set(parameter_ids(ids))
         try:
-            asked = [self.prompt.request(q) for q in self.selection.shard[0] if q.id in wanted]
+            questions, dialogues = self.selection.shard
         except (CaseFileError, UsageProblem):  # the workers' collection said why; nothing of it runs
             return
-        if asked:
-            send_in_batches(self.session, self.name, self.settings.model, asked, self.run_dir)
+        picked = [q for q in questions if q.id in wanted], [d for d in dialogues if d.id in wanted]
+        if any(picked):
+            send_batches(self, *picked)
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
-        """Every question's and dialogue turn's calls, worst case (answers.estimate_calls); with --eval-batch the questions' at the batch price."""
+        """Every question's and dialogue turn's calls, worst case (answers.estimate_calls); with
+        --eval-batch those batching.py sends in batches at the batch price."""
         values = [self.parameter(item) for item in items]
         calls = estimate_calls(values, self.prompt, self.settings.model, self.own.reprompt)
-        # --eval-batch: each question's first request goes in the batch; reprompts and turns are live
-        return [c._replace(batch=True) if c.kind == "question" else c for c in calls] if self.settings.batch else calls
+        if not self.settings.batch:
+            return calls
+        models = self.session.models
+        # a question's first request and (but when rewriting) each dialogue turn; reprompts are live
+        batched = {"question"} | (
+            {"dialogue turn"} if models.record_mode_for(models.spec(self.settings.model)) != "rewrite" else set()
+        )
+        return [c._replace(batch=True) if c.kind in batched else c for c in calls]
 
     def estimate_notes(self, items: list[pytest.Item]) -> list[str]:
         """What a paired comparison of the selected questions could detect (detect.py)."""

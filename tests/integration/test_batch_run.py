@@ -14,7 +14,17 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import EVAL_MODULE, FAKE_KEY_VAR, answer_by_text, model_entry, models_yaml, question, run_args, write_jsonl
+from helpers import (
+    EVAL_MODULE,
+    FAKE_KEY_VAR,
+    answer_by_text,
+    model_entry,
+    models_yaml,
+    question,
+    run_args,
+    small_bank,
+    write_jsonl,
+)
 
 from integration.test_dialectic_run import EVAL_MODULE as DIALECTIC_MODULE
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
@@ -385,3 +395,35 @@ def test_a_log_gets_a_waiting_line_when_the_count_moves_not_one_per_poll(project
     waiting = [line for line in run.outlines if re.match(r"batch \S+: \d+ of 20 done, 0m0\ds waited$", line)]
     assert len(waiting) == 1, run.stdout.str()  # the count never moved: one line, not six
     assert "batch: 20 of 20 requests answered" in run.stdout.str()
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_dialogue_turns_go_in_a_batch_a_round_each_and_replay_to_the_live_summary(project, server, workers) -> None:
+    server.responder = answer_by_text
+    small_bank(project.path / "talk.jsonl", dialogues=2, turns=3, questions=4)
+    talk = ("--eval-cases", "talk.jsonl")
+    live = project.runpytest_subprocess(*args(project, server, "openai", "live", "--eval-record-mode", "once", *talk))
+    assert live.ret == 0 and server.live_calls == 4 + 2 * 3, live.stdout.str()
+    server.clear()
+    server.live_calls = 0
+
+    run = args(project, server, "openai", "talk", "--eval-record-mode", "once", "--eval-batch", "-n", workers, *talk)
+    batched = project.runpytest_subprocess(*run)
+    assert batched.ret == 0, batched.stdout.str()
+    assert server.live_calls == 0, "every turn came from a batch"
+    # round 1: the questions and each dialogue's first turn; then a round per later turn
+    assert server.batch.created == 3
+    batched.stdout.fnmatch_lines(
+        [
+            "batch: 6 of 6 requests answered ($* at the batch price)",
+            "batch: 2 of 2 requests answered ($* at the batch price)",
+            "batch: 2 of 2 requests answered ($* at the batch price)",
+        ]
+    )
+    keys = ("overall_accuracy", "total_questions", "dialogue_details", "fol_violation_rate", "contradiction_rate")
+    assert {k: summary(project, "talk").get(k) for k in keys} == {k: summary(project, "live").get(k) for k in keys}
+    server.clear()
+    replayed = project.runpytest_subprocess(
+        *args(project, server, "openai", "talk", "--eval-record-mode", "none", *talk)
+    )
+    assert replayed.ret == 0 and server.requests == [], replayed.stdout.str()

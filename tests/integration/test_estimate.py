@@ -21,6 +21,7 @@ from helpers import (
     four_questions,
     model_entry,
     models_yaml,
+    small_bank,
 )
 
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
@@ -113,6 +114,19 @@ def test_with_batch_the_questions_are_priced_at_the_batch_price_and_reprompts_li
         ]
     )
     assert "at the batch price" not in estimate(pytester, server, "--eval-reprompt", "1").stdout.str()
+
+
+def test_with_batch_dialogue_turns_are_priced_at_the_batch_price_unless_rewritten(pytester, server):
+    """A dialogue's turns go in batches a round each (chaosbench/batching.py); a rewrite asks them live."""
+    pytester.makepyfile(test_chaosbench=EVAL_MODULE)
+    bank = small_bank(pytester.path / "talk.jsonl", dialogues=2, turns=3, questions=2)
+    run = [*fake_run_args(pytester, server.openai_base, bank, price_in=PRICE_IN), "--eval-estimate", "--eval-batch"]
+    rows = table(pytester.runpytest(*run).stdout.str())
+    assert rows["chaosbench", "fake", "dialogue turn at the batch price"][0] == 2 * 3
+    assert ("chaosbench", "fake", "dialogue turn") not in rows
+    rewritten = table(pytester.runpytest(*run, "--eval-record-mode", "rewrite").stdout.str())
+    assert rewritten["chaosbench", "fake", "dialogue turn"][0] == 2 * 3
+    assert rewritten["chaosbench", "fake", "question at the batch price"][0] == 2
 
 
 def test_the_estimate_counts_the_worst_case_reprompts(pytester, server):
