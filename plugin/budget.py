@@ -5,6 +5,7 @@ the controller marks the budget spent for the run once the run's spend (spend.py
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -26,14 +27,19 @@ class Budget:
         run_token: str = "",
         ledger: SpendLedger | None = None,
         stop_when_decided: bool = False,
+        worker: bool = False,
     ):
         self.max_cost = max_cost
         self.stoppable = max_cost is not None or stop_when_decided  # a marker of the controller's may stop it
         self.run_token = run_token
-        self.share = None if max_cost is None else max_cost / max(1, workers)  # what this process may spend
+        self.workers = max(1, workers)
+        self.share = None if max_cost is None else max_cost / self.workers  # what this process may spend
         self.marker = folder / f".eval-budget-spent-{run_token}"  # only this run's marker stops this run
+        # the xdist controller's batches -> its workers: what they left out and paid (tell_workers)
+        self.batched = folder / f".eval-budget-batched-{run_token}.json"
         self.ledger = ledger or SpendLedger()  # what this process and (on the controller) the run paid
         self.left_out: set[tuple[str, str]] = set()  # (cassette folder, item id): requests it will not pay for
+        self._heard = max_cost is None or not worker  # a worker reads the controller's batches once, at its first call
 
     @classmethod
     def of_process(cls, settings, config, ledger: SpendLedger | None = None) -> Budget:
@@ -46,13 +52,16 @@ class Budget:
             workers, token = 1, secrets.token_hex(8)
         else:
             workers, token = workerinput.get("workercount", 1), workerinput.get(TOKEN_KEY, "")
-        return cls(settings.max_cost, settings.out_dir, workers, token, ledger, settings.stop_when_decided)
+        worker = workerinput is not None
+        return cls(settings.max_cost, settings.out_dir, workers, token, ledger, settings.stop_when_decided, worker)
 
     def exhausted(self, unclaimed: float = 0.0) -> bool:
         """Spent: this process's share, by its calls (`unclaimed`: those made ahead whose items
         have not asked yet, see prefetch.py), or the whole budget by the run (the controller's marker)."""
         if not self.stoppable:
             return False
+        if not self._heard:
+            self._hear()
         spent = self.max_cost is not None and self.ledger.process + unclaimed >= self.share
         return spent or self.marker.exists()
 
@@ -62,7 +71,26 @@ class Budget:
         self.left_out |= {(r.cassette_folder, r.item_id) for r in requests}
 
     def refuses(self, request: Request) -> bool:
+        if not self._heard:
+            self._hear()
         return (request.cassette_folder, request.item_id) in self.left_out
+
+    def tell_workers(self, spent: float) -> None:
+        """The xdist controller, after its batches and before any item is scheduled: what they left
+        out, and what they paid, of which each worker's share is then a W-th of the rest."""
+        if self.max_cost is not None and (self.left_out or spent):
+            self.batched.parent.mkdir(parents=True, exist_ok=True)
+            self.batched.write_text(json.dumps({"left_out": sorted(self.left_out), "spent": spent}), encoding="utf-8")
+
+    def _hear(self) -> None:
+        """A worker, at its first call (its items are scheduled after the controller's batches)."""
+        self._heard = True
+        try:
+            told = json.loads(self.batched.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # no batch, or -n 0 (whose own budget cut the batch)
+            return
+        self.left_out |= {tuple(pair) for pair in told["left_out"]}
+        self.share = max(0.0, self.max_cost - told["spent"]) / self.workers
 
     def mark_if_spent(self) -> None:
         """Controller, after an item's calls reached the ledger: tell every worker once the run spent the budget."""
@@ -92,6 +120,7 @@ class Budget:
         """Controller, at the end: the marker goes (the run's outputs say what was not asked)."""
         if self.stoppable:
             self.marker.unlink(missing_ok=True)
+            self.batched.unlink(missing_ok=True)
 
 
 class BudgetedModel:

@@ -483,17 +483,10 @@ def _checked_base_url(get: Reader) -> str | None:
     return base_url
 
 
-def _checked_batch(config: pytest.Config, get: Reader) -> bool:
-    """--eval-batch: under xdist the controller sends the batch; its budget cut is -n 0's for now."""
+def _checked_batch(get: Reader) -> bool:
     batch, poll = bool(get("batch")), get("batch-poll")
     if poll is not None and poll <= 0:
         raise pytest.UsageError(f"{label('batch-poll')} must be a number of seconds > 0, got {poll:g}")
-    workers = config.getoption("numprocesses", None) not in (None, 0, "0")
-    if batch and workers and get("max-cost") is not None:
-        raise pytest.UsageError(
-            f"{label('batch')} with {label('max-cost')} runs with -n 0 for now (the batch is cut to the budget "
-            "before the items run, and the workers' shares of it are not told); the replay can use -n"
-        )
     return batch
 
 
@@ -539,7 +532,7 @@ def settings_from(config: pytest.Config, protocols: tuple = ()) -> Settings:
         estimate=bool(get("estimate")),
         epochs=get("epochs") or 1,
         stop_when_decided=bool(get("stop-when-decided")),
-        batch=_checked_batch(config, get),
+        batch=_checked_batch(get),
         batch_poll=DEFAULT_BATCH_POLL if get("batch-poll") is None else get("batch-poll"),
         prompt_cache=bool(get("prompt-cache")),
     )

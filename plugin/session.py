@@ -290,6 +290,8 @@ class EvalSession:
         for name, info in self.infos.items():
             # a protocol not started here is only looked at: the one its results start is another
             (self.protocols.get(name) or load(info.protocol)(self)).before_collected(ids)
+        self.budget.tell_workers(self.ledger.run_spent())  # what the batches left out and paid
+        self.budget.mark_if_spent()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport):

@@ -111,15 +111,17 @@ def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch
     assert summary(project, "kill")["total_questions"] == QUESTIONS
 
 
-def test_the_budget_cuts_the_batch_to_the_requests_it_can_pay_for_and_skips_the_rest(project, server) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_budget_cuts_the_batch_to_the_requests_it_can_pay_for_and_skips_the_rest(project, server, workers) -> None:
     """A request's worst case at the batch price here is $1 (64 output tokens at $15,625 per 1M, half
     the list price; no input price): a $10.50 budget sends 10 of the 20 in the batch, asks none live,
-    and the run is incomplete as a budget stop is."""
+    and the run is incomplete as a budget stop is. Under xdist the controller cuts it and tells the
+    workers what it left out, and what it paid."""
     server.responder = answer_by_text
-    run = args(project, server, "openai", "cut", "--eval-record-mode", "once", "--eval-batch")
+    run = args(project, server, "openai", "cut", "--eval-record-mode", "once", "--eval-batch", "-n", workers)
     entry = model_entry(server.openai_base, price_in=0.0, price_out=31_250.0)
     (project.path / "models-cut.yaml").write_text(models_yaml(entry))  # in place of args' prices
-    result = project.runpytest(*run, "--eval-max-cost", "10.5", "-rs")
+    result = project.runpytest_subprocess(*run, "--eval-max-cost", "10.5", "-rs")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # as any budget stop
     assert server.batch.created == 1 and server.live_calls == 0  # one batch, no plain chat call
     (sent,) = [r for r in server.requests if r["path"] == "/v1/files"]
@@ -226,12 +228,6 @@ def test_under_xdist_the_controller_sends_the_batch_before_any_item_runs(project
     )
     assert replayed.ret == 0 and server.live_calls == 0 and server.batch.created == 1
     assert summary(project, "xdist")["total_questions"] == QUESTIONS - 1
-
-
-def test_batch_with_workers_and_a_budget_is_a_usage_error(project) -> None:
-    result = project.runpytest("--model", "oracle", "--eval-batch", "-n", "2", "--eval-max-cost", "1")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--eval-batch (ini eval_batch) with --eval-max-cost * runs with -n 0 for now*"])
 
 
 # --- the dialectic protocol: responses in a batch, then their judges ---
