@@ -143,13 +143,12 @@ def call_counts(rows: list[Row]) -> dict:
     """Model calls made for the items, and how many a cassette answered. A fact about the run,
     not the evaluation: it goes to run_meta.json, so a replay's summary equals the recording's."""
     calls = [c for r in rows for c in r.calls if c.provider]
-    # a question asked again made 1 + reprompts calls (one of them live makes the record's hit False)
+    # a question asked again made 1 + reprompts calls: all replayed or all live (cassette_hit), or
+    # `cassette_hits` of them replayed
     weight = [1 + c.reprompts for c in calls]
-    return {
-        "total": sum(weight),
-        "cassette_hits": sum(w for c, w in zip(calls, weight) if c.cassette_hit is True),
-        "live": sum(w for c, w in zip(calls, weight) if c.cassette_hit is False),
-    }
+    hits = [w if c.cassette_hit is True else c.cassette_hits or 0 for c, w in zip(calls, weight)]
+    live = [w - h if c.cassette_hit is not None else 0 for c, w, h in zip(calls, weight, hits)]
+    return {"total": sum(weight), "cassette_hits": sum(hits), "live": sum(live)}
 
 
 def api_success_rate(summary: dict, calls: dict) -> float | None:

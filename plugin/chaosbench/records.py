@@ -34,7 +34,14 @@ class CacheFields(TypedDict, total=False):
     cache_saved_usd: float
 
 
-class QuestionRecord(EpochFields, CacheFields):
+class MixedHitFields(TypedDict, total=False):
+    """A question whose calls were some replayed, some made now (a replayed reply, a reprompt asked
+    live): how many a cassette answered; absent when they all were, or none (cassette_hit says)."""
+
+    cassette_hits: int
+
+
+class QuestionRecord(EpochFields, CacheFields, MixedHitFields):
     """One question asked and scored (scoring.score). A question's record has no "kind"."""
 
     suite: str

@@ -51,6 +51,7 @@ class QuestionRow:
     thinking_tokens: int
     cost_usd: float
     cassette_hit: bool | None
+    cassette_hits: int | None = None  # of its calls, when some were replayed and some made now (records.MixedHitFields)
     cache_saved_usd: float = 0.0  # what the prompt cache saved (records.CacheFields; absent: nothing)
     reprompts: int = 0  # absent from the records of runs before --eval-reprompt
     label_from: int | None = None
@@ -140,6 +141,7 @@ def _question_fields(record: QuestionRecord | TurnRecord) -> dict:
         "thinking_tokens": record["thinking_tokens"],
         "cost_usd": record["cost_usd"],
         "cassette_hit": record["cassette_hit"],
+        "cassette_hits": record.get("cassette_hits"),
         "cache_saved_usd": record.get("cache_saved_usd", 0.0),
         "reprompts": record.get("reprompts", 0),
         "label_from": record.get("label_from"),

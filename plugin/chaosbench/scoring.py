@@ -11,7 +11,13 @@ from collections.abc import Callable, Sequence
 from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, normalize_answer
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
-from pytest_reasoning_evals.chaosbench.records import CacheFields, ItemRecord, QuestionRecord, TurnRecord
+from pytest_reasoning_evals.chaosbench.records import (
+    CacheFields,
+    ItemRecord,
+    MixedHitFields,
+    QuestionRecord,
+    TurnRecord,
+)
 from pytest_reasoning_evals.epochs import record_fields
 from pytest_reasoning_evals.models import complete_after
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model
@@ -110,6 +116,7 @@ def score(
         "error": error,
         "cassette": completion.outcome.cassette,
         "cassette_hit": _hit(calls),
+        **_mixed_hits(calls),
         **record_fields(question),
         **cache_fields(calls),
     }
@@ -123,6 +130,11 @@ def cache_fields(calls: Sequence[Completion]) -> CacheFields:
         "cache_saved_usd": sum(c.cache_saved_usd for c in calls),
     }
     return {name: value for name, value in fields.items() if value}
+
+
+def _mixed_hits(calls: list[Completion]) -> MixedHitFields:
+    hits = [c.outcome.hit for c in calls]
+    return {"cassette_hits": hits.count(True)} if True in hits and False in hits else {}
 
 
 def _hit(calls: list[Completion]) -> bool | None:

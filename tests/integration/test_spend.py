@@ -43,5 +43,7 @@ def test_a_replayed_call_beside_a_live_reprompt_is_not_counted_as_paid(
     refresh.stdout.fnmatch_lines(
         [f"eval progress: 4/4 items *, calls 4 live / 4 cassette, 0 failed, ${4 * CALL:.4f} spent"]
     )
+    # the run's call counts say the same: each question's first call replayed, its reprompt live
+    refresh.stdout.fnmatch_lines(["*; calls 8: 4 cassette hits, 4 live"])
     # what the answers cost, replayed calls included, is summary.json's (unchanged)
     assert json.loads((folder / "summary.json").read_text())["cost_usd"] == pytest.approx(8 * CALL)

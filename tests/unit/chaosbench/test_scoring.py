@@ -115,3 +115,19 @@ def test_a_reprompt_made_now_makes_the_record_live() -> None:
     record = score(QUESTION, replayed, "sha", [live])
     assert (record["cassette_hit"], record["cost_usd"], record["label"]) == (False, 0.25, "FALSE")
     assert failure_reason(record) == "expected TRUE, got FALSE: 'FALSE'"
+
+
+def test_a_replayed_question_reprompted_now_counts_one_call_replayed_and_one_live() -> None:
+    from pytest_reasoning_evals.chaosbench.metrics import call_counts
+    from pytest_reasoning_evals.chaosbench.rows import compact
+
+    replayed = Completion("fake", "m", "hmm", outcome=CallOutcome(hit=True))
+    live = Completion("fake", "m", "FALSE", cost_usd=0.25, outcome=CallOutcome(hit=False))
+    mixed = score(QUESTION, replayed, "sha", [live])
+    assert mixed["cassette_hits"] == 1  # of its two calls: said only when the calls differ
+    assert call_counts([compact(mixed)]) == {"total": 2, "cassette_hits": 1, "live": 1}
+    both_live = score(QUESTION, live, "sha", [live])
+    assert "cassette_hits" not in both_live
+    assert call_counts([compact(both_live)]) == {"total": 2, "cassette_hits": 0, "live": 2}
+    both_replayed = score(QUESTION, replayed, "sha", [replayed])
+    assert call_counts([compact(both_replayed)]) == {"total": 2, "cassette_hits": 2, "live": 0}
