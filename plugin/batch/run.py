@@ -25,7 +25,7 @@ from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, e
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.progress import duration, write_own_line
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
-from pytest_reasoning_evals.registry import batch_prices
+from pytest_reasoning_evals.registry import batch_cost
 
 PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats whose batch API is wired in
 QUIET = 300.0  # seconds between two waiting lines of the same count in a log
@@ -61,8 +61,7 @@ class BatchAnswers:
         response.raw = HTTPResponse(body=b"", headers={"Content-Type": "application/json"}, status=200)
         response.request = sent.prepare()
         completion = self.model.completion_from(raw, None, 0.0)
-        price_in, price_out = batch_prices(self.spec)
-        cost = (completion.input_tokens * price_in + completion.output_tokens * price_out) / 1e6
+        cost = batch_cost(self.spec, completion.input_tokens, completion.output_tokens)
         return replace(completion, cost_usd=cost), response
 
 

@@ -22,10 +22,10 @@ def send_batches(protocol: Protocol, questions: list[Question], dialogues: list[
     from pytest_reasoning_evals.batch.run import send_in_batches
 
     s, models = protocol.settings, protocol.session.models
-    if models.record_mode_for(models.spec(s.model)) == "none":
+    mode = models.record_mode_for(models.spec(s.model))
+    if mode == "none":
         return
-    # a rewrite records every turn anew: its dialogues are asked live, turn after turn
-    turns = models.record_mode_for(models.spec(s.model)) != "rewrite"
+    turns = mode != "rewrite"  # a rewrite records every turn anew: its dialogues are asked live, turn after turn
     first = [protocol.prompt.request(q) for q in questions]
     sent: set[tuple[str, int]] = set()  # (dialogue cassette, turn): a turn a batch did not answer is not sent again
     for _ in range(1 + max((len(d.turns) for d in dialogues), default=0)):

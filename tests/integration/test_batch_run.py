@@ -55,6 +55,31 @@ def summary(project: pytest.Pytester, tag: str, name: str = "summary.json") -> d
     return json.loads((run / name).read_text())
 
 
+def stopped_once_batched(project: pytest.Pytester, server, run: list[str], ctrl_c: bool = False) -> str:
+    """`pytest RUN` in a process of its own, stopped once the fake has created its batch: killed, or
+    with `ctrl_c` interrupted as Ctrl-C does; -> what it printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *run],
+        cwd=project.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while server.batch.created == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # past the ledger's write
+        if ctrl_c:
+            process.send_signal(signal.SIGINT)
+        else:
+            process.kill()
+        return process.communicate(timeout=60)[0]
+    finally:
+        process.kill()
+        process.wait()
+
+
 SCORES = ("overall_accuracy", "coverage", "total_questions", "task_accuracy", "split_accuracy", "num_correct")
 
 
@@ -90,17 +115,9 @@ def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same
 def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch(project, server) -> None:
     server.responder = answer_by_text
     server.batch.polls = 10_000  # in progress until the test lets it end
-    command = [sys.executable, "-m", "pytest", *args(project, server, "openai", "kill", "--eval-batch")]
-    command += ["--eval-batch-poll", "0.05"]
-    first = subprocess.Popen(command, cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while server.batch.created == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
-    finally:
-        first.kill()
-        first.wait()
+    stopped_once_batched(
+        project, server, args(project, server, "openai", "kill", "--eval-batch", "--eval-batch-poll", "0.05")
+    )
     assert server.batch.created == 1
     ledger = next(Path(project.path / "results-kill").glob("fake_zeroshot*")) / "batch.json"
     assert "batch_id" in ledger.read_text()  # kept the moment the provider accepted it
@@ -150,19 +167,8 @@ def cancel(project: pytest.Pytester, run_dir: Path, tag: str) -> subprocess.Comp
 def test_batch_cancel_stops_the_batch_a_stopped_run_left_running_and_then_says_it_ended(project, server) -> None:
     server.responder = answer_by_text
     server.batch.polls = 10_000  # never ends on its own
-    command = [sys.executable, "-m", "pytest", *args(project, server, "openai", "stop", "--eval-batch")]
-    command += ["--eval-batch-poll", "0.05"]
-    run = subprocess.Popen(command, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while server.batch.created == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
-        run.send_signal(signal.SIGINT)  # Ctrl-C
-        said = run.communicate(timeout=60)[0]
-    finally:
-        run.kill()
-        run.wait()
+    run = args(project, server, "openai", "stop", "--eval-batch", "--eval-batch-poll", "0.05")
+    said = stopped_once_batched(project, server, run, ctrl_c=True)
     run_dir = next(Path(project.path / "results-stop").glob("fake_zeroshot*"))
     assert server.batch.created == 1 and server.batch.cancels == 0
     models = project.path / "models-stop.yaml"
@@ -343,17 +349,7 @@ def test_a_dialectic_run_killed_after_its_response_batch_was_created_sends_no_se
     run = dialectic_args(
         project, server, "kill", "--eval-record-mode", "once", "--eval-batch", "--eval-batch-poll", "0.05"
     )
-    first = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *run], cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while server.batch.created == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
-    finally:
-        first.kill()
-        first.wait()
+    stopped_once_batched(project, server, run)
     assert server.batch.created == 1
     assert "batch_id" in (dialectic_dir(project, "kill") / "batch.json").read_text()
     server.batch.end_soon()

@@ -10,6 +10,7 @@ import shlex
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,28 @@ def team_key(monkeypatch) -> None:
 
 def models_asked(server) -> list[str]:
     return [r["body"]["model"] for r in server.requests]
+
+
+def ctrl_c_once(
+    installed: Installed, project: Path, args: list[str], ready: Callable[[], bool], settle: float = 0.0
+) -> tuple[int, str]:
+    """`pytest ARGS` with the installed wheel, as the team presses Ctrl-C once `ready()` holds
+    (`settle` seconds after): -> (its exit status, what it printed)."""
+    run = subprocess.Popen(
+        [str(installed.python), "-m", "pytest", *args, "-p", "no:randomly"],
+        cwd=project,
+        env=installed.env(),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 120
+    while not ready() and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.05)
+    time.sleep(settle)
+    run.send_signal(signal.SIGINT)
+    output = run.communicate(timeout=120)[0]
+    return run.returncode, output
 
 
 # --- a. own questions and prompt: record, replay, baseline, edit, re-record, gate, go back ---
@@ -193,21 +216,8 @@ def test_h_a_batched_recording_stopped_while_its_batch_runs_is_picked_up_then_re
         server.batch.polls = 10_000  # in progress until the team comes back
         project = team_project(tmp_path / "team", server.openai_base, provider="openai")
         batched = ["--eval-record-mode", "once", "--eval-batch", "--eval-batch-poll", "0.05"]
-        run = subprocess.Popen(
-            [str(installed.python), "-m", "pytest", *batched, "-p", "no:randomly"],
-            cwd=project,
-            env=installed.env(),
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 120
-        while server.batch.created == 0 and time.monotonic() < deadline and run.poll() is None:
-            time.sleep(0.05)
-        time.sleep(0.3)
-        run.send_signal(signal.SIGINT)
-        output = run.communicate(timeout=120)[0]
-        assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+        status, output = ctrl_c_once(installed, project, batched, lambda: server.batch.created > 0, settle=0.3)
+        assert status == pytest.ExitCode.INTERRUPTED, output
         assert "the batch keeps running on openai" in output and "reasoning-evals batch cancel" in output, output
         server.batch.end_soon()
         picked_up = installed.pytest(project, *batched)
@@ -242,20 +252,10 @@ def test_e_an_interrupted_recording_resumes_without_paying_twice(
         server.responder = TeamModel()
         server.delay = 0.3  # a slow provider: the team presses Ctrl-C after eight answers
         project = team_project(tmp_path / "team", server.openai_base)
-        run = subprocess.Popen(
-            [str(installed.python), "-m", "pytest", "--eval-record-mode", "once", "-p", "no:randomly"],
-            cwd=project,
-            env=installed.env(),
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+        status, output = ctrl_c_once(
+            installed, project, ["--eval-record-mode", "once"], lambda: len(server.requests) >= 8
         )
-        deadline = time.monotonic() + 120
-        while len(server.requests) < 8 and time.monotonic() < deadline and run.poll() is None:
-            time.sleep(0.05)
-        run.send_signal(signal.SIGINT)
-        output = run.communicate(timeout=120)[0]
-        assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+        assert status == pytest.ExitCode.INTERRUPTED, output
         assert 8 <= len(server.requests) < 20, output
         resumed = installed.pytest(project, "--eval-record-mode", "once", "--eval-resume")
         assert resumed.returncode == 0, resumed.stdout
