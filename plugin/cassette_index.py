@@ -9,6 +9,7 @@ import marshal
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from stat import S_ISREG
@@ -17,7 +18,10 @@ from typing import Protocol
 SCHEMA = 5  # bump when what indexed_cassette checks or returns, or a row, changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
 BATCH = 500  # rows written per transaction (by default)
-WAIT_SECONDS = 2.0  # for another process's write to end; then this batch is dropped
+WAIT_SECONDS = 2.0  # for another process's write to end; then the rows wait for the next write
+CLOSE_WAIT_SECONDS = 30.0  # the last write waits longer (a loaded machine's other workers); then it is dropped
+MOST_PENDING = 20 * BATCH  # rows kept for a later write while other processes hold the file, at most
+OPEN_RETRY_SECONDS = 0.05  # between two tries to open a file another process is setting up
 MOST_AHEAD = 256  # rows read ahead of the one asked for, at most
 
 
@@ -158,6 +162,8 @@ class CassetteIndex:
             for warmer in filter(None, self._warmers.values()):
                 warmer.stop()
         with self._lock:
+            if self._pending and (db := self._connect()) is not None:
+                db.execute(f"PRAGMA busy_timeout = {int(CLOSE_WAIT_SECONDS * 1000)}")
             self._flush()
             if self._db is not None:
                 self._db.close()
@@ -167,21 +173,39 @@ class CassetteIndex:
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._db is None and not self._broken:
-            try:
-                db = sqlite3.connect(self.path, timeout=WAIT_SECONDS, check_same_thread=False, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=OFF")  # a cache: a crash may lose rows, never the cassettes
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS cassettes (path TEXT, wire TEXT, size INTEGER, "
-                    "mtime_ns INTEGER, inode INTEGER, ctime_ns INTEGER, digest BLOB, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID"
-                )
-                self._nothing_to_find = not any(self._warmers.values()) and (
-                    db.execute("SELECT 1 FROM cassettes LIMIT 1").fetchone() is None
-                )
-                self._db = db
-            except sqlite3.Error:
-                self._broken = True
+            waited = 0.0
+            while True:
+                try:
+                    self._db = self._open()
+                    break
+                except sqlite3.OperationalError as exc:
+                    # two processes opening a new file at once: one may be refused at once (busy)
+                    if not _busy(exc) or waited >= WAIT_SECONDS:
+                        self._broken = True
+                        break
+                    time.sleep(OPEN_RETRY_SECONDS)
+                    waited += OPEN_RETRY_SECONDS
+                except sqlite3.Error:
+                    self._broken = True
+                    break
         return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=WAIT_SECONDS, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=OFF")  # a cache: a crash may lose rows, never the cassettes
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS cassettes (path TEXT, wire TEXT, size INTEGER, "
+                "mtime_ns INTEGER, inode INTEGER, ctime_ns INTEGER, digest BLOB, parsed BLOB, PRIMARY KEY (path, wire)) WITHOUT ROWID"
+            )
+            self._nothing_to_find = not any(self._warmers.values()) and (
+                db.execute("SELECT 1 FROM cassettes LIMIT 1").fetchone() is None
+            )
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
 
     def _lookup(self, key: tuple[str, str]) -> tuple | None:
         """The row of `key`, read ahead by an earlier query or by one that also reads the next
@@ -220,7 +244,13 @@ class CassetteIndex:
             with db:  # one transaction
                 db.execute("BEGIN IMMEDIATE")
                 db.executemany("INSERT OR REPLACE INTO cassettes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        except sqlite3.OperationalError:
-            pass  # another process held the file too long: these rows are parsed again next run
+        except sqlite3.OperationalError:  # another process held the file too long: written with the next rows
+            self._pending = rows[-MOST_PENDING:] + self._pending  # beyond that, parsed again next run
         except sqlite3.Error:
             self._broken, self._db = True, None
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (the error code is on the exception from Python 3.11)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) if code is not None else "locked" in str(exc)

@@ -7,6 +7,10 @@ import json
 import os
 import random
 import sqlite3
+import subprocess
+import sys
+import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -218,6 +222,7 @@ def test_a_corrupt_index_only_costs_the_parse(tmp_path, file) -> None:
 
 def test_rows_another_process_keeps_from_being_written_are_parsed_again_next_time(tmp_path, file, monkeypatch) -> None:
     monkeypatch.setattr(cassette_index, "WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(cassette_index, "CLOSE_WAIT_SECONDS", 0.2)
     other = file.with_name("q-2.yaml")
     other.write_text(file.read_text())
     parser = CountingParser()
@@ -228,12 +233,88 @@ def test_rows_another_process_keeps_from_being_written_are_parsed_again_next_tim
     holder.execute("BEGIN IMMEDIATE")  # another xdist worker writing, for longer than the index waits
     blocked = CassetteIndex(tmp_path)
     assert answer(blocked.read(file, "openai", parser)) == "TRUE"
-    blocked.close()  # its row is dropped, silently
+    blocked.close()  # held past the last write's wait too: its row is dropped, silently
     holder.close()
     later = CassetteIndex(tmp_path)
     later.read(file, "openai", parser)
     later.read(other, "openai", parser)
     assert parser.calls == 3 and (later.hits, later.parsed) == (1, 1)
+
+
+def test_rows_a_busy_file_kept_from_one_write_go_with_the_next(tmp_path, file, monkeypatch) -> None:
+    """Under load another xdist worker may hold the file past WAIT_SECONDS: the rows wait for the
+    next write instead of being parsed again next run."""
+    monkeypatch.setattr(cassette_index, "WAIT_SECONDS", 0.2)
+    seed, *others = [file.with_name(f"q-{i}.yaml") for i in range(2, 6)]
+    for other in (seed, *others):
+        other.write_text(file.read_text())
+    first = CassetteIndex(tmp_path)
+    first.read(seed, "openai", CountingParser())
+    first.close()  # the table exists, with one row
+    parser = CountingParser()
+    index = CassetteIndex(tmp_path, batch=2)
+    holder = sqlite3.connect(tmp_path / FILE_NAME, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    index.read(file, "openai", parser)
+    index.read(others[0], "openai", parser)  # the first write: the file is held
+    holder.rollback()
+    holder.close()
+    index.read(others[1], "openai", parser)  # the second write takes the first's rows along
+    db = sqlite3.connect(tmp_path / FILE_NAME)
+    assert db.execute("SELECT count(*) FROM cassettes").fetchone() == (4,)
+    index.read(others[2], "openai", parser)
+    index.close()
+    assert db.execute("SELECT count(*) FROM cassettes").fetchone() == (5,)
+    db.close()
+
+
+def test_the_last_write_waits_longer_for_a_busy_file(tmp_path, file, monkeypatch) -> None:
+    monkeypatch.setattr(cassette_index, "WAIT_SECONDS", 0.1)
+    seed = file.with_name("q-2.yaml")
+    seed.write_text(file.read_text())
+    first = CassetteIndex(tmp_path)
+    first.read(seed, "openai", CountingParser())
+    first.close()  # the table exists
+    index = CassetteIndex(tmp_path)
+    index.read(file, "openai", CountingParser())
+    holder = sqlite3.connect(tmp_path / FILE_NAME, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.5, holder.rollback).start()  # held five times WAIT_SECONDS, well within CLOSE_WAIT_SECONDS
+    index.close()
+    later = CassetteIndex(tmp_path)
+    parser = CountingParser()
+    later.read(file, "openai", parser)
+    assert (parser.calls, later.hits) == (0, 1)
+    later.close()
+    holder.close()
+
+
+OPENER = """
+import sys, time
+from pathlib import Path
+from pytest_reasoning_evals.cassette_index import CassetteIndex
+base, start = Path(sys.argv[1]), float(sys.argv[2])
+refused = 0
+for i in range(30):
+    while time.time() < start + i * 0.05:  # both processes open the same new file at once
+        pass
+    index = CassetteIndex(base / str(i))
+    refused += index._connect() is None
+print(refused)
+"""
+
+
+def test_two_processes_opening_a_new_index_at_once_both_use_it(tmp_path) -> None:
+    """Two xdist workers starting together: SQLite may refuse one at once while the other sets the
+    file up (WAL, the table); it tries again instead of running without the index."""
+    for i in range(30):
+        (tmp_path / str(i)).mkdir()
+    start = str(time.time() + 1)
+    openers = [
+        subprocess.Popen([sys.executable, "-c", OPENER, str(tmp_path), start], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    assert [opener.communicate(timeout=60)[0].strip() for opener in openers] == ["0", "0"]
 
 
 def test_without_pytests_cache_there_is_no_index(tmp_path) -> None:
