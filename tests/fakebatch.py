@@ -12,7 +12,9 @@ Routes: POST /v1/files (multipart, purpose=batch), GET /v1/files/{id}/content, P
 GET /v1/batches/{id}, POST /v1/batches/{id}/cancel; POST /v1/messages/batches, GET
 /v1/messages/batches/{id}, GET .../results, POST .../cancel; POST
 /v1beta/models/{model}:batchGenerateContent, GET /v1beta/batches/{id}, POST
-/v1beta/batches/{id}:cancel. A batch is answered when it ends (its
+/v1beta/batches/{id}:cancel, and Gemini's Files API for a batch of a JSONL file: POST
+/upload/v1beta/files (a resumable upload's start, answering its session URL in X-Goog-Upload-URL),
+POST to that URL (upload, finalize), GET /download/v1beta/files/{id}:download. A batch is answered when it ends (its
 last poll), so a request cancelled before then is never answered. An OpenAI file whose lines name
 two models or repeat a custom_id makes a failed batch, as OpenAI's validation does; an Anthropic
 custom_id outside [A-Za-z0-9_-]{1,64} or repeated is a 400; a Gemini create without display_name,
@@ -47,6 +49,7 @@ class _Batch:
     outcomes: dict[str, tuple[str, dict | None]] = field(default_factory=dict)  # cid -> (kind, reply)
     files: dict[str, str] = field(default_factory=dict)  # "output"/"error" -> file id
     model: str = ""  # Gemini: the model of the create call's URL
+    from_file: bool = False  # Gemini: created from an uploaded file, so it answers in a responses file
 
 
 class FakeBatches:
@@ -57,6 +60,7 @@ class FakeBatches:
         self.created = 0  # batches created (both providers)
         self.uploaded = 0  # files uploaded
         self.cancels = 0
+        self.upload_url: str | None = None  # Gemini: the session URL an upload's start answers (default: its own)
         self._files: dict[str, str] = {}
         self._batches: dict[str, _Batch] = {}
         self._lock = threading.Lock()
@@ -73,7 +77,11 @@ class FakeBatches:
             ("POST", re.compile(r"/v1beta/models/([^/:]+):batchGenerateContent"), self._create_gemini),
             ("GET", re.compile(r"/v1beta/batches/([^/:]+)"), self._get),
             ("POST", re.compile(r"/v1beta/batches/([^/:]+):cancel"), self._cancel_gemini),
+            ("POST", re.compile(r"/upload/v1beta/files"), self._gemini_upload_start),
+            ("POST", re.compile(r"/upload/v1beta/files/(session-[0-9a-f]+)"), self._gemini_upload_finish),
+            ("GET", re.compile(r"/download/v1beta/files/([^/:]+):download"), self._gemini_download),
         ]
+        self._sessions: dict[str, int] = {}  # Gemini upload session -> the bytes its start announced
 
     def end_soon(self) -> None:
         """Every running batch ends at its next poll (and later ones at their first)."""
@@ -90,13 +98,13 @@ class FakeBatches:
                 return handler, match.groups()
         return None
 
-    def serve(self, route, raw: bytes, headers: dict) -> tuple[int, str, str]:
-        """The status, body and content type of a batch route's answer."""
+    def serve(self, route, raw: bytes, headers: dict) -> tuple[int, str, str, dict]:
+        """The status, body, content type and other headers of a batch route's answer."""
         handler, args = route
         with self._lock:
-            code, text = handler(*args, raw=raw, headers=headers)
-        lines = code == 200 and handler in (self._content, self._results)
-        return code, text, "application/jsonl" if lines else "application/json"
+            code, text, *more = handler(*args, raw=raw, headers=headers)
+        lines = code == 200 and handler in (self._content, self._results, self._gemini_download)
+        return code, text, "application/jsonl" if lines else "application/json", more[0] if more else {}
 
     # -- OpenAI --
 
@@ -224,20 +232,52 @@ class FakeBatches:
 
     def _create_gemini(self, model: str, raw: bytes, headers: dict) -> tuple[int, str]:
         batch = (json.loads(raw or b"null") or {}).get("batch")
-        items = ((batch or {}).get("input_config") or {}).get("requests", {}).get("requests")
+        config = (batch or {}).get("input_config") or {}
+        if config.get("file_name") in self._files:
+            lines = [json.loads(line) for line in self._files[config["file_name"]].splitlines() if line.strip()]
+            items = [{"request": line.get("request"), "metadata": {"key": line.get("key")}} for line in lines]
+        else:
+            items = config.get("requests", {}).get("requests")
         if not isinstance(batch, dict) or not batch.get("display_name") or not isinstance(items, list) or not items:
-            return 400, _gemini_error("batch.display_name and input_config.requests.requests are required")
+            return 400, _gemini_error(
+                "batch.display_name and input_config (requests or an uploaded file_name) are required"
+            )
         if not all(
             isinstance(i.get("request"), dict) and isinstance(i.get("metadata", {}).get("key"), str) for i in items
         ):
-            return 400, _gemini_error("each inline request needs its request and metadata.key")
+            return 400, _gemini_error("each request needs its request and key")
         batch = _Batch(
             "gemini", uuid.uuid4().hex[:16], [(i["metadata"]["key"], i["request"]) for i in items], self.polls
         )
-        batch.model = model
+        batch.model, batch.from_file = model, "file_name" in config
         self._batches[batch.id] = batch
         self.created += 1
         return 200, json.dumps(self._gemini_view(batch))
+
+    def _gemini_upload_start(self, raw: bytes, headers: dict) -> tuple[int, str, dict]:
+        wanted = {"x-goog-upload-protocol": "resumable", "x-goog-upload-command": "start"}
+        length = headers.get("x-goog-upload-header-content-length", "")
+        if any(headers.get(k) != v for k, v in wanted.items()) or not length.isdigit():
+            return 400, _gemini_error("a resumable upload starts with its protocol, command and content length")
+        session = f"session-{uuid.uuid4().hex[:16]}"
+        self._sessions[session] = int(length)
+        return 200, "{}", {"X-Goog-Upload-URL": self.upload_url or f"{self.provider.url}/upload/v1beta/files/{session}"}
+
+    def _gemini_upload_finish(self, session: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        if headers.get("x-goog-upload-command") != "upload, finalize" or headers.get("x-goog-upload-offset") != "0":
+            return 400, _gemini_error("upload, finalize at offset 0 expected")
+        if self._sessions.pop(session, None) != len(raw):
+            return 400, _gemini_error("the bytes differ from the length the upload announced")
+        name = f"files/{uuid.uuid4().hex[:16]}"
+        self._files[name] = raw.decode("utf-8")
+        self.uploaded += 1
+        return 200, json.dumps({"file": {"name": name, "mimeType": "application/jsonl", "sizeBytes": str(len(raw))}})
+
+    def _gemini_download(self, file_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        name = f"files/{file_id}"
+        if name not in self._files:
+            return 404, _gemini_error(f"no file {name}")
+        return 200, self._files[name]
 
     def _cancel_gemini(self, batch_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
         code, text = self._cancel(batch_id, raw, headers)
@@ -266,9 +306,18 @@ class FakeBatches:
             "done": ended,
         }
         if ended:
+            replies = self._gemini_replies(batch)
+            output = {"inlinedResponses": {"inlinedResponses": replies}}
+            if batch.from_file:  # a file's lines name their key at the top
+                name = batch.files.setdefault("output", f"files/{uuid.uuid4().hex[:16]}")
+                lines = [
+                    {"key": r["metadata"]["key"], **{k: v for k, v in r.items() if k != "metadata"}} for r in replies
+                ]
+                self._files[name] = "".join(json.dumps(line) + "\n" for line in lines)
+                output = {"responsesFile": name}
             operation["response"] = {
                 "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput",
-                "inlinedResponses": {"inlinedResponses": self._gemini_replies(batch)},
+                **output,
             }
         return operation
 

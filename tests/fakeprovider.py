@@ -315,8 +315,8 @@ class FakeProvider:
                 handler, fault.code, fault.body or "", {"Retry-After": fault.retry_after} if fault.retry_after else {}
             )
             return
-        code, text, ctype = self.batch.serve(route, data, {k.lower(): v for k, v in handler.headers.items()})
-        self._send(handler, code, text, ctype=ctype)
+        code, text, ctype, headers = self.batch.serve(route, data, {k.lower(): v for k, v in handler.headers.items()})
+        self._send(handler, code, text, headers, ctype=ctype)
 
     def _answer(self, handler: _Handler, route: tuple[str, str | None], body, fault: Fault | None) -> None:
         fmt, model = route

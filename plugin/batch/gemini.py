@@ -2,11 +2,18 @@
 /models/{model}:batchGenerateContent, each {request, metadata: {key}}), which answers a long-running
 operation named batches/{id}; its state (GET /batches/{id}: the operation's metadata.state), the
 replies inline in its response.inlinedResponses.inlinedResponses; cancel (POST /batches/{id}:cancel).
-One create call holds at most 20 MB of inline requests and names one model: submit splits there.
-A larger batch as a JSONL file through the Files API is not used here (docs/batch.md).
+One create call holds at most 20 MB of inline requests: a larger batch goes as a JSONL file of
+{key, request} lines uploaded through the Files API (resumable upload to /upload/v1beta/files), the
+create call naming it (input_config.file_name), and its replies come back as a JSONL file
+(response.responsesFile, GET /download/v1beta/{file}:download?alt=media). A batch names one model:
+submit splits there, and at 2 GB, a file's most.
 """
 
 from __future__ import annotations
+
+import json
+import re
+from urllib.parse import urlsplit
 
 from pytest_reasoning_evals.batch.base import (
     CANCELED,
@@ -30,6 +37,8 @@ PREFIX = "batches/"  # an operation's name: the id is what follows
 DISPLAY_NAME = "pytest-reasoning-evals"  # required by the create call; names nothing secret
 HEAD = '{"batch":{"display_name":"' + DISPLAY_NAME + '","input_config":{"requests":{"requests":['
 TAIL = "]}}}}"
+INLINE_BYTES = 20 * 1000 * 1000  # "20 MB" of inline requests per create call, read as the smaller MB
+FILE_NAME = re.compile(r"files/[A-Za-z0-9_-]+")  # a Files API name: nothing in it can change a URL's path
 # the API's BatchState (BATCH_STATE_*); the SDKs and the guide's examples say JOB_STATE_*: both are read
 STATES = {
     "PENDING": IN_PROGRESS,
@@ -46,8 +55,9 @@ CODES = {1: CANCELED, 4: EXPIRED}  # a reply's google.rpc.Status code: CANCELLED
 
 class GeminiBatchClient(BatchClient):
     provider = "gemini"
-    MAX_REQUESTS = 100_000  # Gemini documents no count for inline requests: the bytes decide
-    MAX_BYTES = 20 * 1000 * 1000  # "20 MB" per create call of inline requests, read as the smaller MB
+    MAX_REQUESTS = 100_000  # Gemini documents no count of requests: the bytes decide
+    MAX_BYTES = 2 * 1000**3  # a Files API file holds 2 GB; up to INLINE_BYTES the requests go inline
+    INLINE_BYTES = INLINE_BYTES
     OVERHEAD = len(HEAD + TAIL)
     ONE_MODEL = True  # the model is in the create call's URL
     BATCHES = ("batches",)
@@ -66,8 +76,71 @@ class GeminiBatchClient(BatchClient):
         if not model:
             raise BatchError(f"request {chunk[0].custom_id} names no model (build it with entry_for)")
         url = f"{self.url('models', model)}:batchGenerateContent"
-        operation = self.post_items(url, HEAD, [self.item(e) for e in chunk], TAIL)
-        return BatchHandle(self.provider, batch_id(operation), tuple(e.custom_id for e in chunk), now())
+        ids = tuple(e.custom_id for e in chunk)
+        if self.OVERHEAD + sum(self.size(e) for e in chunk) <= self.INLINE_BYTES:
+            operation = self.post_items(url, HEAD, [self.item(e) for e in chunk], TAIL)
+            return BatchHandle(self.provider, batch_id(operation), ids, now())
+        file_name = self.upload(
+            b"".join((compact({"key": e.custom_id, "request": e.body}) + "\n").encode() for e in chunk)
+        )
+        body = {"batch": {"display_name": DISPLAY_NAME, "input_config": {"file_name": file_name}}}
+        operation = self.call_json("POST", url, json=body)
+        return BatchHandle(self.provider, batch_id(operation), ids, now(), file_name)
+
+    def upload(self, data: bytes) -> str:
+        """A JSONL file through the Files API's resumable upload (start, then upload and finalize
+        in one request); its name files/..."""
+        start = self.call(
+            "POST",
+            self.media_url("upload", "files"),
+            headers_extra={
+                "X-Goog-Upload-Protocol": "resumable",
+                "X-Goog-Upload-Command": "start",
+                "X-Goog-Upload-Header-Content-Length": str(len(data)),
+                "X-Goog-Upload-Header-Content-Type": "application/jsonl",
+                "Content-Type": "application/json",
+            },
+            data=compact({"file": {"display_name": DISPLAY_NAME}}).encode(),
+        )
+        session_url = start.headers.get("X-Goog-Upload-URL") or ""
+        if not self.same_origin(session_url):  # the key goes with the bytes: only to the base URL's host
+            raise BatchError(f"the upload of a batch file was given no URL on {self.origin()}")
+        finish = {"X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": "0"}
+        info = self.call_json("POST", session_url, data=data, headers_extra=finish)
+        name = (info.get("file") or {}).get("name") if isinstance(info.get("file"), dict) else None
+        if not isinstance(name, str) or not FILE_NAME.fullmatch(name):
+            raise BatchError(f"the batch file uploaded has no name files/...: {str(name)[:80]!r}")
+        return name
+
+    def download(self, name: str, handle: BatchHandle) -> list[dict]:
+        """The lines of a batch's responses file, each {key, response} or {key, error}."""
+        if not FILE_NAME.fullmatch(name):
+            raise BatchError(f"batch {handle.batch_id}'s responses file is no files/... name: {name[:80]!r}")
+        text = self.call("GET", f"{self.media_url('download', name)}:download?alt=media").text
+        rows = []
+        for number, line in enumerate(text.splitlines(), 1):
+            try:
+                row = json.loads(line) if line.strip() else {}
+            except ValueError:
+                row = None
+            if not isinstance(row, dict):
+                raise BatchError(f"batch {handle.batch_id}'s responses file: line {number} is not a JSON object")
+            if row:
+                rows.append(row)
+        return rows
+
+    def media_url(self, kind: str, path: str) -> str:
+        """The Files API's upload or download URL: /{kind} before the base URL's path (/v1beta)."""
+        parts = urlsplit(self.base_url)
+        return f"{parts.scheme}://{parts.netloc}/{kind}{parts.path}/{path}"
+
+    def origin(self) -> str:
+        parts = urlsplit(self.base_url)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    def same_origin(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.netloc}" == self.origin() and not parts.username
 
     def _batch(self, handle: BatchHandle) -> tuple[dict, BatchStatus]:
         operation = self.call_json("GET", self.batch_url(handle))
@@ -85,12 +158,14 @@ class GeminiBatchClient(BatchClient):
         operation, status = self._batch(handle)
         if not status.ended:
             raise BatchError(f"batch {handle.batch_id} has not ended ({status.provider_state})")
-        replies = inlined(operation)
+        file_name = responses_file(operation)
+        replies = self.download(file_name, handle) if file_name else inlined(operation)
         # each reply names its key; Gemini also keeps the requests' order, used only when every one came back
         keyed = len(replies) == len(handle.custom_ids)
         found: dict[str, BatchResult] = {}
         for index, reply in enumerate(replies):
-            key = (reply.get("metadata") or {}).get("key") or (handle.custom_ids[index] if keyed else None)
+            key = reply.get("key") or (reply.get("metadata") or {}).get("key")
+            key = key or (handle.custom_ids[index] if keyed else None)
             if isinstance(key, str) and key in handle.custom_ids:
                 found[key] = self.result(key, reply)
         kind = UNANSWERED.get(state_word(status.provider_state), FAILED)
@@ -143,17 +218,28 @@ def number(stats: dict, name: str) -> int:
     return value
 
 
+def _outputs(operation: dict) -> tuple:
+    """Where an ended batch's output may be: the operation's response, or the batch's output."""
+    return operation.get("response"), (operation.get("metadata") or {}).get("output"), operation.get("output")
+
+
 def inlined(operation: dict) -> list[dict]:
-    """The ended batch's inline replies: in the operation's response, or the batch's output."""
-    holders = (operation.get("response"), (operation.get("metadata") or {}).get("output"), operation.get("output"))
-    for holder in holders:
+    """The ended batch's inline replies."""
+    for holder in _outputs(operation):
         outer = holder.get("inlinedResponses") if isinstance(holder, dict) else None
         replies = outer.get("inlinedResponses") if isinstance(outer, dict) else None
         if isinstance(replies, list):
             return [r for r in replies if isinstance(r, dict)]
-        if isinstance(holder, dict) and holder.get("responsesFile"):
-            raise BatchError(f"batch {str(operation.get('name'))[:80]} wrote its replies to a file: not read here")
     return []
+
+
+def responses_file(operation: dict) -> str | None:
+    """The name of the file an ended batch of a file input wrote its replies to, or None."""
+    for holder in _outputs(operation):
+        name = holder.get("responsesFile") if isinstance(holder, dict) else None
+        if name:
+            return str(name)
+    return None
 
 
 def _message(error: object) -> str:

@@ -138,3 +138,43 @@ def test_the_ledger_holds_a_gemini_batch_and_a_rerun_sends_nothing_again(fake, s
     text = (tmp_path / "batch.json").read_text()
     assert json.loads(text)["batches"][0]["provider"] == "gemini" and "PLANTED" not in text
     assert gemini(fake, session, BatchLedger(tmp_path)).submit(entries) == [handle] and len(creates(fake)) == 1
+
+
+# --- a batch larger than inline requests may be: a JSONL file through the Files API ---
+
+
+def test_a_batch_past_the_inline_limit_goes_as_an_uploaded_file_and_its_replies_come_back_as_one(
+    fake, session, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(GeminiBatchClient, "INLINE_BYTES", 1000)  # 20 requests are more than that
+    spec, requests_ = asks()
+    batches = gemini(fake, session, BatchLedger(tmp_path))
+    [handle] = batches.submit([entry_for(spec, r) for r in requests_])
+    start, upload, create = fake.requests[:3]
+    assert (start["path"], start["headers"]["x-goog-upload-command"]) == ("/upload/v1beta/files", "start")
+    assert start["headers"]["x-goog-upload-header-content-length"] == upload["headers"]["content-length"]
+    assert upload["headers"]["x-goog-upload-command"] == "upload, finalize"
+    lines = [json.loads(line) for line in upload["body"].splitlines()]  # the fake reads the JSONL as text
+    assert [line["request"] for line in lines] == [gemini_call(spec, r, None).body for r in requests_]
+    assert [line["key"] for line in lines] == list(handle.custom_ids)
+    file_name = create["body"]["batch"]["input_config"]["file_name"]
+    assert create["path"] == CREATE and "requests" not in create["body"]["batch"]["input_config"]
+    assert handle.input_file_id == file_name and fake.batch.uploaded == 1
+    assert json.loads((tmp_path / "batch.json").read_text())["batches"][0]["input_file_id"] == file_name
+    batches.poll(handle)
+    results = batches.results(handle)
+    download = fake.requests[-1]
+    assert download["path"].startswith("/download/v1beta/files/") and download["query"] == {"alt": ["media"]}
+    assert [gemini_parse(results[cid].body).text for cid in handle.custom_ids] == [
+        f"answer to question {i}" for i in range(20)
+    ]
+    assert {r["headers"]["x-goog-api-key"] for r in fake.requests} == {KEY} and fake.live_calls == 0
+
+
+def test_an_upload_url_on_another_host_gets_neither_the_key_nor_the_requests(fake, session, monkeypatch):
+    monkeypatch.setattr(GeminiBatchClient, "INLINE_BYTES", 1000)
+    fake.batch.upload_url = "https://elsewhere.invalid/upload"  # what the upload's start answers
+    spec, requests_ = asks()
+    with pytest.raises(BatchError, match="given no URL on http://127.0.0.1"):
+        gemini(fake, session).submit([entry_for(spec, r) for r in requests_])
+    assert len(fake.requests) == 1 and fake.batch.created == 0

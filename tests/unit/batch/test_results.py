@@ -204,13 +204,14 @@ def test_a_gemini_reply_quoting_the_key_is_masked():
     assert result.error == FAILED and "PLANTED" not in result.message
 
 
-def test_gemini_replies_are_read_from_the_response_or_the_batch_output_and_a_file_is_refused():
+def test_gemini_replies_are_read_from_the_response_or_the_batch_output_or_named_as_a_file():
     replies = {"inlinedResponses": {"inlinedResponses": [{"response": CONTENT}]}}
     assert gemini_batch.inlined({"response": replies}) == [{"response": CONTENT}]
     assert gemini_batch.inlined({"metadata": {"output": replies}}) == [{"response": CONTENT}]
     assert gemini_batch.inlined({"done": True}) == []
-    with pytest.raises(BatchError, match="wrote its replies to a file"):
-        gemini_batch.inlined({"name": "batches/b", "response": {"responsesFile": "files/out"}})
+    assert gemini_batch.responses_file({"response": replies}) is None
+    assert gemini_batch.responses_file({"name": "batches/b", "response": {"responsesFile": "files/out"}}) == "files/out"
+    assert gemini_batch.responses_file({"metadata": {"output": {"responsesFile": "files/o2"}}}) == "files/o2"
 
 
 @pytest.mark.parametrize("operation", [{}, {"name": "operations/x"}, {"name": "batches/"}, {"name": 3}])
