@@ -14,7 +14,8 @@ GET /v1/batches/{id}, POST /v1/batches/{id}/cancel; POST /v1/messages/batches, G
 /v1beta/models/{model}:batchGenerateContent, GET /v1beta/batches/{id}, POST
 /v1beta/batches/{id}:cancel, and Gemini's Files API for a batch of a JSONL file: POST
 /upload/v1beta/files (a resumable upload's start, answering its session URL in X-Goog-Upload-URL),
-POST to that URL (upload, finalize), GET /download/v1beta/files/{id}:download. A batch is answered when it ends (its
+POST to that URL (upload, finalize), GET /download/v1beta/files/{id}:download; DELETE /v1/files/{id} and /v1beta/files/{id}
+(`deleted` lists them). A batch is answered when it ends (its
 last poll), so a request cancelled before then is never answered. An OpenAI file whose lines name
 two models or repeat a custom_id makes a failed batch, as OpenAI's validation does; an Anthropic
 custom_id outside [A-Za-z0-9_-]{1,64} or repeated is a 400; a Gemini create without display_name,
@@ -60,6 +61,7 @@ class FakeBatches:
         self.created = 0  # batches created (both providers)
         self.uploaded = 0  # files uploaded
         self.cancels = 0
+        self.deleted: list[str] = []  # file ids (Gemini: files/...) deleted, in order
         self.upload_url: str | None = None  # Gemini: the session URL an upload's start answers (default: its own)
         self._files: dict[str, str] = {}
         self._batches: dict[str, _Batch] = {}
@@ -80,6 +82,8 @@ class FakeBatches:
             ("POST", re.compile(r"/upload/v1beta/files"), self._gemini_upload_start),
             ("POST", re.compile(r"/upload/v1beta/files/(session-[0-9a-f]+)"), self._gemini_upload_finish),
             ("GET", re.compile(r"/download/v1beta/files/([^/:]+):download"), self._gemini_download),
+            ("DELETE", re.compile(r"/v1/files/([^/]+)"), self._delete_openai),
+            ("DELETE", re.compile(r"/v1beta/(files/[^/:]+)"), self._delete_gemini),
         ]
         self._sessions: dict[str, int] = {}  # Gemini upload session -> the bytes its start announced
 
@@ -183,6 +187,12 @@ class FakeBatches:
                 self._files[file_id] = "".join(rows)
                 batch.files[name] = file_id
 
+    def _delete_openai(self, file_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        if self._files.pop(file_id, None) is None:
+            return 404, _error(f"no file {file_id}")
+        self.deleted.append(file_id)
+        return 200, json.dumps({"id": file_id, "object": "file", "deleted": True})
+
     # -- Anthropic --
 
     def _create_anthropic(self, raw: bytes, headers: dict) -> tuple[int, str]:
@@ -272,6 +282,12 @@ class FakeBatches:
         self._files[name] = raw.decode("utf-8")
         self.uploaded += 1
         return 200, json.dumps({"file": {"name": name, "mimeType": "application/jsonl", "sizeBytes": str(len(raw))}})
+
+    def _delete_gemini(self, name: str, raw: bytes, headers: dict) -> tuple[int, str]:
+        if self._files.pop(name, None) is None:
+            return 404, _gemini_error(f"no file {name}")
+        self.deleted.append(name)
+        return 200, "{}"
 
     def _gemini_download(self, file_id: str, raw: bytes, headers: dict) -> tuple[int, str]:
         name = f"files/{file_id}"

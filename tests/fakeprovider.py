@@ -143,6 +143,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.server.provider._serve(self)
 
+    def do_DELETE(self) -> None:
+        self.server.provider._serve(self)
+
 
 class _KeepAliveHandler(_Handler):
     protocol_version = "HTTP/1.1"  # connections stay open between requests, as a real provider's do

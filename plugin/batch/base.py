@@ -341,6 +341,21 @@ class BatchClient(ABC):
     @abstractmethod
     def cancel(self, handle: BatchHandle) -> BatchStatus: ...
 
+    def files_of(self, handle: BatchHandle) -> list[str]:
+        """The URLs of the files an ended batch left in the account (its input, its replies)."""
+        return []
+
+    def clean_up(self, handle: BatchHandle) -> list[str]:
+        """Delete the files an ended batch left (once its replies are kept elsewhere); what could
+        not be deleted, one message each (a file left behind costs storage, not answers)."""
+        problems = []
+        for url in self.files_of(handle):
+            try:
+                self.call("DELETE", url)
+            except BatchError as exc:
+                problems.append(str(exc))
+        return problems
+
 
 def item_size(item: str) -> int:
     """The bytes one item of post_items adds: its UTF-8 and the comma before the next."""

@@ -154,6 +154,13 @@ class GeminiBatchClient(BatchClient):
         self.call_json("POST", f"{self.batch_url(handle)}:cancel")
         return self.poll(handle)
 
+    def files_of(self, handle: BatchHandle) -> list[str]:
+        """A batch of a file: the uploaded requests and the responses file (inline batches leave none)."""
+        if not handle.input_file_id:
+            return []
+        names = [handle.input_file_id, responses_file(self._batch(handle)[0]) or ""]
+        return [f"{self.base_url}/{name}" for name in names if FILE_NAME.fullmatch(name)]
+
     def results(self, handle: BatchHandle) -> dict[str, BatchResult]:
         operation, status = self._batch(handle)
         if not status.ended:

@@ -85,6 +85,13 @@ class OpenAIBatchClient(BatchClient):
     def cancel(self, handle: BatchHandle) -> BatchStatus:
         return status_of(self.call_json("POST", self.batch_url(handle, "cancel")))
 
+    def files_of(self, handle: BatchHandle) -> list[str]:
+        """The uploaded input file, and the output and error files the batch wrote."""
+        batch = self.call_json("GET", self.batch_url(handle))
+        names = ("input_file_id", "output_file_id", "error_file_id")
+        ids = dict.fromkeys(str(batch[n]) for n in names if batch.get(n))  # once each, in that order
+        return [self.url("files", file_id) for file_id in ids]
+
     def results(self, handle: BatchHandle) -> dict[str, BatchResult]:
         batch, status = self._batch(handle)
         if not status.ended:

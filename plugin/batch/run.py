@@ -114,6 +114,8 @@ def answer_by_batch(
         answered += 1
     for handle in handles:
         client.ledger.forget(handle)  # its replies are cassettes now
+        for problem in client.clean_up(handle):  # the files it left in the account are no longer needed
+            say(f"batch: a file of batch {handle.batch_id} is left in the account: {problem}")
     return BatchOutcome(len(missing), answered, len(missing) - answered, cost)
 
 

@@ -148,6 +148,24 @@ def test_a_failed_and_an_expired_request_are_reported_with_their_kind(client, fa
     assert sum(r.ok for r in results.values()) == 18
 
 
+def test_clean_up_deletes_the_files_an_ended_batch_left_and_reports_what_it_could_not(client, fake, provider):
+    fake.batch.outcome = lambda cid, body: "failed" if asked(body) == "question 3" else None
+    batches, entries = client(provider), questions(provider)
+    [handle] = batches.submit(entries)
+    until_ended(batches, handle)
+    batches.results(handle)
+    kept = dict(fake.batch._files)
+    assert batches.clean_up(handle) == []
+    if provider == "openai":  # the uploaded requests, the output file and the error file
+        assert fake.batch.deleted == [handle.input_file_id, *[f for f in kept if f != handle.input_file_id]]
+        assert len(fake.batch.deleted) == 3 and not fake.batch._files
+    else:  # Anthropic keeps no file of ours; an inline Gemini batch neither
+        assert fake.batch.deleted == []
+    if provider == "openai":  # deleted already: each 404 is reported, nothing raised
+        problems = batches.clean_up(handle)
+        assert len(problems) == 3 and all("HTTP 404" in p and "PLANTED" not in p for p in problems)
+
+
 def test_a_lowered_request_limit_splits_into_two_batches(client, fake, provider, monkeypatch):
     monkeypatch.setattr(type(client(provider)), "MAX_REQUESTS", 12)
     batches, entries = client(provider), questions(provider)

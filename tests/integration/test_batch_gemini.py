@@ -169,6 +169,8 @@ def test_a_batch_past_the_inline_limit_goes_as_an_uploaded_file_and_its_replies_
         f"answer to question {i}" for i in range(20)
     ]
     assert {r["headers"]["x-goog-api-key"] for r in fake.requests} == {KEY} and fake.live_calls == 0
+    responses = batches._batch(handle)[0]["response"]["responsesFile"]
+    assert batches.clean_up(handle) == [] and fake.batch.deleted == [file_name, responses]
 
 
 def test_an_upload_url_on_another_host_gets_neither_the_key_nor_the_requests(fake, session, monkeypatch):

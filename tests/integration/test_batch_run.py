@@ -110,6 +110,8 @@ def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same
     replayed = project.runpytest(*args(project, server, provider, "batch", "--eval-record-mode", "none"))
     assert replayed.ret == 0 and server.live_calls == 0 and server.batch.created == 1
     assert {k: summary(project, "batch")[k] for k in SCORES} == {k: summary(project, "live")[k] for k in SCORES}
+    # once its replies were cassettes, the files the batch left in the account were deleted
+    assert len(server.batch.deleted) == (2 if provider == "openai" else 0)  # the requests and the replies
 
 
 def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch(project, server) -> None:
