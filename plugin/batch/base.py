@@ -348,8 +348,12 @@ class BatchClient(ABC):
     def clean_up(self, handle: BatchHandle) -> list[str]:
         """Delete the files an ended batch left (once its replies are kept elsewhere); what could
         not be deleted, one message each (a file left behind costs storage, not answers)."""
+        try:
+            urls = self.files_of(handle)
+        except BatchError as exc:
+            return [str(exc)]
         problems = []
-        for url in self.files_of(handle):
+        for url in urls:
             try:
                 self.call("DELETE", url)
             except BatchError as exc:

@@ -164,6 +164,9 @@ def test_clean_up_deletes_the_files_an_ended_batch_left_and_reports_what_it_coul
     if provider == "openai":  # deleted already: each 404 is reported, nothing raised
         problems = batches.clean_up(handle)
         assert len(problems) == 3 and all("HTTP 404" in p and "PLANTED" not in p for p in problems)
+        fake.script(status(500))  # the batch cannot even be read: that is the one problem, nothing raised
+        [problem] = batches.clean_up(handle)
+        assert problem.startswith(f"GET {fake.url}/v1/batches/{handle.batch_id}: HTTP 500")
 
 
 def test_a_lowered_request_limit_splits_into_two_batches(client, fake, provider, monkeypatch):
