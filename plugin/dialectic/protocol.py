@@ -228,7 +228,8 @@ class Protocol(EvalProtocol):
         return self.runner.response_request(*value)
 
     def before_items(self, items: list[pytest.Item]) -> None:
-        """--eval-batch: the responses, then their judges' calls, answered in batches (batching.py)."""
+        """--eval-batch: the responses, then their judges' calls and the resolution conversations'
+        calls round by round, answered in batches (batching.py)."""
         if self.settings.batch:
             from pytest_reasoning_evals.dialectic.batching import batch_before_items
 
@@ -242,7 +243,8 @@ class Protocol(EvalProtocol):
             batch_before_collected(self, ids)
 
     def estimate(self, items: list[pytest.Item]) -> list[CallEstimate]:
-        """Its responses, judge panels and resolutions' worst cases (runner.estimate_calls)."""
+        """Its responses, judge panels and resolutions' worst cases (runner.estimate_calls); with
+        --eval-batch those batching.py sends in batches at the batch price."""
         from pytest_reasoning_evals.batch.run import PROVIDERS
         from pytest_reasoning_evals.dialectic.runner import estimate_calls
 
@@ -251,8 +253,16 @@ class Protocol(EvalProtocol):
         values = [(self.parameter(item), item.fixturenames) for item in items]
         s, models = self.settings, self.session.models
         batchable = lambda alias: s.batch and models.spec(alias).provider in PROVIDERS  # noqa: E731
+        # a rewrite asks the conversations live (batch_rounds.py)
+        rewrite = any(models.record_mode_for(models.spec(a)) == "rewrite" for a in (s.model, self.judges[0].alias))
         return estimate_calls(
-            self.runner, values, s.model, self.own.compare_models, lambda: self.resolution_variant, batchable
+            self.runner,
+            values,
+            s.model,
+            self.own.compare_models,
+            lambda: self.resolution_variant,
+            batchable,
+            turns_in_batch=s.batch and not rewrite,
         )
 
     # --- results (controller) ---

@@ -11,7 +11,7 @@ Mode = Literal["dialectic", "bypass"]
 
 
 class CompletionRecord(TypedDict):
-    """One model reply as the runner keeps it (runner._completion)."""
+    """One model reply as the runner keeps it (runner.completion_record)."""
 
     provider: str | None
     model: str | None

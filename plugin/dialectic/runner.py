@@ -14,6 +14,7 @@ id for epoch 1 and <case>-e0<e> for epoch e >= 2, whose response and follow-ups 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from pytest_reasoning_evals.dialectic import cross_provider, judge, multiturn
 from pytest_reasoning_evals.dialectic.cases import Case, Variant
@@ -35,7 +36,7 @@ SUITE, JUDGE_SUITE, RESOLUTION_SUITE = "dialectic", "dialectic-judge", "dialecti
 MAX_TOKENS = 512  # per reply; part of every recorded request, so changing it means re-recording
 
 
-def _completion(c: Completion) -> CompletionRecord:
+def completion_record(c: Completion) -> CompletionRecord:
     return {
         "provider": c.provider,
         "model": c.model,
@@ -119,7 +120,7 @@ class DialecticRunner:
         alias = alias or self.model_alias
         key = (case.id, variant.name, alias)
         if key not in self._responses:
-            completion = _completion(self.models(alias).complete(self.response_request(case, variant)))
+            completion = completion_record(self.models(alias).complete(self.response_request(case, variant)))
             extraction = extract(completion["text"])
             valid = pcc_valid(extraction, case.expected_mode)
             self._responses[key] = {
@@ -183,89 +184,10 @@ class DialecticRunner:
     # --- multi-turn resolution ---
 
     def resolution(self, case: Case, variant: Variant) -> ConversationRecord:
-        """Turn 1 is the cached response; later turns follow the methodology's follow-up with
-        the real history. The first seat's judge model is the resolution judge (at temperature 0).
-        A reply that was not answered goes to no judge: the conversation ends there."""
-        first = self.response(case, variant)
-        cause = not_answered(first["completion"])
-        messages = [*variant.messages(case.query), {"role": "assistant", "content": first["text"]}]
-        replies, verdicts, errors, reply_errors = [first["completion"]], [], [], []
-        turns_to_resolution = None
-        for turn in range(1, multiturn.MAX_TURNS + 1) if cause is None else ():
-            verdicts.append(self._resolution_turn(case, variant, turn, messages, errors))
-            if verdicts[-1]["resolved"]:
-                turns_to_resolution = turn
-                break
-            if turn == multiturn.MAX_TURNS:
-                break
-            replies.append(self._follow_up(case, variant, turn + 1, messages))
-            if (why := not_answered(replies[-1])) is not None:
-                reply_errors.append(f"follow-up {turn + 1}: the reply was not answered ({why})")
-                break
-        calls = replies + verdicts
-        return {
-            "query_id": case.id,
-            "variant": variant.name,
-            "model": self.model_alias,
-            "turns": len(replies),
-            "turns_to_resolution": turns_to_resolution,
-            "verdicts": verdicts,
-            "judge_errors": errors,
-            "reply_errors": reply_errors,
-            "not_judged": None if cause is None else f"the response was not answered ({cause})",
-            "replies": [r["text"] for r in replies[1:]],
-            "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
-            "cost_usd": sum(c["cost_usd"] for c in calls),
-            **epoch_fields(case),
-        }
-
-    def _resolution_turn(
-        self, case: Case, variant: Variant, turn: int, messages: list[dict], errors: list[str]
-    ) -> dict:
-        """The resolution judge on the latest reply of `messages`; an unusable verdict is added to
-        `errors` and counts as not resolved."""
-        prompt = multiturn.TEMPLATE.format(
-            query=case.query,
-            conversation_history=multiturn.history_text(messages[:-1]),
-            response=messages[-1]["content"],
-        )
-        request = Request(
-            item_id=f"{cassette_id(case)}__{variant.name}__{self.model_alias}__turn{turn}",
-            cassette_folder=RESOLUTION_SUITE,
-            messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
-            max_tokens=judge.MAX_TOKENS,
-            json_schema=multiturn.SCHEMA,
-        )
-        completion = self.models(self.judges[0].alias).complete(request)
-        try:
-            if completion.error:
-                raise ValueError(f"judge call failed: {completion.error}")
-            verdict = multiturn.parse(judge.json_object(completion.text))
-        except ValueError as exc:  # JudgeError is a ValueError
-            errors.append(f"turn {turn}: {exc}")
-            verdict = {"resolved": False, "confidence": None, "reasoning": ""}
-        return {
-            "turn": turn,
-            **verdict,
-            "input_tokens": completion.input_tokens,
-            "output_tokens": completion.output_tokens,
-            "cost_usd": completion.cost_usd,
-        }
-
-    def _follow_up(self, case: Case, variant: Variant, number: int, messages: list[dict]) -> CompletionRecord:
-        """The methodology's follow-up and the model's reply, both added to `messages`."""
-        messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
-        request = Request(
-            item_id=f"{cassette_id(case)}__{variant.name}__followup{number}",
-            seed=seed_of(case),
-            cassette_folder=SUITE,
-            messages=tuple(messages),
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-        )
-        reply = _completion(self.models(self.model_alias).complete(request))
-        messages.append({"role": "assistant", "content": reply["text"]})
-        return reply
+        """The resolution conversation on the cached response (Conversation), each call asked in turn."""
+        conversation = Conversation(self, case, variant, self.response(case, variant)["completion"])
+        conversation.walk(lambda call: self.models(call.alias).complete(call.request))
+        return conversation.record()
 
     # --- what it would ask (--eval-estimate), worst case: every reply as long as max_tokens allows ---
 
@@ -315,6 +237,134 @@ class DialecticRunner:
         return cross_provider.comparison(case.id, providers)
 
 
+class Call(NamedTuple):
+    """A call a conversation asks: its request, to model `alias`."""
+
+    alias: str
+    request: Request
+
+
+class Conversation:
+    """One multi-turn resolution conversation (SPEC 6.5), a call at a time: `next_call` is the call
+    it asks next (None once it has ended), `take(completion)` gives it that call's reply. Turn 1 is
+    the response `first`; then the resolution judge (the first seat's judge model, at temperature
+    0) on the latest reply and, while it does not say resolved, the methodology's follow-up with the
+    real history and the model's reply, at most MAX_TURNS turns. A reply that was not answered goes
+    to no judge: the conversation ends there. The runner asks each call (DialecticRunner.resolution);
+    --eval-batch replays the calls the cassettes hold and sends the first they lack
+    (batch_rounds.py): both walk this one conversation, so both build the same requests."""
+
+    def __init__(self, runner: DialecticRunner, case: Case, variant: Variant, first: CompletionRecord):
+        self.runner, self.case, self.variant = runner, case, variant
+        self.cause = not_answered(first)
+        self.messages = [*variant.messages(case.query), {"role": "assistant", "content": first["text"]}]
+        self.replies: list[CompletionRecord] = [first]
+        self.verdicts: list[dict] = []
+        self.judge_errors: list[str] = []
+        self.reply_errors: list[str] = []
+        self.turns_to_resolution: int | None = None
+        self.turn = 1  # the resolution judge's turn: it reads the reply of this turn
+        self._judging = True  # next_call is the resolution judge's (else a follow-up)
+        self.next_call: Call | None = None if self.cause is not None else self._judge_call()
+
+    def walk(self, answer: Callable[[Call], Completion | None]) -> Call | None:
+        """Take the reply `answer` gives to each call in turn, until the conversation ends (-> None)
+        or `answer` has none for a call (None: -> that call, the first the conversation lacks)."""
+        while (call := self.next_call) is not None:
+            completion = answer(call)
+            if completion is None:
+                return call
+            self.take(completion)
+        return None
+
+    def take(self, completion: Completion) -> None:
+        """The reply to `next_call`; `next_call` becomes the call after it, or None."""
+        if self._judging:
+            self.verdicts.append(self._verdict(completion))
+            if self.verdicts[-1]["resolved"]:
+                self.turns_to_resolution, self.next_call = self.turn, None
+            elif self.turn == multiturn.MAX_TURNS:
+                self.next_call = None
+            else:
+                self.turn += 1
+                self.messages.append({"role": "user", "content": multiturn.FOLLOW_UP})
+                self.next_call, self._judging = self._follow_up_call(), False
+            return
+        reply = completion_record(completion)
+        self.replies.append(reply)
+        self.messages.append({"role": "assistant", "content": reply["text"]})
+        if (why := not_answered(reply)) is not None:
+            self.reply_errors.append(f"follow-up {self.turn}: the reply was not answered ({why})")
+            self.next_call = None
+        else:
+            self.next_call, self._judging = self._judge_call(), True
+
+    def _judge_call(self) -> Call:
+        """The resolution judge on the latest reply of the conversation so far."""
+        case, runner = self.case, self.runner
+        prompt = multiturn.TEMPLATE.format(
+            query=case.query,
+            conversation_history=multiturn.history_text(self.messages[:-1]),
+            response=self.messages[-1]["content"],
+        )
+        request = Request(
+            item_id=f"{cassette_id(case)}__{self.variant.name}__{runner.model_alias}__turn{self.turn}",
+            cassette_folder=RESOLUTION_SUITE,
+            messages=({"role": "system", "content": judge.SYSTEM}, {"role": "user", "content": prompt}),
+            max_tokens=judge.MAX_TOKENS,
+            json_schema=multiturn.SCHEMA,
+        )
+        return Call(runner.judges[0].alias, request)
+
+    def _follow_up_call(self) -> Call:
+        """The model's reply to the follow-up, the conversation so far as its history."""
+        case, runner = self.case, self.runner
+        request = Request(
+            item_id=f"{cassette_id(case)}__{self.variant.name}__followup{self.turn}",
+            seed=seed_of(case),
+            cassette_folder=SUITE,
+            messages=tuple(self.messages),
+            max_tokens=runner.max_tokens,
+            temperature=runner.temperature,
+        )
+        return Call(runner.model_alias, request)
+
+    def _verdict(self, completion: Completion) -> dict:
+        """The resolution judge's verdict; an unusable one is a judge error and counts as not resolved."""
+        try:
+            if completion.error:
+                raise ValueError(f"judge call failed: {completion.error}")
+            verdict = multiturn.parse(judge.json_object(completion.text))
+        except ValueError as exc:  # JudgeError is a ValueError
+            self.judge_errors.append(f"turn {self.turn}: {exc}")
+            verdict = {"resolved": False, "confidence": None, "reasoning": ""}
+        return {
+            "turn": self.turn,
+            **verdict,
+            "input_tokens": completion.input_tokens,
+            "output_tokens": completion.output_tokens,
+            "cost_usd": completion.cost_usd,
+        }
+
+    def record(self) -> ConversationRecord:
+        calls = self.replies + self.verdicts
+        return {
+            "query_id": self.case.id,
+            "variant": self.variant.name,
+            "model": self.runner.model_alias,
+            "turns": len(self.replies),
+            "turns_to_resolution": self.turns_to_resolution,
+            "verdicts": self.verdicts,
+            "judge_errors": self.judge_errors,
+            "reply_errors": self.reply_errors,
+            "not_judged": None if self.cause is None else f"the response was not answered ({self.cause})",
+            "replies": [r["text"] for r in self.replies[1:]],
+            "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
+            "cost_usd": sum(c["cost_usd"] for c in calls),
+            **epoch_fields(self.case),
+        }
+
+
 def estimate_calls(
     runner: DialecticRunner,
     items: list[tuple[object, list[str]]],
@@ -322,33 +372,36 @@ def estimate_calls(
     compare: tuple[str, ...],
     resolution,
     batchable: Callable[[str], bool] = lambda alias: False,
+    turns_in_batch: bool = False,
 ) -> list[CallEstimate]:
     """Each (case, variant, model) response once, its judge panel once where a judge or
     cross-provider item asks for it, and per resolution item its worst case; `items`: each
     item's parameter and fixture names, `resolution()`: the resolution items' variant. With
-    --eval-batch (`batchable(alias)`: that model's calls can go in a batch) the check items'
-    responses and their judges' calls are at the batch price, as dialectic/batching.py sends them."""
+    --eval-batch (`batchable(alias)`: that model's calls can go in a batch) the responses and their
+    judges' calls are at the batch price, and the resolution turns and follow-ups too with
+    `turns_in_batch` (not under a rewrite), as dialectic/batching.py sends them."""
     responses: dict[tuple, CallEstimate] = {}
     calls: dict[tuple, list[CallEstimate]] = {}
     for value, used in items:
         if isinstance(value, tuple):
             asked = [(*value, model)] if "dialectic_item" in used else []
-            judged, in_batch = (asked if "dialectic_runner" in used else []), True
+            judged = asked if "dialectic_runner" in used else []
         elif isinstance(value, Case):
             variant = resolution()
             cross = "dialectic_compare_models" in used
             asked = [(value, variant, alias) for alias in (compare if cross else [model])]
-            judged, in_batch = (asked if cross else []), False  # cross-provider calls stay live
+            judged = asked if cross else []
             if not cross and "dialectic_runner" in used:
-                calls.setdefault(("resolution", value.id), runner.resolution_estimate(value, variant))
+                turns = runner.resolution_estimate(value, variant)
+                calls.setdefault(("resolution", value.id), [_priced(c, turns_in_batch, batchable) for c in turns])
         else:
             continue  # pytest's placeholder for an empty parameter set
         for case, variant, alias in asked:
             key = (case.id, variant.name, alias)
-            if key not in responses or in_batch:  # a response a check item asks goes in the batch
-                responses[key] = _priced(runner.response_estimate(case, variant, alias), in_batch, batchable)
-            if (case, variant, alias) in judged and (("judge", *key) not in calls or in_batch):
-                calls[("judge", *key)] = [_priced(c, in_batch, batchable) for c in runner.verdict_estimate(case)]
+            if key not in responses:
+                responses[key] = _priced(runner.response_estimate(case, variant, alias), True, batchable)
+            if (case, variant, alias) in judged and ("judge", *key) not in calls:
+                calls[("judge", *key)] = [_priced(c, True, batchable) for c in runner.verdict_estimate(case)]
     return [*responses.values(), *(c for group in calls.values() for c in group)]
 
 

@@ -29,7 +29,7 @@ from helpers import (
 from integration.test_dialectic_run import EVAL_MODULE as DIALECTIC_MODULE
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.batch import BatchHandle, BatchLedger
-from pytest_reasoning_evals.dialectic import judge
+from pytest_reasoning_evals.dialectic import judge, multiturn
 
 QUESTIONS = 20
 PRICE_IN, PRICE_OUT = 2.0, 8.0  # $ per 1M tokens: a batch pays half
@@ -241,7 +241,8 @@ def test_under_xdist_the_controller_sends_the_batch_before_any_item_runs(project
 # --- the dialectic protocol: responses in a batch, then their judges ---
 
 DIALECTIC_CASES = ("a", "b", "c")
-JUDGE_FOLDER = "dialectic-judge"
+JUDGE_FOLDER, RESOLUTION_FOLDER = "dialectic-judge", "dialectic-resolution"
+NOTHING_LIVE = {"response": 0, "judge": 0, "resolution": 0, "followup": 0}
 
 
 @pytest.fixture
@@ -253,12 +254,13 @@ def dialectic(pytester: pytest.Pytester, fake_key) -> pytest.Pytester:
 
 def dialectic_args(project: pytest.Pytester, server, tag: str, *more: str, judges=("fake-judge",)) -> list[str]:
     """3 cases x the `dialectic` variant, judged by a panel of 2 (`judges` in turn: fake-judge sitting
-    twice), fake and fake-judge of provider openai at the fake, local-judge an OpenAI-compatible
-    server's (no batch API); results and cassettes of their own per `tag`."""
+    twice), fake, fake-judge and other (to compare) of provider openai at the fake, local-judge an
+    OpenAI-compatible server's (no batch API); results and cassettes of their own per `tag`."""
     cases_file(project.path / "cases.yaml", *((case, "dialectic") for case in DIALECTIC_CASES))
     entries = [model_entry(server.openai_base, price_in=PRICE_IN, price_out=PRICE_OUT)]
     entries.append(model_entry(server.openai_base, "fake-judge", model_id="fake-judge", price_in=1.0, price_out=4.0))
     entries.append(model_entry(server.openai_base, "local-judge", provider="openai_compatible", model_id="local"))
+    entries.append(model_entry(server.openai_base, "other", model_id="other-model", price_in=4.0, price_out=16.0))
     (project.path / "models-dialectic.yaml").write_text(models_yaml(*entries))
     return [
         "--eval-models-file", "models-dialectic.yaml", "--model", "fake", "--eval-dialectic-cases", "cases.yaml",
@@ -305,6 +307,7 @@ def dialectic_responder():
 def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the_live_summary(
     dialectic: pytest.Pytester, server, workers: str
 ) -> None:
+    """Every conversation is resolved at its first turn: its one resolution turn goes in the judges' batch."""
     project = dialectic
     server.responder = dialectic_responder()
     live = project.runpytest_subprocess(*dialectic_args(project, server, "live", "--eval-record-mode", "once"))
@@ -318,12 +321,13 @@ def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the
     assert server.batch.created == 2
     responses, judges = batched_ids(server)
     assert len(responses) == 3 and all(cid.startswith("dialectic--") for cid in responses)
-    assert len(judges) == 6 and all(cid.startswith(f"{JUDGE_FOLDER}--") for cid in judges)
-    assert live_kinds(server) == {"response": 0, "judge": 0, "resolution": 3, "followup": 0}  # turns stay live
+    assert len(judges) == 9 and sum(cid.startswith(f"{JUDGE_FOLDER}--") for cid in judges) == 6
+    assert sum(cid.startswith(f"{RESOLUTION_FOLDER}--") for cid in judges) == 3  # the first resolution turns
+    assert live_kinds(server) == NOTHING_LIVE
     batched.stdout.fnmatch_lines(
         [
             "batch: 3 of 3 requests answered ($* at the batch price)",
-            "batch: 6 of 6 requests answered ($* at the batch price)",
+            "batch: 9 of 9 requests answered ($* at the batch price)",
         ]
     )
     judged = sorted(p.name for p in (project.path / "cassettes-batch" / "fake-judge" / JUDGE_FOLDER).glob("*.yaml"))
@@ -331,11 +335,9 @@ def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the
     summary_of = {tag: dialectic_out(project, tag, "variant_summary.json") for tag in ("live", "batch")}
     assert summary_of["batch"] == summary_of["live"]
 
-    # what the run paid: the responses and judges at half their live price, the resolution turns in full
-    rows = [json.loads(line) for line in (dialectic_dir(project, "live") / "per_response.jsonl").open()]
-    batchable = sum(r["cost"] + r["judge"]["cost_usd"] for r in rows)  # each response and its panel
+    # what the run paid: every call at half its live price
     paid = {tag: dialectic_out(project, tag, "run_meta.json")["spent_usd"] for tag in ("live", "batch")}
-    assert batchable > 0 and paid["batch"] == pytest.approx(paid["live"] - batchable / 2)
+    assert paid["live"] > 0 and paid["batch"] == pytest.approx(paid["live"] / 2)
 
     server.clear()
     replayed = project.runpytest_subprocess(*dialectic_args(project, server, "batch", "--eval-record-mode", "none"))
@@ -358,9 +360,9 @@ def test_a_dialectic_run_killed_after_its_response_batch_was_created_sends_no_se
     again = project.runpytest_subprocess(*run)
     assert again.ret == 0, again.stdout.str()
     responses, judges = batched_ids(server)  # the one response batch, polled again; then the judges'
-    assert server.batch.created == 2 and len(responses) == 3 and len(judges) == 6
-    assert all(cid.startswith(f"{JUDGE_FOLDER}--") for cid in judges)
-    assert live_kinds(server) == {"response": 0, "judge": 0, "resolution": 3, "followup": 0}
+    assert server.batch.created == 2 and len(responses) == 3 and len(judges) == 9
+    assert all(cid.startswith((f"{JUDGE_FOLDER}--", f"{RESOLUTION_FOLDER}--")) for cid in judges)
+    assert live_kinds(server) == NOTHING_LIVE
 
 
 def test_a_panel_judge_without_a_batch_api_is_asked_live_and_the_other_judge_in_its_batch(dialectic, server) -> None:
@@ -370,15 +372,17 @@ def test_a_panel_judge_without_a_batch_api_is_asked_live_and_the_other_judge_in_
     result = project.runpytest_subprocess(*run, "--eval-record-mode", "once")
     assert result.ret == 0, result.stdout.str()
     responses, judges = batched_ids(server)  # a batch per judge model with a batch API
-    assert len(responses) == 3 and len(judges) == 3
-    assert all(re.fullmatch(rf"{JUDGE_FOLDER}--[abc]__dialectic__fake__judge1_[0-9a-f]{{12}}", cid) for cid in judges)
+    assert len(responses) == 3 and len(judges) == 6  # seat 1's judge calls and resolution turns
+    judge1 = rf"{JUDGE_FOLDER}--[abc]__dialectic__fake__judge1_[0-9a-f]{{12}}"
+    turn1 = rf"{RESOLUTION_FOLDER}--[abc]__dialectic__fake__turn1_[0-9a-f]{{12}}"
+    assert all(re.fullmatch(judge1, cid) or re.fullmatch(turn1, cid) for cid in judges)
     result.stdout.fnmatch_lines(
         ["batch: judge 'local-judge' is of provider 'openai_compatible', whose batch API is not wired in: "
          "its 3 calls are asked live"]
     )  # fmt: skip
     live = [r["body"]["model"] for r in server.requests if r["path"] == "/v1/chat/completions"]
-    assert sorted(live) == ["fake-judge"] * 3 + ["local"] * 3  # seat 1's resolution turns; seat 2's judge calls
-    assert live_kinds(server) == {"response": 0, "judge": 3, "resolution": 3, "followup": 0}
+    assert live == ["local"] * 3  # seat 2's judge calls
+    assert live_kinds(server) == {**NOTHING_LIVE, "judge": 3}
 
 
 def test_a_log_gets_a_waiting_line_when_the_count_moves_not_one_per_poll(project, server) -> None:
@@ -421,3 +425,189 @@ def test_dialogue_turns_go_in_a_batch_a_round_each_and_replay_to_the_live_summar
         *args(project, server, "openai", "talk", "--eval-record-mode", "none", *talk)
     )
     assert replayed.ret == 0 and server.requests == [], replayed.stdout.str()
+
+
+# --- dialectic conversations a round each, and cross-provider items ---
+
+RESOLVED_AFTER = {"a": 0, "b": 1, "c": multiturn.MAX_TURNS}  # follow-ups before the judge says resolved
+
+
+def conversing():
+    """dialectic_responder's responses and judges; resolution verdicts and follow-up replies by the
+    conversation alone (not by the order calls come in, which batching changes): case a is resolved
+    at turn 1, b at turn 2, c never (4 turns)."""
+    scripted = dialectic_responder()
+
+    def respond(body: dict) -> str:
+        messages = body["messages"]
+        last = messages[-1]["content"]
+        if messages[0]["content"] == judge.SYSTEM and "## Resolution Assessment" in last:
+            resolved = last.count(multiturn.FOLLOW_UP) >= RESOLVED_AFTER[re.search(r"about (\S+)\?", last).group(1)]
+            return json.dumps({"resolved": resolved, "confidence": 0.8, "reasoning": "r"})
+        if last == multiturn.FOLLOW_UP:
+            return f"Follow-up {sum(m['content'] == multiturn.FOLLOW_UP for m in messages)}: do it."
+        return scripted(body)
+
+    return respond
+
+
+def rounds(server) -> list[list[str]]:
+    """Each batch's requests by cassette folder and item id (the custom_ids without their hash)."""
+    return [sorted(cid.rpartition("_")[0] for cid in ids) for ids in batched_ids(server)]
+
+
+LIVE_CONVERSATIONS = {"response": 3, "judge": 6, "resolution": 1 + 2 + 4, "followup": 1 + 3}
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resolution_conversations_go_in_batches_a_round_each_and_replay_to_the_live_summary(
+    dialectic: pytest.Pytester, server, workers: str
+) -> None:
+    project = dialectic
+    server.responder = conversing()
+    live = project.runpytest_subprocess(*dialectic_args(project, server, "live", "--eval-record-mode", "once"))
+    assert live_kinds(server) == LIVE_CONVERSATIONS, live.stdout.str()
+    server.clear()
+
+    run = dialectic_args(project, server, "batch", "--eval-record-mode", "once", "--eval-batch", "-n", workers)
+    batched = project.runpytest_subprocess(*run)
+    assert batched.ret == live.ret, batched.stdout.str()
+    assert live_kinds(server) == NOTHING_LIVE, "every call came from a batch"
+    turn, follow_up = "dialectic-resolution--{}__dialectic__fake__turn{}", "dialectic--{}__dialectic__followup{}"
+    assert rounds(server) == [
+        [f"dialectic--{case}__dialectic" for case in "abc"],  # the responses
+        sorted(  # the judge panel with each conversation's first resolution turn: fake-judge's batch
+            [f"{JUDGE_FOLDER}--{case}__dialectic__fake__judge{k}" for case in "abc" for k in (1, 2)]
+            + [turn.format(case, 1) for case in "abc"]
+        ),
+        [follow_up.format("b", 2), follow_up.format("c", 2)],
+        [turn.format("b", 2), turn.format("c", 2)],
+        [follow_up.format("c", 3)],
+        [turn.format("c", 3)],
+        [follow_up.format("c", 4)],
+        [turn.format("c", 4)],
+    ]
+    assert server.batch.created == 8
+    sent = [cid for ids in batched_ids(server) for cid in ids]
+    assert len(sent) == len(set(sent)), "no request sent twice"
+    batched.stdout.fnmatch_lines(
+        [f"batch: {n} of {n} requests answered ($* at the batch price)" for n in (3, 9, 2, 2, 1, 1, 1, 1)]
+    )
+    for name in ("multiturn_summary.json", "variant_summary.json"):
+        assert dialectic_out(project, "batch", name) == dialectic_out(project, "live", name), name
+    conversations = dialectic_out(project, "live", "multiturn_summary.json")["conversations_detail"]
+    assert [c["turns_to_resolution"] for c in conversations] == [1, 2, None]
+
+    server.clear()
+    replayed = project.runpytest_subprocess(*dialectic_args(project, server, "batch", "--eval-record-mode", "none"))
+    assert replayed.ret == live.ret and server.requests == [], replayed.stdout.str()  # offline: nothing sent
+    assert dialectic_out(project, "batch", "multiturn_summary.json") == dialectic_out(
+        project, "live", "multiturn_summary.json"
+    )
+
+
+def test_a_conversation_call_no_batch_answered_is_asked_live_with_the_calls_after_it_never_sent_twice(
+    dialectic: pytest.Pytester, server
+) -> None:
+    project = dialectic
+    server.responder = conversing()
+    server.batch.outcome = lambda cid, body: (
+        "expired" if cid.startswith("dialectic--c__dialectic__followup2_") else None
+    )
+    run = dialectic_args(project, server, "expired", "--eval-record-mode", "once", "--eval-batch")
+    result = project.runpytest_subprocess(*run)
+    assert [len(ids) for ids in rounds(server)] == [3, 9, 2, 1]  # then b is resolved and c's follow-up is not resent
+    assert "dialectic--c__dialectic__followup2" not in rounds(server)[3]
+    result.stdout.fnmatch_lines(
+        ["batch: 1 of 2 requests answered ($* at the batch price); 1 left to their items, asked live"]
+    )
+    assert live_kinds(server) == {**NOTHING_LIVE, "followup": 3, "resolution": 3}  # c's turns from follow-up 2 on
+    conversations = dialectic_out(project, "expired", "multiturn_summary.json")["conversations_detail"]
+    assert [(c["turns"], c["turns_to_resolution"]) for c in conversations] == [(1, 1), (2, 2), (4, None)]
+
+
+def test_a_rewrite_asks_the_conversations_live_and_the_rest_in_batches(dialectic: pytest.Pytester, server) -> None:
+    """A rewrite replaces each cassette: a replay would read the earlier run's follow-ups as the history."""
+    project = dialectic
+    server.responder = conversing()
+    project.runpytest_subprocess(*dialectic_args(project, server, "rewrite", "--eval-record-mode", "once"))
+    recorded = dialectic_out(project, "rewrite", "multiturn_summary.json")
+    server.clear()
+    run = dialectic_args(project, server, "rewrite", "--eval-record-mode", "rewrite", "--eval-batch")
+    result = project.runpytest_subprocess(*run)
+    assert [len(ids) for ids in rounds(server)] == [3, 6], result.stdout.str()  # the responses, the panel
+    asked = live_kinds(server)
+    assert (asked["resolution"], asked["followup"]) == (
+        LIVE_CONVERSATIONS["resolution"],
+        LIVE_CONVERSATIONS["followup"],
+    )
+    assert dialectic_out(project, "rewrite", "multiturn_summary.json") == recorded
+
+
+def batched_models(server) -> list[set[str]]:
+    """The models each batch file names."""
+    files = [r["body"] for r in server.requests if r["path"] == "/v1/files"]
+    return [set(re.findall(r'"model":\s*"([^"]+)"', body)) for body in files]
+
+
+def without_latency(value):
+    """A summary without what depends on how long a call took (a batch's replies record none)."""
+    if isinstance(value, dict):
+        return {k: without_latency(v) for k, v in value.items() if "latency" not in k and "per_second" not in k}
+    return [without_latency(v) for v in value] if isinstance(value, list) else value
+
+
+CROSS = ("-k", "cross_provider")
+
+
+def test_cross_provider_responses_then_their_panels_go_in_batches_and_replay_to_the_live_summary(
+    dialectic: pytest.Pytester, server
+) -> None:
+    project = dialectic
+    server.responder = dialectic_responder()
+    compare = ("--eval-compare-models", "fake,other", *CROSS)
+    live = project.runpytest_subprocess(
+        *dialectic_args(project, server, "live", "--eval-record-mode", "once", *compare)
+    )
+    assert live.ret == 0, live.stdout.str()
+    assert live_kinds(server) == {**NOTHING_LIVE, "response": 6, "judge": 12}
+    server.clear()
+
+    run = dialectic_args(project, server, "batch", "--eval-record-mode", "once", "--eval-batch", *compare)
+    batched = project.runpytest_subprocess(*run)
+    assert batched.ret == 0, batched.stdout.str()
+    assert live_kinds(server) == NOTHING_LIVE
+    assert server.batch.created == 3
+    assert batched_models(server) == [{"fake-model"}, {"other-model"}, {"fake-judge"}]  # a batch per model
+    assert [len(ids) for ids in rounds(server)] == [3, 3, 12]  # the two models' responses, then both panels
+    batched.stdout.fnmatch_lines([f"batch: {n} of {n} requests answered ($* at the batch price)" for n in (3, 3, 12)])
+    name = "cross_provider_summary.json"
+    expected = without_latency(dialectic_out(project, "live", name))
+    assert expected["providers_compared"] == ["fake", "other"]
+    assert without_latency(dialectic_out(project, "batch", name)) == expected
+
+    server.clear()
+    replayed = project.runpytest_subprocess(
+        *dialectic_args(project, server, "batch", "--eval-record-mode", "none", *compare)
+    )
+    assert replayed.ret == 0 and server.requests == [], replayed.stdout.str()
+    assert without_latency(dialectic_out(project, "batch", name)) == expected
+
+
+def test_a_compare_model_without_a_batch_api_is_asked_live_and_so_is_its_panel(
+    dialectic: pytest.Pytester, server
+) -> None:
+    project = dialectic
+    server.responder = dialectic_responder()
+    compare = ("--eval-compare-models", "fake,local-judge", *CROSS)
+    result = project.runpytest_subprocess(
+        *dialectic_args(project, server, "mixed", "--eval-record-mode", "once", "--eval-batch", *compare)
+    )
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        ["batch: model 'local-judge' is of provider 'openai_compatible', whose batch API is not wired in: "
+         "its 3 calls are asked live"]
+    )  # fmt: skip
+    assert batched_models(server) == [{"fake-model"}, {"fake-judge"}]  # fake's responses, then their panel
+    assert [len(ids) for ids in rounds(server)] == [3, 6]
+    assert live_kinds(server) == {**NOTHING_LIVE, "response": 3, "judge": 6}  # local's responses and their panel

@@ -247,23 +247,39 @@ def test_the_dialectic_estimate_counts_responses_judges_resolution_turns_and_fol
     assert rows["TOTAL", "", ""][0] == total
 
 
-def test_with_batch_the_dialectic_responses_and_their_judges_are_priced_at_the_batch_price(pytester, server):
-    """--eval-batch sends the check items' responses, then their judges' calls, in batches
-    (dialectic/batching.py); the cross-provider calls, resolution turns and follow-ups stay live."""
+def test_with_batch_every_dialectic_call_is_priced_at_the_batch_price_and_the_turns_live_under_a_rewrite(
+    pytester, server
+):
+    """--eval-batch sends the responses (the model under test's and the compared models'), then their
+    judges' calls and the resolution turns and follow-ups round by round, in batches
+    (dialectic/batching.py); a rewrite asks the conversations live."""
     plain = table(dialectic_estimate(pytester, server, provider="openai").stdout.str())
     result = dialectic_estimate(pytester, server, "--eval-batch", provider="openai")
     assert result.ret == 0, result.stdout.str()
     rows = table(result.stdout.str())
-    batched = lambda kind: rows["dialectic", "fake", f"{kind} at the batch price"]  # noqa: E731
-    assert batched("response")[:3] == plain["dialectic", "fake", "response"][:3]  # the same two responses
-    assert batched("judge")[0] == 3 * 2  # three seats on fake's two responses
-    assert rows["dialectic", "fake", "judge"][0] == 3 * 2  # ... and on other's, a cross-provider item's: live
-    assert rows["dialectic", "other", "response"] == plain["dialectic", "other", "response"]
+    batched = lambda alias, kind: rows["dialectic", alias, f"{kind} at the batch price"]  # noqa: E731
+    assert batched("fake", "response")[:3] == plain["dialectic", "fake", "response"][:3]  # the same two responses
+    assert batched("other", "response")[:3] == plain["dialectic", "other", "response"][:3]  # a cross-provider item's
+    assert (
+        batched("fake", "judge")[:3] == plain["dialectic", "fake", "judge"][:3]
+    )  # three seats on both models' responses
     for kind in ("resolution turn", "follow-up"):
-        assert rows["dialectic", "fake", kind] == plain["dialectic", "fake", kind]
+        assert batched("fake", kind)[:3] == plain["dialectic", "fake", kind][:3]
+    assert [key for key in rows if key[0] == "dialectic" and key[1] != "all" and "batch" not in key[2]] == []
     dollars = lambda cell: float(cell[-1].lstrip("$").replace(",", ""))  # noqa: E731
-    assert dollars(batched("response")) == pytest.approx(dollars(plain["dialectic", "fake", "response"]) / 2, rel=0.01)
-    assert rows["TOTAL", "", ""][0] == plain["TOTAL", "", ""][0]  # the same calls, some cheaper
+    assert dollars(batched("fake", "response")) == pytest.approx(
+        dollars(plain["dialectic", "fake", "response"]) / 2, rel=0.01
+    )
+    assert rows["TOTAL", "", ""][0] == plain["TOTAL", "", ""][0]  # the same calls, cheaper
+
+    rewritten = table(
+        dialectic_estimate(
+            pytester, server, "--eval-batch", "--eval-record-mode", "rewrite", provider="openai"
+        ).stdout.str()
+    )
+    for kind in ("resolution turn", "follow-up"):
+        assert rewritten["dialectic", "fake", kind] == plain["dialectic", "fake", kind]
+    assert rewritten["dialectic", "fake", "response at the batch price"] == batched("fake", "response")
 
 
 def traced(run) -> tuple[pytest.RunResult, int]:
