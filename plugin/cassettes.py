@@ -436,6 +436,7 @@ class CassetteClient:
         record_mode: str,
         index: CassetteIndex | None = None,
         match: MatchOn = MATCH,
+        run_started_ns: int | None = None,
     ):
         self.model = model
         self._root = str(root)  # cassette files are path strings (_file)
@@ -450,6 +451,8 @@ class CassetteClient:
         self._match = match
         self.unreadable: dict[str, str] = {}  # path -> why its file could not be read, from its latest load
         self._replaced: set[str] = set()  # rewrite replaces a cassette once per run, not per call
+        # ... and not one written since the run started (its batch, before the items; another worker)
+        self._run_started_ns = run_started_ns
         self._swept: set[str] = set()  # folders whose stale temp files are removed (once per run)
         self.unsaved: str | None = None  # why a save failed: no more live calls in this run
         self._open: _Opened | None = None  # the conversation's cassette (the main thread's)
@@ -563,7 +566,7 @@ class CassetteClient:
         """The opened cassette; on a normal exit, what was recorded is saved (atomically), unless
         a rewrite over an existing file did not complete: then the old file stays. An exception
         leaving the block saves nothing (vcrpy's record_on_exception=False)."""
-        if mode == "rewrite" and path not in self._replaced:
+        if mode == "rewrite" and path not in self._replaced and not self._written_in_this_run(path):
             opened = _Opened(path, [], protected=False, fresh=True, keeps_old=os.path.isfile(path))
         else:
             interactions, _ = self._load(path, recording=mode != "none", indexed=indexed)
@@ -574,6 +577,14 @@ class CassetteClient:
             self._save(opened)
         if opened.fresh and opened.recorded and not opened.dirty:
             self._replaced.add(path)  # saved: later calls of this run add to the new file
+
+    def _written_in_this_run(self, path: str) -> bool:
+        if self._run_started_ns is None:
+            return False
+        try:
+            return os.stat(path).st_mtime_ns >= self._run_started_ns
+        except OSError:
+            return False
 
     def _save(self, opened: _Opened) -> None:
         """Write the opened cassette: every interaction it holds, so each prompt's or option's

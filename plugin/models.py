@@ -154,8 +154,10 @@ class Models:
         running: Callable[[], pytest.Item | None] = lambda: None,
         ahead: Callable[[pytest.Item], Request | None] = lambda item: None,
         planned_cassettes: Callable[[], Iterable[tuple[str, str]]] | None = None,
+        run_started_ns: int | None = None,
     ):
         self.settings = settings
+        self.run_started_ns = run_started_ns  # a rewrite keeps the cassettes written since (cassettes.py)
         self.session = session
         self.config = config  # its cache folder holds the cassette index
         self.budget = budget or Budget(None, settings.out_dir)
@@ -285,7 +287,9 @@ class Models:
         """The cassette client around an HTTP model, its files read through the index."""
         from pytest_reasoning_evals.cassettes import CassetteClient  # vcrpy is imported only for HTTP models
 
-        return CassetteClient(model, self.settings.cassette_dir, record_mode, self.cassette_index)
+        return CassetteClient(
+            model, self.settings.cassette_dir, record_mode, self.cassette_index, run_started_ns=self.run_started_ns
+        )
 
     def _cassettes(self, record_mode: str) -> Callable[[Model], Model]:
         return lambda model: self.cassette_client(model, record_mode)

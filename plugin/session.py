@@ -47,6 +47,7 @@ class EvalSession:
         self.protocols: dict[str, EvalProtocol] = {}
         self.pytest_session: pytest.Session | None = None
         self.started = time.monotonic()
+        self.started_ns = time.time_ns()  # files' clock: what this run wrote is newer (a rewrite's cassettes)
         self.end = SessionEnd(self)  # controller: gates, exit status, closing lines
         self.collected: set[str] = set()  # protocols asked for items (they may all be deselected); every process's
         self.selected: set[str] = set()  # ... with an item the session selected (by file, -k, -m)
@@ -78,6 +79,7 @@ class EvalSession:
             running=lambda: self.current_item,
             ahead=self.ahead_request,
             planned_cassettes=self.speed.planned_cassettes if self.speed is not None else None,
+            run_started_ns=self.started_ns,
         )
 
     @property

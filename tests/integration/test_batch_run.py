@@ -536,11 +536,8 @@ def test_a_rewrite_asks_the_conversations_live_and_the_rest_in_batches(dialectic
     run = dialectic_args(project, server, "rewrite", "--eval-record-mode", "rewrite", "--eval-batch")
     result = project.runpytest_subprocess(*run)
     assert [len(ids) for ids in rounds(server)] == [3, 6], result.stdout.str()  # the responses, the panel
-    asked = live_kinds(server)
-    assert (asked["resolution"], asked["followup"]) == (
-        LIVE_CONVERSATIONS["resolution"],
-        LIVE_CONVERSATIONS["followup"],
-    )
+    # the responses and the panel the batches rewrote are read from their new cassettes, not paid again
+    assert live_kinds(server) == {**LIVE_CONVERSATIONS, "response": 0, "judge": 0}
     assert dialectic_out(project, "rewrite", "multiturn_summary.json") == recorded
 
 
@@ -611,3 +608,23 @@ def test_a_compare_model_without_a_batch_api_is_asked_live_and_so_is_its_panel(
     assert batched_models(server) == [{"fake-model"}, {"fake-judge"}]  # fake's responses, then their panel
     assert [len(ids) for ids in rounds(server)] == [3, 6]
     assert live_kinds(server) == {**NOTHING_LIVE, "response": 3, "judge": 6}  # local's responses and their panel
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_rewrite_with_eval_batch_pays_each_question_once(project, server, workers) -> None:
+    """--eval-record-mode=rewrite: the batch rewrites each question's cassette, and its item reads
+    that new cassette instead of rewriting it again live (it had paid twice)."""
+    server.responder = lambda body: "FALSE"
+    assert project.runpytest(*args(project, server, "openai", "batch", "--eval-record-mode", "once")).ret == 0
+    server.clear()
+    server.live_calls, server.responder = (
+        0,
+        lambda body: "TRUE" if int(json.dumps(body).split("q-")[1][:2]) % 2 else "FALSE",
+    )
+    rewrite = ["--eval-record-mode", "rewrite", "--eval-batch", "-n", workers]
+    rewritten = project.runpytest(*args(project, server, "openai", "batch", *rewrite))
+    assert rewritten.ret == 0, rewritten.stdout.str()
+    assert server.batch.created == 1 and server.live_calls == 0  # every question once, in the batch
+    replayed = project.runpytest(*args(project, server, "openai", "batch", "--eval-record-mode", "none"))
+    assert replayed.ret == 0 and server.live_calls == 0
+    assert summary(project, "batch")["overall_accuracy"] == 1.0  # the batch's (gold) answers, not the first run's
