@@ -15,7 +15,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Protocol
 
-SCHEMA = 5  # bump when what indexed_cassette checks or returns, or a row, changes: older rows are not read
+SCHEMA = 6  # bump when what indexed_cassette checks or returns, or a row, changes: older rows are not read
 FILE_NAME = f"cassette-index-v{SCHEMA}.sqlite3"
 BATCH = 500  # rows written per transaction (by default)
 WAIT_SECONDS = 2.0  # for another process's write to end; then the rows wait for the next write

@@ -29,7 +29,7 @@ from vcr.serializers import yamlserializer as YAML
 
 from pytest_reasoning_evals.cassette_index import CassetteIndex, NotACassetteFile, read_bytes
 from pytest_reasoning_evals.providers.base import SECRET_QUERY_PARAMETERS, Completion, ErrorKind, Request
-from pytest_reasoning_evals.providers.http import LATENCY_HEADER, Recordable
+from pytest_reasoning_evals.providers.http import BATCH_HEADER, LATENCY_HEADER, Recordable
 from pytest_reasoning_evals.providers.wire import Call, Parsed
 from pytest_reasoning_evals.results import replacing
 
@@ -297,6 +297,14 @@ def recorded_latency(response: dict) -> str | None:
     return latency[0] if isinstance(latency, list) else latency
 
 
+def recorded_batch(response: dict) -> str | None:
+    """The provider whose batch gave a recorded response (its BATCH_HEADER), or None: a live
+    answer, or one recorded before batches were marked (priced at the list price)."""
+    batch = response["headers"].get(BATCH_HEADER)
+    batch = batch[0] if isinstance(batch, list) and batch else batch
+    return batch if isinstance(batch, str) and batch else None
+
+
 def indexed_cassette(path: Path | str, parse: Callable[[dict], object], data: bytes | None = None) -> tuple:
     """What the cassette index keeps of a file: read_cassette's (requests, responses), and the
     first_replay of them (or None) that a plain replay answers from without opening the cassette."""
@@ -305,10 +313,10 @@ def indexed_cassette(path: Path | str, parse: Callable[[dict], object], data: by
 
 
 def first_replay(requests_: list, responses: list, parse: Callable[[dict], object]) -> tuple | None:
-    """(uri, body bytes, latency ms, the Parsed fields of the answer) of the file's first 2xx
-    interaction: what a fresh replay plays when the request sent is that one byte for byte
-    (CassetteClient._call). None when it is not a plain one: not a POST, a query in its URL, a
-    latency that is not a number; those are played the long way."""
+    """(uri, body bytes, latency ms, the Parsed fields of the answer, the batch's provider or None)
+    of the file's first 2xx interaction: what a fresh replay plays when the request sent is that
+    one byte for byte (CassetteClient._call). None when it is not a plain one: not a POST, a query
+    in its URL, a latency that is not a number; those are played the long way."""
     for recorded, response in zip(requests_, responses):
         if not 200 <= response["status"]["code"] < 300:
             continue
@@ -333,7 +341,7 @@ def first_replay(requests_: list, responses: list, parse: Callable[[dict], objec
         )
         if not all(type(value) in (str, int, type(None)) for value in fields):
             return None  # marshal keeps plain values only
-        return recorded["uri"], recorded["body"], latency_ms, fields
+        return recorded["uri"], recorded["body"], latency_ms, fields, recorded_batch(response)
     return None
 
 
@@ -520,7 +528,7 @@ class CassetteClient:
         self.unreadable.pop(path, None)
         if self._usage:
             self._note(path, "POST", replay[0], replay[1])
-        completion = self.model.completion_of(Parsed(*replay[3]), replay[2])
+        completion = self.model.completion_of(Parsed(*replay[3]), replay[2], batch=replay[4] is not None)
         completion.outcome.hit = True
         completion.outcome.cassette = cassette_name(self.model.spec.alias, request.cassette_folder, request.item_id)
         return completion
@@ -673,7 +681,9 @@ class CassetteClient:
 
     def _replayed(self, response: dict) -> Completion:
         response = _decoded(response)
-        completion = self.model.completion_from(response["body"]["string"], recorded_latency(response), 0.0)
+        completion = self.model.completion_from(
+            response["body"]["string"], recorded_latency(response), 0.0, batch=recorded_batch(response) is not None
+        )
         completion.outcome.hit = True
         return completion
 

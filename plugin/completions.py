@@ -85,6 +85,16 @@ _REPROMPT_FIELDS = (
     ("label_from", frozenset({int, type(None)})),
 )
 
+# What the prompt cache and a batch saved (scoring.cache_fields): present only when not zero, so
+# checked when present, as the reprompt fields; the summary sums them.
+_SAVING_FIELDS = (
+    ("cached_tokens", _COUNT),
+    ("cache_write_tokens", _COUNT),
+    ("cache_saved_usd", _NUMBER),
+    ("batch", frozenset({bool})),
+    ("batch_saved_usd", _NUMBER),
+)
+
 
 def _typed(record: dict, fields: tuple) -> bool:
     """Every field is there, with a value of one of its types."""
@@ -110,13 +120,13 @@ def _question_ok(record: dict, fields: tuple) -> bool:
             type(p) is dict and type(p.get("name")) is str and p.get("polarity") in POLARITIES
             for p in record["predicates"]
         )
-        and _reprompts_ok(record)
+        and _optional_fields_ok(record)
     )
 
 
-def _reprompts_ok(record: dict) -> bool:
-    """The reprompt fields a record has are of their type, and label_from names one of its replies."""
-    for key, types in _REPROMPT_FIELDS:
+def _optional_fields_ok(record: dict) -> bool:
+    """The reprompt and saving fields a record has are of their type, and label_from names one of its replies."""
+    for key, types in (*_REPROMPT_FIELDS, *_SAVING_FIELDS):
         if key in record and type(record[key]) not in types:
             return False
     if not all(type(t) is str for t in record.get("reprompt_replies", ())):

@@ -6,7 +6,8 @@ an http(s) address with a host, a price is a finite number >= 0, `reasoning` is 
 `thinking_budget` (a reasoning model's tokens of thinking, providers.wire) a whole number.
 
 Batch prices (docs/batch.md): `price_batch_in` / `price_batch_out` when an entry gives them, else
-the provider's batch share of price_in / price_out (OpenAI and Anthropic bill a batch at half).
+the provider's batch share of price_in / price_out (OpenAI and Anthropic bill a batch at half);
+a batch's cached input tokens at their cache price times the batch's input share (batch_cost).
 Prompt cache prices (`cache_prices`): `price_cached_in` for input tokens read from the cache, else
 price_in; `price_cache_write_in` for those written to it, else the provider's write share of
 price_in (Anthropic bills a write at 1.25x).
@@ -100,10 +101,31 @@ def batch_prices(spec: ModelSpec) -> tuple[float, float]:
     )
 
 
-def batch_cost(spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
-    """US dollars of one request answered in a batch."""
+def batch_share_in(spec: ModelSpec) -> float:
+    """What a batch's input costs of the live input price: batch_prices' input price over price_in
+    (a model without an input price: the provider's batch share)."""
+    if not spec.price_in:
+        return BATCH_SHARE.get(spec.provider, 1.0)
+    return batch_prices(spec)[0] / spec.price_in
+
+
+def batch_cost(
+    spec: ModelSpec, input_tokens: int, output_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0
+) -> float:
+    """US dollars of one request answered in a batch: its fresh input and output tokens at the batch
+    prices, and its input tokens read from or written to the prompt cache at their cache prices
+    (cache_prices) times the batch's input share (batch_share_in): Anthropic and OpenAI apply the
+    batch discount on top of the cache prices. `cached_tokens` and `cache_write_tokens` are part of
+    `input_tokens`, as for ModelSpec.cost. The one price of a batched call: what a batch pays
+    (batch/run.py) and what its replay costs (providers/http.py)."""
     price_in, price_out = batch_prices(spec)
-    return (input_tokens * price_in + output_tokens * price_out) / 1e6
+    if not (cached_tokens or cache_write_tokens):
+        return (input_tokens * price_in + output_tokens * price_out) / 1e6
+    read, write = cache_prices(spec)
+    share = batch_share_in(spec)
+    fresh = input_tokens - cached_tokens - cache_write_tokens
+    cached = (cached_tokens * read + cache_write_tokens * write) * share
+    return (fresh * price_in + cached + output_tokens * price_out) / 1e6
 
 
 def cache_prices(spec: ModelSpec) -> tuple[float, float]:

@@ -39,6 +39,17 @@ def checked(row: dict, columns: list[tuple[str, str, str]]) -> dict:
     return row
 
 
+def total_saved(saved: object) -> float:
+    """What a run's batches and prompt cache saved together against the list price, from a
+    summary's `cost_saved_usd` ({"cache": USD, "batch": USD}, each part only when not zero; absent
+    when nothing was saved: 0); a ValueError when it is not numbers by part."""
+    if saved is None:
+        return 0.0
+    if not isinstance(saved, dict) or not all(map(is_number, saved.values())):
+        raise ValueError(f"cost_saved_usd is {repr(saved)[:60]}, not numbers by part")
+    return sum(saved.values())
+
+
 def _fits(value, kind: str) -> bool:
     if kind in ("text", "date"):
         return isinstance(value, str)

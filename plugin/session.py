@@ -137,8 +137,7 @@ class EvalSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector):
-        """A protocol's placeholder for an empty parameter set is left out of what a module
-        collects, so pytest neither counts nor deselects it."""
+        """A protocol's placeholder for an empty parameter set is not collected (not counted, not deselected)."""
         report = yield
         if self.protocols and report.result:
             report.result = [node for node in report.result if not self._placeholder(node)]
@@ -223,8 +222,7 @@ class EvalSession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
-        """Controller -> worker: what a started protocol tells its workers (resumed ids, say), and
-        which output folders the run has made."""
+        """Controller -> worker: what started protocols tell workers (resumed ids...), the run's new folders."""
         from pytest_reasoning_evals.budget import TOKEN_KEY
         from pytest_reasoning_evals.results import NEW_FOLDERS_KEY
 

@@ -15,7 +15,7 @@ import json
 import shlex
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import requests
@@ -25,7 +25,7 @@ from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, e
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.progress import duration, write_own_line
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
-from pytest_reasoning_evals.registry import batch_cost
+from pytest_reasoning_evals.providers.http import BATCH_HEADER
 
 PROVIDERS = ("openai", "anthropic", "gemini")  # the wire formats whose batch API is wired in
 QUIET = 300.0  # seconds between two waiting lines of the same count in a log
@@ -41,7 +41,10 @@ class BatchOutcome:
 
 class BatchAnswers:
     """The HTTP model under a cassette client whose `exchange` answers from the batch's replies
-    (at the batch price) instead of sending the request; everything else is the model's own."""
+    (at the batch price) instead of sending the request; everything else is the model's own. Each
+    reply's response carries BATCH_HEADER (the provider), which its cassette keeps: a replay prices
+    it at the batch price too, with the same function (registry.batch_cost, through the model's
+    completion_from), so what the run paid and its summary agree."""
 
     def __init__(self, model, replies: dict[str, dict]):
         self.model = model
@@ -58,11 +61,10 @@ class BatchAnswers:
         raw = json.dumps(body).encode()
         response = requests.Response()
         response.status_code, response.reason, response._content = 200, "OK", raw
-        response.raw = HTTPResponse(body=b"", headers={"Content-Type": "application/json"}, status=200)
+        headers = {"Content-Type": "application/json", BATCH_HEADER: self.spec.provider}
+        response.raw = HTTPResponse(body=b"", headers=headers, status=200)
         response.request = sent.prepare()
-        completion = self.model.completion_from(raw, None, 0.0)
-        cost = batch_cost(self.spec, completion.input_tokens, completion.output_tokens)
-        return replace(completion, cost_usd=cost), response
+        return self.model.completion_from(raw, None, 0.0, batch=True), response
 
 
 def answer_by_batch(

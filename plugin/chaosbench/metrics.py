@@ -36,11 +36,17 @@ def _spend(rows: list[Row]) -> dict:
 
 
 def _saved(rows: list[Row]) -> dict:
-    """What the prompt cache saved against the list price, only when it saved something (old
-    summaries unchanged). Batching's saving is not here: a batch's answers replay from ordinary
-    cassettes, and the summary is the same with or without batching (docs/batch.md)."""
-    cache = sum(c.cache_saved_usd for r in rows for c in r.calls)
-    return {"cost_saved_usd": {"cache": cache}} if cache else {}
+    """What the prompt cache saved against price_in for every input token, and what a batch's price
+    saved against the list price over the calls a batch answered (their cassettes are marked so:
+    a replay of a batched run is priced as the batch was); each part only when not zero, the whole
+    only when a part is (the summaries of runs without either unchanged)."""
+    calls = [c for r in rows for c in r.calls]
+    parts = {
+        "cache": sum(c.cache_saved_usd for c in calls),
+        "batch": sum(c.batch_saved_usd for c in calls),
+    }
+    saved = {name: value for name, value in parts.items() if value}
+    return {"cost_saved_usd": saved} if saved else {}
 
 
 def _group_details(questions: list[QuestionRow]) -> dict:

@@ -34,6 +34,14 @@ class CacheFields(TypedDict, total=False):
     cache_saved_usd: float
 
 
+class BatchFields(TypedDict, total=False):
+    """A record of calls a provider's batch answered (their cassettes say so): priced at the batch
+    price (registry.batch_cost); present only then, so a record of live calls reads as before."""
+
+    batch: bool  # true: a batch answered one of its calls
+    batch_saved_usd: float  # the list price of those calls less what the batch charged
+
+
 class MixedHitFields(TypedDict, total=False):
     """A question whose calls were some replayed, some made now (a replayed reply, a reprompt asked
     live): how many a cassette answered; absent when they all were, or none (cassette_hit says)."""
@@ -41,7 +49,7 @@ class MixedHitFields(TypedDict, total=False):
     cassette_hits: int
 
 
-class QuestionRecord(EpochFields, CacheFields, MixedHitFields):
+class QuestionRecord(EpochFields, CacheFields, BatchFields, MixedHitFields):
     """One question asked and scored (scoring.score). A question's record has no "kind"."""
 
     suite: str

@@ -53,6 +53,7 @@ class QuestionRow:
     cassette_hit: bool | None
     cassette_hits: int | None = None  # of its calls, when some were replayed and some made now (records.MixedHitFields)
     cache_saved_usd: float = 0.0  # what the prompt cache saved (records.CacheFields; absent: nothing)
+    batch_saved_usd: float = 0.0  # what a batch's price saved (records.BatchFields; absent: nothing)
     reprompts: int = 0  # absent from the records of runs before --eval-reprompt
     label_from: int | None = None
     question_id: str | None = None  # under --eval-epochs K > 1: the question it asks again ...
@@ -143,6 +144,7 @@ def _question_fields(record: QuestionRecord | TurnRecord) -> dict:
         "cassette_hit": record["cassette_hit"],
         "cassette_hits": record.get("cassette_hits"),
         "cache_saved_usd": record.get("cache_saved_usd", 0.0),
+        "batch_saved_usd": record.get("batch_saved_usd", 0.0),
         "reprompts": record.get("reprompts", 0),
         "label_from": record.get("label_from"),
         "question_id": record.get("question_id"),

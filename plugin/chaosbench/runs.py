@@ -16,7 +16,7 @@ from pytest_reasoning_evals.chaosbench.merge import MergeError, combine
 from pytest_reasoning_evals.chaosbench.names import BANK, is_bank
 from pytest_reasoning_evals.chaosbench.regression import baseline_of, compare
 from pytest_reasoning_evals.chaosbench.rows import Row, read_rows
-from pytest_reasoning_evals.runs_table import UNREADABLE, checked, is_number, tell_apart
+from pytest_reasoning_evals.runs_table import UNREADABLE, checked, is_number, tell_apart, total_saved
 
 COLUMNS = [
     ("label", "run", "text"),  # what differs between the runs shown (runs_table.name_runs)
@@ -30,6 +30,7 @@ COLUMNS = [
     ("mcc", "MCC", "float"),
     ("cost_usd", "cost", "usd"),
     ("cost_per_point", "cost per point", "usd"),  # cost over accuracy in percentage points
+    ("cost_saved_usd", "cost saved", "usd"),  # by batches and the prompt cache, against the list price
     ("tokens", "tokens", "int"),
     ("date", "date", "date"),
     ("complete", "complete", "bool"),
@@ -93,6 +94,7 @@ def _row(directory: Path, summary: dict, meta: dict, manifest: dict, shards: int
         "balanced_accuracy": summary.get("balanced_accuracy"),
         "mcc": summary.get("mcc"),
         "cost_usd": summary.get("cost_usd"),
+        "cost_saved_usd": total_saved(summary.get("cost_saved_usd")),
         "tokens": sum(v for v in tokens.values() if isinstance(v, (int, float))),
         "date": meta.get("timestamp"),
         "complete": summary.get("complete", True),

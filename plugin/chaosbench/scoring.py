@@ -12,6 +12,7 @@ from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, no
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import (
+    BatchFields,
     CacheFields,
     ItemRecord,
     MixedHitFields,
@@ -20,7 +21,7 @@ from pytest_reasoning_evals.chaosbench.records import (
 )
 from pytest_reasoning_evals.epochs import record_fields
 from pytest_reasoning_evals.models import complete_after
-from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model
+from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Model, saving_fields
 
 SUITE = "chaosbench"
 EXCERPT_CHARS = 80
@@ -122,14 +123,10 @@ def score(
     }
 
 
-def cache_fields(calls: Sequence[Completion]) -> CacheFields:
-    """The calls' prompt cache counts and saving, those not zero (records.CacheFields)."""
-    fields = {
-        "cached_tokens": sum(c.cached_tokens for c in calls),
-        "cache_write_tokens": sum(c.cache_write_tokens for c in calls),
-        "cache_saved_usd": sum(c.cache_saved_usd for c in calls),
-    }
-    return {name: value for name, value in fields.items() if value}
+def cache_fields(calls: Sequence[Completion]) -> CacheFields | BatchFields:
+    """The calls' prompt cache counts and saving, and whether a batch answered one of them and what
+    that saved, those not zero (records.CacheFields, records.BatchFields: providers.base.saving_fields)."""
+    return saving_fields(calls)
 
 
 def _mixed_hits(calls: list[Completion]) -> MixedHitFields:

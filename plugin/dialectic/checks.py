@@ -11,6 +11,7 @@ from pytest_reasoning_evals.dialectic.judge import Verdict
 from pytest_reasoning_evals.dialectic.pcc import pcc_reason
 from pytest_reasoning_evals.dialectic.records import (
     EPOCH_FIELDS,
+    SAVING_FIELDS,
     ConversationRecord,
     CrossProviderCheckRecord,
     CrossProviderRecord,
@@ -69,6 +70,7 @@ def public(response: ResponseRecord) -> PublicResponse:
             "thinking": {"in_answer": thinking_of(response["text"]), "from_provider": c["reasoning"]},
         }
         | {k: response[k] for k in EPOCH_FIELDS if k in response}
+        | {k: c[k] for k in SAVING_FIELDS if k in c}
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import json5
 
@@ -149,6 +149,7 @@ class Verdict:
     self_judged: bool = False  # a judge of the panel is the model that wrote the response
     not_judged: str | None = None  # why no judge was asked (the response was not answered)
     cost_usd: float = 0.0  # what the panel's calls cost, usable replies or not
+    saved: dict = field(default_factory=dict)  # its calls' cache and batch fields (base.saving_fields)
 
     @property
     def medians(self) -> dict[str, float] | None:
@@ -194,4 +195,5 @@ class Verdict:
             "self_judged": self.self_judged,
             "not_judged": self.not_judged,
             "cost_usd": self.cost_usd,
+            **self.saved,
         }

@@ -10,7 +10,23 @@ from pytest_reasoning_evals.stash import CallCounts
 Mode = Literal["dialectic", "bypass"]
 
 
-class CompletionRecord(TypedDict):
+class SavingFields(TypedDict, total=False):
+    """What a reply's (or a judge panel's) calls saved (providers.base.saving_fields), each field
+    only when not zero, so a record without caching or batching reads as before: input tokens read
+    from / written to the prompt cache and what that saved; `batch` when a provider's batch answered
+    one of them (priced at the batch price), and what that saved against the list price."""
+
+    cached_tokens: int
+    cache_write_tokens: int
+    cache_saved_usd: float
+    batch: bool
+    batch_saved_usd: float
+
+
+SAVING_FIELDS = tuple(SavingFields.__annotations__)  # what a response passes on to its rows when present
+
+
+class CompletionRecord(SavingFields):
     """One model reply as the runner keeps it (runner.completion_record)."""
 
     provider: str | None
@@ -108,7 +124,7 @@ class TokenCounts(TypedDict):
     total: int
 
 
-class PublicResponse(EpochFields):
+class PublicResponse(EpochFields, SavingFields):
     """A response as the controller keeps it (checks.public), sent once with a check record."""
 
     query_id: str
@@ -150,7 +166,7 @@ class Judgement(TypedDict):
     rationale: str
 
 
-class VerdictRecord(TypedDict):
+class VerdictRecord(SavingFields):
     """What the judges said about one response (judge.Verdict.to_dict)."""
 
     n_judges: int
@@ -290,7 +306,7 @@ class RecordPayload(_RecordPayload, total=False):
     calls: CallCounts
 
 
-class JudgeSummary(TypedDict):
+class JudgeSummary(SavingFields):
     """The judges' verdict in a per-response row, every judge's scores with it (not the medians:
     judge_scores holds them)."""
 
@@ -308,7 +324,7 @@ class JudgeSummary(TypedDict):
     cost_usd: float
 
 
-class PerResponseRecord(EpochFields):
+class PerResponseRecord(EpochFields, SavingFields):
     """One line of per_response.jsonl (summary.responses): a response merged with its checks."""
 
     query_id: str

@@ -30,7 +30,7 @@ from pytest_reasoning_evals.dialectic.records import (
 )
 from pytest_reasoning_evals.epochs import cassette_id, question_of, seed_of
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of, text_chars
-from pytest_reasoning_evals.providers.base import Completion, Model, Request
+from pytest_reasoning_evals.providers.base import Completion, Model, Request, saving_fields
 
 SUITE, JUDGE_SUITE, RESOLUTION_SUITE = "dialectic", "dialectic-judge", "dialectic-resolution"
 MAX_TOKENS = 512  # per reply; part of every recorded request, so changing it means re-recording
@@ -50,6 +50,7 @@ def completion_record(c: Completion) -> CompletionRecord:
         "cassette": c.outcome.cassette,
         "cassette_hit": c.outcome.hit,
         "reasoning": c.reasoning,
+        **saving_fields([c]),
     }
 
 
@@ -169,17 +170,20 @@ class DialecticRunner:
         return self._verdicts[key]
 
     def _judged(self, case: Case, variant: Variant, alias: str, text: str) -> judge.Verdict:
-        judgements, errors, cost = [], [], 0.0
+        judgements, errors, cost, calls = [], [], 0.0, []
         for seat in self.judges:
             completion = self.models(seat.alias).complete(judge_request(case, variant, alias, text, seat))
             cost += completion.cost_usd
+            calls.append(completion)
             try:
                 if completion.error:
                     raise judge.JudgeError(f"judge call failed: {completion.error}")
                 judgements.append({"judge": seat.alias, "seat": seat.number, **judge.parse(completion.text)})
             except judge.JudgeError as exc:
                 errors.append(f"judge {seat.number} ({seat.alias}): {exc}")
-        return judge.Verdict(tuple(judgements), tuple(errors), self_judged(self.judges, alias), cost_usd=cost)
+        return judge.Verdict(
+            tuple(judgements), tuple(errors), self_judged(self.judges, alias), cost_usd=cost, saved=saving_fields(calls)
+        )
 
     # --- multi-turn resolution ---
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_reasoning_evals.runs_table import UNREADABLE, checked, tell_apart
+from pytest_reasoning_evals.runs_table import UNREADABLE, checked, tell_apart, total_saved
 
 COLUMNS = [
     ("label", "run", "text"),  # what differs between the rows shown (runs_table.name_runs)
@@ -22,6 +22,7 @@ COLUMNS = [
     ("pass_share", "judge pass share by case", "pct"),  # with epochs: the mean over cases of their epochs' share
     ("epochs_agree", "epochs agree", "pct"),  # with epochs: the cases whose epochs all pass or all fail
     ("cost_usd", "cost", "usd"),
+    ("cost_saved_usd", "cost saved", "usd"),  # by batches and the prompt cache, against the list price
     ("tokens", "tokens", "int"),
     ("date", "date", "date"),
     ("complete", "complete", "bool"),
@@ -119,6 +120,7 @@ def _rows(directory: Path) -> list[dict]:
             "judge_agreement": v["judge_agreement"],
             **_epoch_cells(v, meta),
             "cost_usd": v["cost_usd"],
+            "cost_saved_usd": total_saved(v.get("cost_saved_usd")),
             "tokens": v["tokens"],
             "date": meta.get("timestamp"),
             "complete": complete,

@@ -11,7 +11,13 @@ from pathlib import Path
 from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
 from pytest_reasoning_evals.dialectic.agreement import judge_agreement
 from pytest_reasoning_evals.dialectic.epoch_summary import epoch_block, epoch_line
-from pytest_reasoning_evals.dialectic.records import EPOCH_FIELDS, ItemRecord, PerResponseRecord, PublicResponse
+from pytest_reasoning_evals.dialectic.records import (
+    EPOCH_FIELDS,
+    SAVING_FIELDS,
+    ItemRecord,
+    PerResponseRecord,
+    PublicResponse,
+)
 from pytest_reasoning_evals.dialectic.verdict import PassRule
 from pytest_reasoning_evals.providers.base import MISS
 from pytest_reasoning_evals.results import write_json, write_lines
@@ -65,6 +71,7 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
             entry["score"] = record["score"]
             entry["judge_scores"] = record["judge"]["medians"]
             entry["judge"] = {k: record["judge"][k] for k in JUDGE_FIELDS}
+            entry["judge"] |= {k: record["judge"][k] for k in SAVING_FIELDS if k in record["judge"]}
     return [merged[k] for k in sorted(merged)]
 
 
@@ -84,7 +91,21 @@ def _entry(r: PublicResponse) -> PerResponseRecord:
         "checks": {},
         **{k: r[k] for k in RESPONSE_FIELDS},
         **{k: r[k] for k in EPOCH_FIELDS if k in r},
+        **{k: r[k] for k in SAVING_FIELDS if k in r},
     }
+
+
+def cost_saved(rows: list[PerResponseRecord]) -> dict:
+    """What the prompt cache and the batches saved on the rows' responses and their judges' calls
+    (against the list price, as ChaosBench's summary.json says it), each part only when not zero,
+    the whole only when a part is: the summaries of runs without either stay as they were."""
+    calls = [part for r in rows for part in (r, *([r["judge"]] if r["judge"] else []))]
+    saved = {
+        "cache": sum(c.get("cache_saved_usd", 0.0) for c in calls),
+        "batch": sum(c.get("batch_saved_usd", 0.0) for c in calls),
+    }
+    saved = {name: value for name, value in saved.items() if value}
+    return {"cost_saved_usd": saved} if saved else {}
 
 
 def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> list[dict]:
@@ -114,6 +135,7 @@ def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> 
                 "tokens": sum(r["tokens"]["total"] for r in rows),
                 "cost_usd": sum(r["cost"] for r in rows),
                 "judge_cost_usd": sum(r["judge"]["cost_usd"] for r in rows if r["judge"]),
+                **cost_saved(rows),
                 "pass": rule.variant_passes(hard_fails, mean_score, mode_accuracy),
                 **({"epochs": epochs} if (epochs := epoch_block(rows, rule)) else {}),
             }

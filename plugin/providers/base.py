@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -150,6 +151,8 @@ class Completion:
     cached_tokens: int = 0  # input tokens read from the prompt cache: part of input_tokens, priced apart
     cache_write_tokens: int = 0  # input tokens written to the prompt cache: part of input_tokens, priced apart
     cache_saved_usd: float = 0.0  # what the prompt cache saved against price_in for every input token
+    batch: bool = False  # answered by a provider's batch (its cassette's marker): priced at the batch price
+    batch_saved_usd: float = 0.0  # of a batch's answer: its list price less its batch price (registry.batch_cost)
     reasoning: str = ""  # reasoning the provider returned apart from the answer text (recorded, not analysed)
     latency_ms: float = 0.0
     cost_usd: float = 0.0
@@ -161,6 +164,22 @@ class Completion:
         """The call failed after its retries (not a malformed reply or a cassette miss: those
         are the item's own): what, several times in a row, is an outage."""
         return self.error is not None and self.outcome.error_kind not in (ErrorKind.MALFORMED, ErrorKind.MISS)
+
+
+def saving_fields(calls: Iterable[Completion]) -> dict:
+    """What a record says of its calls' prompt cache and batch, each field only when not zero (or
+    false), so a record without either reads as before: input tokens read from and written to the
+    cache and what that saved; `batch`: true when a batch answered one of them, `batch_saved_usd`
+    what the batch price saved against the list price."""
+    calls = list(calls)
+    fields = {
+        "cached_tokens": sum(c.cached_tokens for c in calls),
+        "cache_write_tokens": sum(c.cache_write_tokens for c in calls),
+        "cache_saved_usd": sum(c.cache_saved_usd for c in calls),
+        "batch": any(c.batch for c in calls),
+        "batch_saved_usd": sum(c.batch_saved_usd for c in calls),
+    }
+    return {name: value for name, value in fields.items() if value}
 
 
 class Model(Protocol):

@@ -50,10 +50,13 @@ from pytest_reasoning_evals.providers.base import (
     url_problem,
 )
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS, Call, Parsed, Tokens
-from pytest_reasoning_evals.registry import ModelSpec, cache_saving
+from pytest_reasoning_evals.registry import ModelSpec, batch_cost, cache_saving
 from pytest_reasoning_evals.secrets import SECRET_PATTERNS, redact_traceback
 
 LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report recorded latency
+# stored in a cassette's response when a provider's batch gave it (its value: the provider), so
+# replays price it at the batch price; no key, batch id or custom_id (batch/run.py BatchAnswers)
+BATCH_HEADER = "x-eval-batch"
 KEY_CHARACTERS = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace: what an API key is made of
 # A body that does not decode as its Content-Encoding says (requests wraps urllib3's error; under
 # vcrpy's recording patches urllib3's own escapes).
@@ -260,9 +263,11 @@ class Recordable(Protocol):
 
     def parse(self, data: dict) -> Parsed: ...
 
-    def completion_from(self, body: bytes | str, recorded_latency: str | None, latency_ms: float) -> Completion: ...
+    def completion_from(
+        self, body: bytes | str, recorded_latency: str | None, latency_ms: float, *, batch: bool = False
+    ) -> Completion: ...
 
-    def completion_of(self, parsed: Parsed, latency_ms: float) -> Completion: ...
+    def completion_of(self, parsed: Parsed, latency_ms: float, *, batch: bool = False) -> Completion: ...
 
     def exchange(self, request: Request) -> tuple[Completion, requests.Response | None]: ...
 
@@ -456,11 +461,18 @@ class HttpModel:
         return self.completion_from(response.content, response.headers.get(LATENCY_HEADER), latency_ms, keys)
 
     def completion_from(
-        self, body: bytes | str, recorded_latency: str | None, latency_ms: float, keys: list[str] = ()
+        self,
+        body: bytes | str,
+        recorded_latency: str | None,
+        latency_ms: float,
+        keys: list[str] = (),
+        *,
+        batch: bool = False,
     ) -> Completion:
         """The completion in a 2xx response's body (live, or replayed from a cassette); the
         recorded latency header, when there is one, is the latency reported. `keys`: what a
-        message quoting the body must not show."""
+        message quoting the body must not show. `batch`: a provider's batch gave the body (its
+        cassette's BATCH_HEADER): priced at the batch price."""
         data = None
         try:
             if recorded_latency is not None:
@@ -483,11 +495,12 @@ class HttpModel:
                 used = self._usage(data)
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
                 return failed
-            return self._priced(failed, used)
-        return self.completion_of(parsed, latency_ms)
+            return self._priced(failed, used, batch)
+        return self.completion_of(parsed, latency_ms, batch=batch)
 
-    def completion_of(self, parsed: Parsed, latency_ms: float) -> Completion:
-        """The completion of a parsed reply (a response body, or a cassette index's replay)."""
+    def completion_of(self, parsed: Parsed, latency_ms: float, *, batch: bool = False) -> Completion:
+        """The completion of a parsed reply (a response body, or a cassette index's replay); `batch`:
+        a batch's reply, at the batch price."""
         completion = Completion(
             provider=self.spec.provider,
             model=self.spec.model_id,
@@ -503,13 +516,18 @@ class HttpModel:
             parsed.cached_tokens,
             parsed.cache_write_tokens,
         )
-        return self._priced(completion, used)
+        return self._priced(completion, used, batch)
 
-    def _priced(self, completion: Completion, used: Tokens) -> Completion:
-        """`completion` with the reply's token counts and what they cost (cached input at its price)."""
+    def _priced(self, completion: Completion, used: Tokens, batch: bool = False) -> Completion:
+        """`completion` with the reply's token counts and what they cost (cached input at its price);
+        a batch's reply at the batch price (registry.batch_cost), what that saved beside it."""
         completion.input_tokens, completion.output_tokens, completion.thinking_tokens = used[:3]
         completion.cached_tokens, completion.cache_write_tokens = used.cached, used.cache_write
         completion.cost_usd = self.spec.cost(*used[:2], used.cached, used.cache_write)
+        if batch:
+            listed = completion.cost_usd
+            completion.cost_usd = batch_cost(self.spec, *used[:2], used.cached, used.cache_write)
+            completion.batch, completion.batch_saved_usd = True, listed - completion.cost_usd
         if used.cached or used.cache_write:
             completion.cache_saved_usd = cache_saving(self.spec, used.cached, used.cache_write)
         return completion

@@ -5,9 +5,12 @@ as its item's ordinary cassette, the items replay them, and a run started again 
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -29,6 +32,7 @@ from helpers import (
 from integration.test_dialectic_run import EVAL_MODULE as DIALECTIC_MODULE
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.batch import BatchHandle, BatchLedger
+from pytest_reasoning_evals.cassette_index import FILE_NAME
 from pytest_reasoning_evals.dialectic import judge, multiturn
 
 QUESTIONS = 20
@@ -81,6 +85,21 @@ def stopped_once_batched(project: pytest.Pytester, server, run: list[str], ctrl_
 
 
 SCORES = ("overall_accuracy", "coverage", "total_questions", "task_accuracy", "split_accuracy", "num_correct")
+COSTS = ("cost_usd", "judge_cost_usd", "cost_saved_usd")  # what a batch's price changes in a summary
+
+
+def without_costs(data):
+    """A summary without its cost fields (at any depth): what a batched run shares with a live one."""
+    if isinstance(data, dict):
+        return {k: without_costs(v) for k, v in data.items() if k not in COSTS}
+    if isinstance(data, list):
+        return [without_costs(v) for v in data]
+    return data
+
+
+def run_file(project: pytest.Pytester, tag: str, name: str = "summary.json", glob: str = "fake_zeroshot*") -> bytes:
+    (run,) = (project.path / f"results-{tag}").glob(glob)
+    return (run / name).read_bytes()
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -99,8 +118,14 @@ def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same
     batched.stdout.fnmatch_lines(["batch: 20 of 20 requests answered ($* at the batch price)"])
     paid = {tag: summary(project, tag, "run_meta.json")["spent_usd"] for tag in ("live", "batch")}
     assert paid["batch"] == pytest.approx(paid["live"] / 2) and paid["live"] > 0  # what the run paid
-    listed = {tag: summary(project, tag)["cost_usd"] for tag in ("live", "batch")}
-    assert listed["batch"] == pytest.approx(listed["live"])  # summary.json: the answers at the list price
+    # summary.json: the answers at the price they were billed (their cassettes say a batch gave them)
+    listed = {tag: summary(project, tag) for tag in ("live", "batch")}
+    assert listed["batch"]["cost_usd"] == pytest.approx(listed["live"]["cost_usd"] / 2)
+    assert listed["batch"]["cost_usd"] == pytest.approx(paid["batch"])  # what the run paid, its summary says
+    assert listed["batch"]["cost_saved_usd"] == {"batch": pytest.approx(listed["live"]["cost_usd"] / 2)}
+    assert "cost_saved_usd" not in listed["live"]
+    assert without_costs(listed["batch"]) == without_costs(listed["live"])
+    recorded = run_file(project, "batch")
     cassettes = sorted((project.path / "cassettes-batch" / "fake").rglob("*.yaml"))
     assert len(cassettes) == QUESTIONS
     assert (
@@ -112,6 +137,7 @@ def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same
     assert {k: summary(project, "batch")[k] for k in SCORES} == {k: summary(project, "live")[k] for k in SCORES}
     # once its replies were cassettes, the files the batch left in the account were deleted
     assert len(server.batch.deleted) == (2 if provider == "openai" else 0)  # the requests and the replies
+    assert run_file(project, "batch") == recorded  # the offline replay: the batched run's summary, cost and all
 
 
 def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch(project, server) -> None:
@@ -333,7 +359,13 @@ def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the
     judged = sorted(p.name for p in (project.path / "cassettes-batch" / "fake-judge" / JUDGE_FOLDER).glob("*.yaml"))
     assert judged == [f"{case}__dialectic__fake__judge{k}.yaml" for case in DIALECTIC_CASES for k in (1, 2)]
     summary_of = {tag: dialectic_out(project, tag, "variant_summary.json") for tag in ("live", "batch")}
-    assert summary_of["batch"] == summary_of["live"]
+    assert without_costs(summary_of["batch"]) == without_costs(summary_of["live"])
+    (live_variant,), (batch_variant,) = summary_of["live"]["variants"], summary_of["batch"]["variants"]
+    halves = {k: live_variant[k] / 2 for k in ("cost_usd", "judge_cost_usd")}  # responses and judges: batched
+    assert {k: batch_variant[k] for k in halves} == pytest.approx(halves) and all(halves.values())
+    assert batch_variant["cost_saved_usd"] == {"batch": pytest.approx(sum(halves.values()))}
+    assert "cost_saved_usd" not in live_variant
+    recorded = run_file(project, "batch", "variant_summary.json", "fake_dialectic*")
 
     # what the run paid: every call at half its live price
     paid = {tag: dialectic_out(project, tag, "run_meta.json")["spent_usd"] for tag in ("live", "batch")}
@@ -343,7 +375,7 @@ def test_dialectic_responses_then_their_judges_are_two_batches_and_replay_to_the
     replayed = project.runpytest_subprocess(*dialectic_args(project, server, "batch", "--eval-record-mode", "none"))
     assert replayed.ret == 0, replayed.stdout.str()
     assert server.requests == [] and server.batch.created == 2  # nothing sent
-    assert dialectic_out(project, "batch", "variant_summary.json") == summary_of["live"]
+    assert run_file(project, "batch", "variant_summary.json", "fake_dialectic*") == recorded
 
 
 def test_a_dialectic_run_killed_after_its_response_batch_was_created_sends_no_second_one(dialectic, server) -> None:
@@ -418,13 +450,19 @@ def test_dialogue_turns_go_in_a_batch_a_round_each_and_replay_to_the_live_summar
             "batch: 2 of 2 requests answered ($* at the batch price)",
         ]
     )
-    keys = ("overall_accuracy", "total_questions", "dialogue_details", "fol_violation_rate", "contradiction_rate")
-    assert {k: summary(project, "talk").get(k) for k in keys} == {k: summary(project, "live").get(k) for k in keys}
+    talked, live_summary = summary(project, "talk"), summary(project, "live")
+    assert without_costs(talked) == without_costs(live_summary)  # scores, dialogue details, tokens: all alike
+    for costs in ("dialogue_details", None):  # every turn and question from a batch: half the list price
+        part, live_part = (talked[costs], live_summary[costs]) if costs else (talked, live_summary)
+        assert part["cost_usd"] == pytest.approx(live_part["cost_usd"] / 2) and live_part["cost_usd"] > 0
+    assert talked["cost_saved_usd"] == {"batch": pytest.approx(live_summary["cost_usd"] / 2)}
+    recorded = run_file(project, "talk")
     server.clear()
     replayed = project.runpytest_subprocess(
         *args(project, server, "openai", "talk", "--eval-record-mode", "none", *talk)
     )
     assert replayed.ret == 0 and server.requests == [], replayed.stdout.str()
+    assert run_file(project, "talk") == recorded
 
 
 # --- dialectic conversations a round each, and cross-provider items ---
@@ -494,16 +532,17 @@ def test_resolution_conversations_go_in_batches_a_round_each_and_replay_to_the_l
         [f"batch: {n} of {n} requests answered ($* at the batch price)" for n in (3, 9, 2, 2, 1, 1, 1, 1)]
     )
     for name in ("multiturn_summary.json", "variant_summary.json"):
-        assert dialectic_out(project, "batch", name) == dialectic_out(project, "live", name), name
+        assert unpriced(dialectic_out(project, "batch", name)) == unpriced(dialectic_out(project, "live", name)), name
     conversations = dialectic_out(project, "live", "multiturn_summary.json")["conversations_detail"]
     assert [c["turns_to_resolution"] for c in conversations] == [1, 2, None]
+    paid = {tag: dialectic_out(project, tag, "multiturn_summary.json")["total_cost_usd"] for tag in ("live", "batch")}
+    assert paid["batch"] == pytest.approx(paid["live"] / 2) and paid["live"] > 0  # every call at the batch price
+    recorded = dialectic_out(project, "batch", "multiturn_summary.json")
 
     server.clear()
     replayed = project.runpytest_subprocess(*dialectic_args(project, server, "batch", "--eval-record-mode", "none"))
     assert replayed.ret == live.ret and server.requests == [], replayed.stdout.str()  # offline: nothing sent
-    assert dialectic_out(project, "batch", "multiturn_summary.json") == dialectic_out(
-        project, "live", "multiturn_summary.json"
-    )
+    assert dialectic_out(project, "batch", "multiturn_summary.json") == recorded  # prices included
 
 
 def test_a_conversation_call_no_batch_answered_is_asked_live_with_the_calls_after_it_never_sent_twice(
@@ -538,7 +577,10 @@ def test_a_rewrite_asks_the_conversations_live_and_the_rest_in_batches(dialectic
     assert [len(ids) for ids in rounds(server)] == [3, 6], result.stdout.str()  # the responses, the panel
     # the responses and the panel the batches rewrote are read from their new cassettes, not paid again
     assert live_kinds(server) == {**LIVE_CONVERSATIONS, "response": 0, "judge": 0}
-    assert dialectic_out(project, "rewrite", "multiturn_summary.json") == recorded
+    rewritten = dialectic_out(project, "rewrite", "multiturn_summary.json")
+    assert unpriced(rewritten) == unpriced(recorded)
+    # each conversation's first reply (the response) from a batch at half price, its other calls live
+    assert recorded["total_cost_usd"] / 2 < rewritten["total_cost_usd"] < recorded["total_cost_usd"]
 
 
 def batched_models(server) -> list[set[str]]:
@@ -547,11 +589,17 @@ def batched_models(server) -> list[set[str]]:
     return [set(re.findall(r'"model":\s*"([^"]+)"', body)) for body in files]
 
 
-def without_latency(value):
+def without_latency(value, also: tuple[str, ...] = ()):
     """A summary without what depends on how long a call took (a batch's replies record none)."""
+    dropped = ("latency", "per_second", *also)
     if isinstance(value, dict):
-        return {k: without_latency(v) for k, v in value.items() if "latency" not in k and "per_second" not in k}
-    return [without_latency(v) for v in value] if isinstance(value, list) else value
+        return {k: without_latency(v, also) for k, v in value.items() if not any(word in k for word in dropped)}
+    return [without_latency(v, also) for v in value] if isinstance(value, list) else value
+
+
+def unpriced(value):
+    """A summary without what depends on the price paid (a batch's calls at half) or on latency."""
+    return without_latency(value, ("cost", "efficiency", "saved"))
 
 
 CROSS = ("-k", "cross_provider")
@@ -579,16 +627,19 @@ def test_cross_provider_responses_then_their_panels_go_in_batches_and_replay_to_
     assert [len(ids) for ids in rounds(server)] == [3, 3, 12]  # the two models' responses, then both panels
     batched.stdout.fnmatch_lines([f"batch: {n} of {n} requests answered ($* at the batch price)" for n in (3, 3, 12)])
     name = "cross_provider_summary.json"
-    expected = without_latency(dialectic_out(project, "live", name))
-    assert expected["providers_compared"] == ["fake", "other"]
-    assert without_latency(dialectic_out(project, "batch", name)) == expected
+    live_summary, recorded = (dialectic_out(project, tag, name) for tag in ("live", "batch"))
+    assert live_summary["providers_compared"] == ["fake", "other"]
+    assert unpriced(recorded) == unpriced(live_summary)
+    for alias in ("fake", "other"):  # each model's responses at the batch price
+        paid = [s["provider_summaries"][alias]["total_cost_usd"] for s in (live_summary, recorded)]
+        assert paid[1] == pytest.approx(paid[0] / 2) and paid[0] > 0
 
     server.clear()
     replayed = project.runpytest_subprocess(
         *dialectic_args(project, server, "batch", "--eval-record-mode", "none", *compare)
     )
     assert replayed.ret == 0 and server.requests == [], replayed.stdout.str()
-    assert without_latency(dialectic_out(project, "batch", name)) == expected
+    assert without_latency(dialectic_out(project, "batch", name)) == without_latency(recorded)
 
 
 def test_a_compare_model_without_a_batch_api_is_asked_live_and_so_is_its_panel(
@@ -628,3 +679,147 @@ def test_a_rewrite_with_eval_batch_pays_each_question_once(project, server, work
     replayed = project.runpytest(*args(project, server, "openai", "batch", "--eval-record-mode", "none"))
     assert replayed.ret == 0 and server.live_calls == 0
     assert summary(project, "batch")["overall_accuracy"] == 1.0  # the batch's (gold) answers, not the first run's
+
+
+# --- what a batch's answers cost: its cassettes say a batch gave them ---
+
+PRICE_CACHED = 0.5  # $ per 1M input tokens read from the prompt cache
+
+
+def completions(project: pytest.Pytester, tag: str) -> list[dict]:
+    return [json.loads(line) for line in run_file(project, tag, "completions.jsonl").splitlines()]
+
+
+def priced(records: list[dict]) -> list[tuple]:
+    """Each record's price and what it says of the batch and the cache."""
+    fields = ("cost_usd", "batch", "batch_saved_usd", "cached_tokens", "cache_saved_usd")
+    return [(r["id"], *(r.get(k) for k in fields)) for r in records]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_batch_with_cached_tokens_pays_what_its_summary_and_every_replay_say(project, server, provider) -> None:
+    """One price of a batch's reply: what the run paid (run_meta.json), its summary.json, the first
+    replay (from the files) and the second (from the cassette index, whose rows carry the marker)
+    agree, cached tokens too."""
+    server.responder = answer_by_text
+    server.usage.prompt, server.usage.completion, server.usage.cached = 1000, 3, 600
+    base = server.openai_base if provider == "openai" else server.anthropic_base
+    entry = model_entry(base, provider=provider, price_in=PRICE_IN, price_out=PRICE_OUT, price_cached_in=PRICE_CACHED)
+    run = [a for a in run_args(project.path, entry, "cached") if a not in ("-p", "no:cacheprovider")]  # the index on
+    batched = project.runpytest(*run, "--eval-record-mode", "once", "--eval-batch")
+    assert batched.ret == 0 and server.batch.created == 1 and server.live_calls == 0, batched.stdout.str()
+    # OpenAI's cached tokens are part of prompt_tokens; Anthropic's cache reads come beside input_tokens
+    fresh = 400 if provider == "openai" else 1000
+    listed = (fresh * PRICE_IN + 600 * PRICE_CACHED + 3 * PRICE_OUT) / 1e6
+    paid = (fresh * PRICE_IN / 2 + 600 * PRICE_CACHED / 2 + 3 * PRICE_OUT / 2) / 1e6  # the cache price, halved
+    summary_of = json.loads(run_file(project, "cached"))
+    spent = json.loads(run_file(project, "cached", "run_meta.json"))["spent_usd"]
+    assert spent == pytest.approx(summary_of["cost_usd"]) and spent == pytest.approx(QUESTIONS * paid)
+    assert summary_of["cost_saved_usd"] == {
+        "cache": pytest.approx(QUESTIONS * 600 * (PRICE_IN - PRICE_CACHED) / 1e6),
+        "batch": pytest.approx(QUESTIONS * (listed - paid)),
+    }
+    records = completions(project, "cached")
+    assert {(r["batch"], r["cached_tokens"]) for r in records} == {(True, 600)}
+    assert [r["batch_saved_usd"] for r in records] == pytest.approx([listed - paid] * QUESTIONS)
+    cassette = next((project.path / "cassettes-cached" / "fake").rglob("*.yaml")).read_text()
+    assert f"x-eval-batch:\n      - {provider}\n" in cassette and "batch_" not in cassette  # no batch id in it
+    assert os.environ[FAKE_KEY_VAR] not in cassette
+
+    summary_bytes, prices = run_file(project, "cached"), priced(records)
+    cache = project.path / ".pytest_cache" / "d" / "reasoning-evals"
+    shutil.rmtree(cache)  # the recording's items filled the index: the first replay reads the files
+    for replay in ("files", "index"):  # the first replay parses the files into the index, the second reads it
+        replayed = project.runpytest(*run, "--eval-record-mode", "none")
+        assert replayed.ret == 0 and server.live_calls == 0, replayed.stdout.str()
+        assert run_file(project, "cached") == summary_bytes, replay
+        assert priced(completions(project, "cached")) == prices, replay
+    # the index's rows carry the marker (in each file's first_replay), and a replay prices by them:
+    # rows planted without it (the files unchanged) replay at the list price
+    db = sqlite3.connect(cache / FILE_NAME)
+    rows = db.execute("SELECT path, parsed FROM cassettes").fetchall()
+    assert len(rows) == QUESTIONS and {marshal.loads(parsed)[2][4] for _, parsed in rows} == {provider}
+    for path, parsed in rows:
+        requests_, responses, replay = marshal.loads(parsed)
+        unmarked = (requests_, responses, (*replay[:4], None))
+        db.execute("UPDATE cassettes SET parsed = ? WHERE path = ?", (marshal.dumps(unmarked), path))
+    db.commit()
+    db.close()
+    replayed = project.runpytest(*run, "--eval-record-mode", "none")
+    assert replayed.ret == 0 and server.live_calls == 0, replayed.stdout.str()
+    assert json.loads(run_file(project, "cached"))["cost_usd"] == pytest.approx(QUESTIONS * listed)
+
+
+def test_a_cassette_recorded_before_batches_were_marked_replays_at_the_list_price(project, server) -> None:
+    server.responder = answer_by_text
+    live = project.runpytest(*args(project, server, "openai", "live", "--eval-record-mode", "once"))
+    assert live.ret == 0
+    batched = project.runpytest(*args(project, server, "openai", "old", "--eval-record-mode", "once", "--eval-batch"))
+    assert batched.ret == 0 and server.batch.created == 1, batched.stdout.str()
+    assert json.loads(run_file(project, "old"))["cost_usd"] == pytest.approx(summary(project, "live")["cost_usd"] / 2)
+    for cassette in (project.path / "cassettes-old" / "fake").rglob("*.yaml"):  # as a batch was saved before its marker
+        text, marker = cassette.read_text(), "      x-eval-batch:\n      - openai\n"
+        assert marker in text
+        cassette.write_text(text.replace(marker, ""))
+    replayed = project.runpytest(*args(project, server, "openai", "old", "--eval-record-mode", "none"))
+    assert replayed.ret == 0 and server.live_calls == QUESTIONS, replayed.stdout.str()  # none live since the first run
+    assert run_file(project, "old") == run_file(project, "live")  # the live run's summary, at the list price
+    assert all("batch" not in r and "batch_saved_usd" not in r for r in completions(project, "old"))
+
+
+def runs_rows(folder: Path, capsys) -> dict[str, list[dict]]:
+    """`reasoning-evals runs FOLDER`: each table's rows by its id; its markdown says `cost saved`."""
+    from pytest_reasoning_evals.__main__ import main
+
+    assert main(["runs", str(folder)]) == 0
+    assert "cost saved" in capsys.readouterr().out
+    return {t["id"]: t["rows"] for t in json.loads((folder / "runs.json").read_text())["tables"]}
+
+
+def test_a_batched_dialectic_run_says_what_its_batches_and_the_prompt_cache_saved(dialectic, server, capsys) -> None:
+    project = dialectic
+    server.responder = dialectic_responder()
+    server.usage.prompt, server.usage.completion, server.usage.cached = 1000, 3, 600
+    run = dialectic_args(project, server, "saved", "--eval-record-mode", "once", "--eval-batch")
+    prices = {"fake": (PRICE_IN, PRICE_OUT, 0.5), "fake-judge": (1.0, 4.0, 0.25)}  # in, out, cached in
+    entries = [
+        model_entry(server.openai_base, alias, model_id=alias, price_in=p_in, price_out=p_out, price_cached_in=cached)
+        for alias, (p_in, p_out, cached) in prices.items()
+    ]
+    (project.path / "models-dialectic.yaml").write_text(models_yaml(*entries))  # in place of dialectic_args' prices
+    batched = project.runpytest_subprocess(*run)
+    assert batched.ret == 0 and server.batch.created == 2, batched.stdout.str()
+
+    def saved(alias: str) -> tuple[float, float]:  # (cache, batch) of one call: 400 fresh, 600 cached, 3 out
+        p_in, p_out, cached = prices[alias]
+        listed = (400 * p_in + 600 * cached + 3 * p_out) / 1e6
+        return 600 * (p_in - cached) / 1e6, listed / 2
+
+    rows = [json.loads(line) for line in (dialectic_dir(project, "saved") / "per_response.jsonl").open()]
+    assert len(rows) == len(DIALECTIC_CASES)
+    for r in rows:  # the response's own fields, and its panel's (two seats)
+        judge_calls = r["judge"]
+        assert (r["batch"], r["cached_tokens"]) == (True, 600)
+        assert (judge_calls["batch"], judge_calls["cached_tokens"]) == (True, 1200)
+        assert (r["cache_saved_usd"], r["batch_saved_usd"]) == pytest.approx(saved("fake"))
+        judged = (judge_calls["cache_saved_usd"], judge_calls["batch_saved_usd"])
+        assert judged == pytest.approx(tuple(2 * part for part in saved("fake-judge")))
+        assert "cache_write_tokens" not in r and "cache_write_tokens" not in judge_calls  # zero: not written
+    (variant,) = dialectic_out(project, "saved", "variant_summary.json")["variants"]
+    cache, batch = (len(rows) * (saved("fake")[k] + 2 * saved("fake-judge")[k]) for k in (0, 1))
+    assert variant["cost_saved_usd"] == {"cache": pytest.approx(cache), "batch": pytest.approx(batch)}
+    (row,) = runs_rows(project.path / "results-saved", capsys)["dialectic"]
+    assert row["cost_saved_usd"] == pytest.approx(cache + batch)
+
+
+def test_the_runs_table_shows_what_a_batch_saved_and_nothing_for_a_live_run(project, server, capsys) -> None:
+    server.responder = answer_by_text
+    for tag, more in (("live", ()), ("batch", ("--eval-batch",))):
+        ran = project.runpytest(*args(project, server, "openai", tag, "--eval-record-mode", "once", *more))
+        assert ran.ret == 0, ran.stdout.str()
+    (project.path / "results-batch").rename(project.path / "results-live" / "batched")
+    rows = runs_rows(project.path / "results-live", capsys)["chaosbench"]
+    (batched,), (live,) = ([row for row in rows if ("/batched/" in row["path"]) is b] for b in (True, False))
+    assert live["cost_saved_usd"] == 0.0 and live["cost_usd"] > 0
+    assert batched["cost_saved_usd"] == pytest.approx(live["cost_usd"] / 2)
+    assert batched["cost_usd"] == pytest.approx(live["cost_usd"] / 2)

@@ -65,6 +65,10 @@ def test_twenty_gemini_questions_are_one_batch_and_replay_to_the_scores_of_a_liv
     assert {k: run_file(project, "batch", "summary.json")[k] for k in SCORES} == {
         k: run_file(project, "live", "summary.json")[k] for k in SCORES
     }
+    listed, priced = (run_file(project, tag, "summary.json") for tag in ("live", "batch"))
+    assert priced["cost_usd"] == pytest.approx(listed["cost_usd"] / 2)  # the answers as the batch billed them
+    assert paid["batch"] == pytest.approx(priced["cost_usd"])
+    assert priced["cost_saved_usd"] == {"batch": pytest.approx(listed["cost_usd"] / 2)}
     written = [p.read_text(errors="replace") for p in project.path.rglob("*") if p.is_file() and p.suffix != ".py"]
     shown = batched.stdout.str() + batched.stderr.str()
     assert "PLANTED" not in shown and not [text for text in written if "PLANTED" in text]

@@ -224,11 +224,10 @@ def test_h_a_batched_recording_stopped_while_its_batch_runs_is_picked_up_then_re
         assert picked_up.returncode == 0, picked_up.stdout
         assert server.batch.created == 1 and server.live_calls == 0, "the same batch, no question asked live"
         (run_dir,) = run_dirs(project, "team-model_zeroshot*")
-        paid, listed = (
-            read_json(run_dir / "run_meta.json")["spent_usd"],
-            read_json(run_dir / "summary.json")["cost_usd"],
-        )
-        assert paid == pytest.approx(listed / 2) and paid > 0, "the batch price: half the answers' list price"
+        paid, priced = read_json(run_dir / "run_meta.json")["spent_usd"], read_json(run_dir / "summary.json")
+        assert paid == pytest.approx(priced["cost_usd"]) and paid > 0, "summary.json: what the batch billed"
+        saved = priced["cost_saved_usd"]["batch"]
+        assert saved == pytest.approx(paid), "the batch price: half the answers' list price"
         server.clear()
         replayed = installed.pytest(project, "-n", "2")
         assert replayed.returncode == 0 and server.requests == [], replayed.stdout

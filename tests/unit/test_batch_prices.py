@@ -59,3 +59,71 @@ def test_a_null_batch_price_is_not_given(tmp_path):
     own = tmp_path / "models.yaml"
     own.write_text(ENTRY.format(provider="openai", extra="    price_batch_in: null\n"))
     assert batch_prices(load_registry(own)["m"]) == (1.0, 4.0)
+
+
+# --- a batch's cached input tokens: at their cache price times the batch's input share ---
+
+
+def test_cached_tokens_in_a_batch_cost_their_cache_price_times_the_batch_share():
+    openai = spec(price_cached_in=0.5)  # batch: $1 / $4, half the list price
+    # 1,000 input tokens of which 800 read from the cache, 10 output tokens
+    assert batch_cost(openai, 1000, 10, cached_tokens=800) == pytest.approx((200 * 1.0 + 800 * 0.25 + 10 * 4.0) / 1e6)
+    assert batch_cost(openai, 1000, 10, cached_tokens=800) == pytest.approx(openai.cost(1000, 10, 800) / 2)
+    # Anthropic: reads at price_cached_in, writes at 1.25x price_in (no price_cache_write_in), both halved
+    anthropic = spec("anthropic", price_cached_in=0.2)
+    priced = (100 * 1.0 + 800 * 0.2 / 2 + 200 * 2.5 / 2 + 10 * 4.0) / 1e6
+    assert batch_cost(anthropic, 1100, 10, cached_tokens=800, cache_write_tokens=200) == pytest.approx(priced)
+    # a batch input price given: its share of price_in (0.5 / 2.0) applies to the cache prices too
+    given = spec(price_batch_in=0.5, price_cached_in=0.4)
+    assert batch_cost(given, 1000, 0, cached_tokens=800) == pytest.approx((200 * 0.5 + 800 * 0.4 * 0.25) / 1e6)
+    # no input price: the provider's share; a provider without a batch discount: the cache price itself
+    free_in = ModelSpec("m", "openai", "x", price_in=0.0, price_out=8.0, price_cached_in=0.4)
+    assert batch_cost(free_in, 1000, 10, cached_tokens=800) == pytest.approx((800 * 0.2 + 10 * 4.0) / 1e6)
+    local = spec("openai_compatible", price_cached_in=0.5)
+    assert batch_cost(local, 1000, 10, cached_tokens=800) == pytest.approx(local.cost(1000, 10, 800))
+    # no cached tokens: the very float of before
+    assert batch_cost(openai, 1000, 10) == (1000 * 1.0 + 10 * 4.0) / 1e6
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_batch_reply_and_its_replay_are_priced_by_the_same_function(provider):
+    """What a batch pays (BatchAnswers, batch/run.py) and what its replay costs (the cassette's
+    marker read by completion_from) are registry.batch_cost of the reply's tokens, cached ones too."""
+    from pytest_reasoning_evals.batch import entry_for
+    from pytest_reasoning_evals.batch.run import BatchAnswers
+    from pytest_reasoning_evals.providers.base import Request
+    from pytest_reasoning_evals.providers.http import BATCH_HEADER, HttpModel
+
+    own = ModelSpec(
+        "m", provider, "x", base_url="http://127.0.0.1:9/v1", price_in=2.0, price_out=8.0, price_cached_in=0.5
+    )
+    if provider == "openai":  # 1,000 prompt tokens, 800 of them read from the cache
+        reply = {
+            "choices": [{"message": {"content": "TRUE"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}},
+        }
+        tokens = (1000, 10, 800, 0)
+    else:  # 100 tokens neither read nor written, 800 read, 200 written
+        reply = {
+            "content": [{"type": "text", "text": "TRUE"}],
+            "stop_reason": "end_turn",
+            "usage": {
+                "input_tokens": 100,
+                "output_tokens": 10,
+                "cache_read_input_tokens": 800,
+                "cache_creation_input_tokens": 200,
+            },
+        }
+        tokens = (1100, 10, 800, 200)
+    model = HttpModel(own)
+    request = Request(item_id="q1", cassette_folder="chaosbench", messages=({"role": "user", "content": "Is it?"},))
+    paid, response = BatchAnswers(model, {entry_for(own, request).custom_id: reply}).exchange(request)
+    assert response.raw.headers[BATCH_HEADER] == provider  # the cassette's marker: the provider, nothing more
+    replayed = model.completion_from(response.content, None, 0.0, batch=True)
+    listed = model.completion_from(response.content, None, 0.0)  # a cassette without the marker
+    assert paid.cost_usd == replayed.cost_usd == batch_cost(own, *tokens)
+    assert (paid.batch, replayed.batch, listed.batch) == (True, True, False)
+    assert listed.cost_usd == own.cost(*tokens) and listed.batch_saved_usd == 0.0
+    saved = own.cost(*tokens) - batch_cost(own, *tokens)
+    assert paid.batch_saved_usd == replayed.batch_saved_usd == pytest.approx(saved) and saved > 0
+    assert paid.cache_saved_usd == replayed.cache_saved_usd == listed.cache_saved_usd > 0  # the cache part as live

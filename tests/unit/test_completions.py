@@ -1,10 +1,11 @@
-"""completions.py: the completions log ends sorted by id, live answers reach the file at once."""
+"""completions.py: the completions log ends sorted by id, live answers reach the file at once; a record
+of another shape is not used."""
 
 from __future__ import annotations
 
 import json
 
-from pytest_reasoning_evals.completions import REPLAYED_BATCH, CompletionsLog
+from pytest_reasoning_evals.completions import REPLAYED_BATCH, CompletionsLog, usable
 
 
 def test_the_completions_log_ends_sorted_by_id_with_the_resumed_and_the_appended_lines_whole(tmp_path) -> None:
@@ -45,3 +46,19 @@ def test_a_live_answer_reaches_the_file_at_once_and_replayed_ones_in_batches(tmp
     assert on_disk() == 4 + REPLAYED_BATCH
     log.sync()
     assert on_disk() == 5 + REPLAYED_BATCH
+
+
+def test_a_record_whose_cache_or_batch_fields_are_of_another_type_is_not_used() -> None:
+    """They are summed into summary.json's cost_saved_usd: a hand-edited one is skipped (its item
+    asked again), never a crash of the summary; absent, the record reads as before."""
+    record = {
+        "id": "q-1", "family": "atomic", "split": "core", "system_id": "s", "status": "correct", "correct": True,
+        "error": None, "provider": "openai", "model": "m", "input_tokens": 12, "output_tokens": 3,
+        "thinking_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.5, "cassette": None, "cassette_hit": True,
+        "label": "TRUE", "gold": "TRUE", "raw_text": "TRUE", "bias": None, "template": "t", "finish_reason": None,
+        "predicates": [],
+    }  # fmt: skip
+    assert usable(record)
+    assert usable(record | {"batch": True, "batch_saved_usd": 0.5, "cached_tokens": 6, "cache_saved_usd": 1e-6})
+    for bad in ({"batch": "yes"}, {"batch_saved_usd": "0.5"}, {"cached_tokens": 1.5}, {"cache_saved_usd": None}):
+        assert not usable(record | bad), bad
