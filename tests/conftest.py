@@ -11,8 +11,15 @@ try:  # the report's libraries (the `report` extra): numpy, under matplotlib, ca
 except ImportError:
     pass
 
+import signal
+
 import pytest
 from installed import installed  # noqa: F401 - the wheel in a fresh venv (session fixture), for every folder
+
+# A suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and
+# so would every pytest it starts: the tests that press Ctrl-C need it delivered, as on a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 pytest_plugins = ["pytester"]
 

@@ -1,6 +1,7 @@
 """--eval-batch: before the items run, their first requests that no cassette answers go to the
-provider's batch API; each reply is saved as that item's ordinary cassette (through the cassette
-client, as a live recording would be), so the items then replay them, and a replay is the same with
+provider's batch API (every model's batches of a step sent before any is waited for); each reply is
+saved as that item's ordinary cassette (through the cassette client, as a live recording would be,
+marked as a batch's), so the items then replay them at the batch price, their scores the same with
 or without batching (docs/batch.md, "A run with --eval-batch").
 
 The batches are in the run directory's batch.json from the moment the provider accepts them: a run
@@ -15,13 +16,21 @@ import json
 import shlex
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
 from urllib3 import HTTPResponse
 
-from pytest_reasoning_evals.batch import BatchLedger, BatchResult, client_for, entry_for
+from pytest_reasoning_evals.batch import (
+    BatchClient,
+    BatchEntry,
+    BatchHandle,
+    BatchLedger,
+    BatchResult,
+    client_for,
+    entry_for,
+)
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.progress import duration, write_own_line
 from pytest_reasoning_evals.providers.base import Completion, ErrorKind, Request, mask_url
@@ -67,25 +76,32 @@ class BatchAnswers:
         return self.model.completion_from(raw, None, 0.0, batch=True), response
 
 
-def answer_by_batch(
-    models,
-    alias: str,
-    requests_: list[Request],
-    folder: Path,
-    poll_seconds: float,
-    say: Callable[[str], None],
-    show: Callable[[str, int], None],
-) -> BatchOutcome:
-    """Send the requests no cassette answers in batches, wait for them, save each reply as its item's cassette."""
+@dataclass
+class Submitted:
+    """One model's requests in the batches its provider accepted, waiting for their replies."""
+
+    alias: str
+    mode: str  # the record mode its replies are saved with
+    http: object  # the alias's HTTP model
+    client: BatchClient
+    missing: list[Request]  # the requests no cassette answers, in the run's order
+    entries: list[BatchEntry]  # their batch lines
+    handles: list[BatchHandle]
+    results: dict[str, BatchResult] = field(default_factory=dict)  # filled as each batch ends
+
+
+def submit(models, alias: str, requests_: list[Request], folder: Path, say, reserved: float = 0.0):
+    """The requests no cassette answers and the budget can pay for (`reserved`: what this round's
+    earlier batches will cost, estimated) sent in batches: -> (Submitted or None, their estimate)."""
     spec = models.spec(alias)
     mode = models.record_mode_for(spec)
     http = models.http_model(alias)
     replay = models.cassette_client(http, "none")
     rerecord = mode == "rewrite"  # every request is recorded anew
     missing = [r for r in requests_ if rerecord or replay.complete(r).outcome.error_kind is ErrorKind.MISS]
-    missing = within_budget(models, spec, missing, say)
+    missing, estimated = within_budget(models, spec, missing, say, reserved)
     if not missing:
-        return BatchOutcome(0, 0, 0, 0.0)
+        return None, 0.0
     client = client_for(
         spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder), alias
     )
@@ -94,50 +110,94 @@ def answer_by_batch(
     say(
         f"batch: {len(missing):,} requests in {len(handles)} batch(es) to {spec.provider} ({', '.join(h.batch_id for h in handles)})"
     )
-    results: dict[str, BatchResult] = {}
-    try:
-        for handle in handles:
-            results |= _wait(client, handle, poll_seconds, show)
-    except KeyboardInterrupt:
-        say(
-            f"batch: interrupted; the batch keeps running on {spec.provider}: run the same command again to pick "
-            f"it up ({client.ledger.path} holds it), nothing is sent twice; or stop it: {cancel_command(models, folder)}"
-        )
-        raise
-    replies = {cid: result.body for cid, result in results.items() if result.body is not None}
-    recorder = models.cassette_client(BatchAnswers(http, replies), mode)
+    return Submitted(alias, mode, http, client, missing, entries, handles), estimated
+
+
+def wait_for(batches: list[Submitted], poll_seconds: float, show: Callable[[str, int], None]) -> None:
+    """Poll every batch still running, all of them each period (a round's batches to two providers
+    take as long as the slower one, not both), until each has ended and its results are read."""
+    pending = [(sub, handle) for sub in batches for handle in sub.handles]
+    started = time.monotonic()
+    while pending:
+        running = []
+        for sub, handle in pending:
+            status = sub.client.poll(handle)
+            if status.ended:
+                sub.results |= sub.client.results(handle)
+            else:
+                running.append((sub, handle, status))
+        if not running:
+            return
+        ids = ", ".join(handle.batch_id for _, handle, _ in running)
+        done, total = sum(s.done for *_, s in running), sum(s.total for *_, s in running)
+        waited = duration(time.monotonic() - started)
+        show(f"batch {ids}: {done:,} of {total:,} done, {waited} waited", done)
+        pending = [(sub, handle) for sub, handle, _ in running]
+        time.sleep(poll_seconds)
+
+
+def save_replies(models, sub: Submitted, say: Callable[[str], None]) -> BatchOutcome:
+    """Each reply as its request's cassette, paid at the batch price; then the batches are
+    forgotten in the ledger and the files they left in the account deleted."""
+    replies = {cid: result.body for cid, result in sub.results.items() if result.body is not None}
+    recorder = models.cassette_client(BatchAnswers(sub.http, replies), sub.mode)
     answered, cost = 0, 0.0
-    for request, entry in zip(missing, entries):
+    for request, entry in zip(sub.missing, sub.entries):
         if entry.custom_id not in replies:
             continue  # failed or expired: its item asks it live
         completion = recorder.complete(request)
         models.budget.ledger.paid(completion, None)
         cost += completion.cost_usd
         answered += 1
-    for handle in handles:
-        client.ledger.forget(handle)  # its replies are cassettes now
-        for problem in client.clean_up(handle):  # the files it left in the account are no longer needed
+    for handle in sub.handles:
+        sub.client.ledger.forget(handle)  # its replies are cassettes now
+        for problem in sub.client.clean_up(handle):  # the files it left in the account are no longer needed
             say(f"batch: a file of batch {handle.batch_id} is left in the account: {problem}")
-    return BatchOutcome(len(missing), answered, len(missing) - answered, cost)
+    return BatchOutcome(len(sub.missing), answered, len(sub.missing) - answered, cost)
 
 
 def send_in_batches(session, protocol: str, alias: str, requests_: list[Request], folder: Path) -> BatchOutcome | None:
-    """--eval-batch, before the items run: `protocol`'s `requests_` to `alias` by answer_by_batch (the
-    run's ledger in `folder`), what the batch paid counted as the protocol's spend, a line saying what
-    came back; None when `alias` replays (nothing is sent)."""
-    models = session.models
-    if models.record_mode_for(models.spec(alias)) == "none":
-        return None
-    say = say_to(session)
-    done = answer_by_batch(models, alias, requests_, folder, session.settings.batch_poll, say, progress_to(session))
-    if done.answered:  # what the run paid (run_meta.json); the items' records hold the replies, replayed
-        spent = {"live": done.answered, "cassette": 0, "errors": 0, "spent": done.cost_usd}
-        session.ledger.add_item(protocol, spent, answered=True)
-    say(
-        f"batch: {done.answered:,} of {done.sent:,} requests answered (${done.cost_usd:.4f} at the batch price)"
-        + (f"; {done.left_live:,} left to their items, asked live" if done.left_live else "")
-    )
-    return done
+    """`send_all_in_batches` for one model; None when `alias` replays (nothing is sent)."""
+    return send_all_in_batches(session, protocol, {alias: requests_}, folder).get(alias)
+
+
+def send_all_in_batches(
+    session, protocol: str, by_alias: dict[str, list[Request]], folder: Path
+) -> dict[str, BatchOutcome]:
+    """--eval-batch, before the items run: `protocol`'s requests to each model alias in that
+    provider's batches (the run's ledger in `folder`), all sent before any is waited for; what they
+    paid counted as the protocol's spend, a line per model saying what came back. A model that
+    replays sends nothing and has no outcome."""
+    models, say = session.models, say_to(session)
+    recording = {a: r for a, r in by_alias.items() if models.record_mode_for(models.spec(a)) != "none"}
+    submitted: dict[str, Submitted] = {}
+    reserved = 0.0
+    for alias, requests_ in recording.items():
+        sub, estimated = submit(models, alias, requests_, folder, say, reserved)
+        reserved += estimated
+        if sub is not None:
+            submitted[alias] = sub
+    try:
+        wait_for(list(submitted.values()), session.settings.batch_poll, progress_to(session))
+    except KeyboardInterrupt:
+        where = ", ".join(dict.fromkeys(models.spec(a).provider for a in submitted))
+        say(
+            f"batch: interrupted; the batch keeps running on {where}: run the same command again to pick "
+            f"it up ({BatchLedger(folder).path} holds it), nothing is sent twice; or stop it: {cancel_command(models, folder)}"
+        )
+        raise
+    outcomes = {}
+    for alias in recording:
+        done = save_replies(models, submitted[alias], say) if alias in submitted else BatchOutcome(0, 0, 0, 0.0)
+        if done.answered:  # what the run paid (run_meta.json); the items' records hold the replies, replayed
+            spent = {"live": done.answered, "cassette": 0, "errors": 0, "spent": done.cost_usd}
+            session.ledger.add_item(protocol, spent, answered=True)
+        say(
+            f"batch: {done.answered:,} of {done.sent:,} requests answered (${done.cost_usd:.4f} at the batch price)"
+            + (f"; {done.left_live:,} left to their items, asked live" if done.left_live else "")
+        )
+        outcomes[alias] = done
+    return outcomes
 
 
 def say_to(session) -> Callable[[str], None]:
@@ -156,29 +216,32 @@ def check_provider(models, alias: str) -> None:
         )
 
 
-def within_budget(models, spec, requests_: list[Request], say: Callable[[str], None]) -> list[Request]:
+def within_budget(
+    models, spec, requests_: list[Request], say: Callable[[str], None], reserved: float = 0.0
+) -> tuple[list[Request], float]:
     """The first requests (in the run's order) whose estimated cost at the batch price (estimate.py)
-    fits what is left of --eval-max-cost; the others the budget leaves out: their items are skipped."""
+    fits what is left of --eval-max-cost (less `reserved`, what batches sent with them will cost),
+    and their estimated cost; the others the budget leaves out: their items are skipped."""
     from pytest_reasoning_evals.estimate import CallEstimate, Recorded, chars_of, cost
 
     budget = models.budget
     if budget.max_cost is None:
-        return requests_
+        return requests_, 0.0
     seen = Recorded.read(models.settings.cassette_dir / spec.alias, spec.provider)
-    left, fits = budget.share - budget.ledger.process, 0
+    left, fits, kept = budget.share - budget.ledger.process - reserved, 0, 0.0
     for request in requests_:
         chars = chars_of(request.messages)
-        left -= cost(CallEstimate(spec.alias, "", request.cassette_folder, chars, request.max_tokens, True), spec, seen)
-        if left < 0:
+        one = cost(CallEstimate(spec.alias, "", request.cassette_folder, chars, request.max_tokens, True), spec, seen)
+        if left - one < 0:
             break
-        fits += 1
+        left, kept, fits = left - one, kept + one, fits + 1
     if fits < len(requests_):
         budget.leave_out(requests_[fits:])
         say(
             f"batch: {fits:,} of {len(requests_):,} requests fit the --eval-max-cost budget of ${budget.max_cost:g} "
             f"at the batch price (estimated); the other {len(requests_) - fits:,} are not asked"
         )
-    return requests_[:fits]
+    return requests_[:fits], kept
 
 
 def cancel_command(models, folder: Path) -> str:
@@ -188,20 +251,6 @@ def cancel_command(models, folder: Path) -> str:
     if s.base_url:
         more.append(f"--base-url {shlex.quote(mask_url(s.base_url))}")
     return " ".join(["reasoning-evals batch cancel", shlex.quote(str(folder)), *more])
-
-
-def _wait(client, handle, poll_seconds: float, show: Callable[[str, int], None]) -> dict[str, BatchResult]:
-    started = time.monotonic()
-    while True:
-        status = client.poll(handle)
-        if status.ended:
-            return client.results(handle)
-        elapsed = time.monotonic() - started
-        show(
-            f"batch {handle.batch_id}: {status.done:,} of {status.total:,} done, {duration(elapsed)} waited",
-            status.done,
-        )
-        time.sleep(poll_seconds)
 
 
 def progress_to(session) -> Callable[[str, int], None]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from pytest_reasoning_evals.batch.run import PROVIDERS, say_to, send_in_batches
+from pytest_reasoning_evals.batch.run import PROVIDERS, say_to, send_all_in_batches
 from pytest_reasoning_evals.dialectic.cases import Case, Variant
 from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.runner import Call, Conversation, completion_record
@@ -80,12 +80,14 @@ def send_by_alias(protocol: Protocol, calls: list[Call], role: str) -> None:
     by_alias: dict[str, list[Request]] = {}
     for call in calls:
         by_alias.setdefault(call.alias, []).append(call.request)
+    batched = {}
     for alias, requests in by_alias.items():
         provider = session.models.spec(alias).provider
         if provider in PROVIDERS:
-            send_in_batches(session, protocol.name, alias, requests, protocol.run_dir)
+            batched[alias] = requests
         elif provider != "baseline":
             say_to(session)(
                 f"batch: {role} {alias!r} is of provider {provider!r}, whose batch API is not wired in: "
                 f"its {len(requests):,} calls are asked live"
             )
+    send_all_in_batches(session, protocol.name, batched, protocol.run_dir)  # all sent, then waited for together

@@ -280,13 +280,15 @@ def dialectic(pytester: pytest.Pytester, fake_key) -> pytest.Pytester:
 
 def dialectic_args(project: pytest.Pytester, server, tag: str, *more: str, judges=("fake-judge",)) -> list[str]:
     """3 cases x the `dialectic` variant, judged by a panel of 2 (`judges` in turn: fake-judge sitting
-    twice), fake, fake-judge and other (to compare) of provider openai at the fake, local-judge an
-    OpenAI-compatible server's (no batch API); results and cassettes of their own per `tag`."""
+    twice), fake, fake-judge and other (to compare) of provider openai at the fake, claude-judge of
+    provider anthropic, local-judge an OpenAI-compatible server's (no batch API); results and
+    cassettes of their own per `tag`."""
     cases_file(project.path / "cases.yaml", *((case, "dialectic") for case in DIALECTIC_CASES))
     entries = [model_entry(server.openai_base, price_in=PRICE_IN, price_out=PRICE_OUT)]
     entries.append(model_entry(server.openai_base, "fake-judge", model_id="fake-judge", price_in=1.0, price_out=4.0))
     entries.append(model_entry(server.openai_base, "local-judge", provider="openai_compatible", model_id="local"))
     entries.append(model_entry(server.openai_base, "other", model_id="other-model", price_in=4.0, price_out=16.0))
+    entries.append(model_entry(server.anthropic_base, "claude-judge", provider="anthropic", model_id="claude-judge"))
     (project.path / "models-dialectic.yaml").write_text(models_yaml(*entries))
     return [
         "--eval-models-file", "models-dialectic.yaml", "--model", "fake", "--eval-dialectic-cases", "cases.yaml",
@@ -415,6 +417,28 @@ def test_a_panel_judge_without_a_batch_api_is_asked_live_and_the_other_judge_in_
     live = [r["body"]["model"] for r in server.requests if r["path"] == "/v1/chat/completions"]
     assert live == ["local"] * 3  # seat 2's judge calls
     assert live_kinds(server) == {**NOTHING_LIVE, "judge": 3}
+
+
+def test_a_panels_batches_to_two_providers_are_both_sent_before_either_is_waited_for(dialectic, server) -> None:
+    """A round's batches to OpenAI and Anthropic run at once: the run waits as long as the slower
+    one, not for one and then the other (each may take up to 24 hours)."""
+    project = dialectic
+    server.responder = dialectic_responder()
+    server.batch.polls = 3  # each batch looks in progress three times
+    run = dialectic_args(
+        project, server, "two", "--eval-batch", "--eval-batch-poll", "0.01", judges=("fake-judge", "claude-judge")
+    )
+    result = project.runpytest_subprocess(*run, "--eval-record-mode", "once", "-k", "judge")
+    assert result.ret == 0, result.stdout.str()
+    paths = [(r["method"], r["path"]) for r in server.requests]
+    creates = [i for i, (m, p) in enumerate(paths) if m == "POST" and p in ("/v1/batches", "/v1/messages/batches")]
+    assert [paths[i][1] for i in creates] == ["/v1/batches", "/v1/batches", "/v1/messages/batches"]
+    polls_after = [
+        i for i, (m, p) in enumerate(paths) if m == "GET" and p.startswith("/v1/batches/") and i > creates[1]
+    ]
+    assert polls_after and creates[2] < polls_after[0]  # the Anthropic batch was sent before the OpenAI one was polled
+    result.stdout.fnmatch_lines(["batch batch_*, msgbatch_*: * done, * waited"])  # one waiting line for both
+    assert live_kinds(server) == NOTHING_LIVE
 
 
 def test_a_log_gets_a_waiting_line_when_the_count_moves_not_one_per_poll(project, server) -> None:

@@ -34,3 +34,28 @@ def test_without_a_batch_a_worker_keeps_its_share_and_the_controller_never_reads
     controller.tell_workers(spent=4.0)
     assert controller.share == 10.0  # its batches' spend is in its ledger already, not taken twice
     assert not Budget(None, tmp_path, run_token="t3").refuses(request("q-9"))
+
+
+def test_a_batch_sent_beside_others_is_cut_to_what_they_left_of_the_budget(tmp_path) -> None:
+    """The batches of one step go out before any is paid: each is cut against the budget less what
+    the ones sent before it will cost (`reserved`), so together they stay within it."""
+    from types import SimpleNamespace
+
+    from pytest_reasoning_evals.batch.run import within_budget
+    from pytest_reasoning_evals.estimate import CallEstimate, Recorded, chars_of, cost
+    from pytest_reasoning_evals.registry import ModelSpec
+
+    spec = ModelSpec("m", "openai", "m-1", price_in=2.0, price_out=8.0)
+    asks = [request(f"q-{i:02d}") for i in range(12)]
+    one = cost(
+        CallEstimate("m", "", "bank-zeroshot", chars_of(asks[0].messages), asks[0].max_tokens, True), spec, Recorded()
+    )
+    budget = Budget(10.5 * one, tmp_path)
+    models = SimpleNamespace(budget=budget, settings=SimpleNamespace(cassette_dir=tmp_path))
+    said: list[str] = []
+    kept, estimated = within_budget(models, spec, asks, said.append)
+    assert len(kept) == 10 and estimated == pytest.approx(10 * one) and budget.refuses(asks[10])
+    kept, estimated = within_budget(models, spec, asks, said.append, reserved=4 * one)
+    assert len(kept) == 6 and estimated == pytest.approx(6 * one)
+    assert said[-1].startswith("batch: 6 of 12 requests fit the --eval-max-cost budget")
+    assert within_budget(SimpleNamespace(budget=Budget(None, tmp_path)), spec, asks, said.append) == (asks, 0.0)
