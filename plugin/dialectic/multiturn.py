@@ -4,7 +4,7 @@ the real conversation history, at most MAX_TURNS turns."""
 
 from __future__ import annotations
 
-from pytest_reasoning_evals.dialectic.records import ConversationRecord
+from pytest_reasoning_evals.dialectic.records import ConversationRecord, saved_parts
 
 FOLLOW_UP = "Can you synthesize your analysis into a concrete recommendation?"
 MAX_TURNS = 4
@@ -65,4 +65,8 @@ def summarize(conversations: list[ConversationRecord]) -> dict:
         "total_cost_usd": cost,
         "cost_per_resolution": cost / len(resolved) if resolved else None,
         "judge_errors": sum(len(c["judge_errors"]) for c in conversations),
+        **saved_parts(
+            {f"{part}_saved_usd": c.get("cost_saved_usd", {}).get(part, 0.0) for part in ("cache", "batch")}
+            for c in conversations
+        ),
     }

@@ -213,8 +213,8 @@ class JudgeCheckRecord(ResponseCheckRecord):
     judge: VerdictRecord
 
 
-class ResolutionVerdict(TypedDict):
-    """The resolution judge on one turn of a conversation."""
+class ResolutionVerdict(SavingFields):
+    """The resolution judge on one turn of a conversation (what its call saved: SavingFields)."""
 
     turn: int
     resolved: bool
@@ -225,7 +225,31 @@ class ResolutionVerdict(TypedDict):
     cost_usd: float
 
 
-class ConversationRecord(EpochFields):
+class CostSaved(TypedDict, total=False):
+    """What the prompt cache and a provider's batches saved against the list price (each only when not zero)."""
+
+    cache: float
+    batch: float
+
+
+class SavedFields(TypedDict, total=False):
+    # only when something was saved (saved_parts): records without caching or batching read as before
+    cost_saved_usd: CostSaved
+
+
+def saved_parts(calls) -> dict:
+    """{"cost_saved_usd": {"cache": ..., "batch": ...}} over records carrying SavingFields, each
+    part only when not zero, the whole only when a part is."""
+    calls = list(calls)
+    saved = {
+        "cache": sum(c.get("cache_saved_usd", 0.0) for c in calls),
+        "batch": sum(c.get("batch_saved_usd", 0.0) for c in calls),
+    }
+    saved = {name: value for name, value in saved.items() if value}
+    return {"cost_saved_usd": saved} if saved else {}
+
+
+class ConversationRecord(EpochFields, SavedFields):
     """A multi-turn resolution conversation (runner.resolution); multiturn_summary.json's conversations_detail."""
 
     query_id: str

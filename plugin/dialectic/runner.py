@@ -27,6 +27,7 @@ from pytest_reasoning_evals.dialectic.records import (
     CrossProviderRecord,
     EpochFields,
     ResponseRecord,
+    saved_parts,
 )
 from pytest_reasoning_evals.epochs import cassette_id, question_of, seed_of
 from pytest_reasoning_evals.estimate import CHARS_PER_TOKEN, LONGEST_REPLY, CallEstimate, chars_of, text_chars
@@ -348,6 +349,7 @@ class Conversation:
             "input_tokens": completion.input_tokens,
             "output_tokens": completion.output_tokens,
             "cost_usd": completion.cost_usd,
+            **saving_fields([completion]),
         }
 
     def record(self) -> ConversationRecord:
@@ -365,6 +367,7 @@ class Conversation:
             "replies": [r["text"] for r in self.replies[1:]],
             "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
             "cost_usd": sum(c["cost_usd"] for c in calls),
+            **saved_parts(calls),
             **epoch_fields(self.case),
         }
 

@@ -17,6 +17,7 @@ from pytest_reasoning_evals.dialectic.records import (
     ItemRecord,
     PerResponseRecord,
     PublicResponse,
+    saved_parts,
 )
 from pytest_reasoning_evals.dialectic.verdict import PassRule
 from pytest_reasoning_evals.providers.base import MISS
@@ -99,13 +100,7 @@ def cost_saved(rows: list[PerResponseRecord]) -> dict:
     """What the prompt cache and the batches saved on the rows' responses and their judges' calls
     (against the list price, as ChaosBench's summary.json says it), each part only when not zero,
     the whole only when a part is: the summaries of runs without either stay as they were."""
-    calls = [part for r in rows for part in (r, *([r["judge"]] if r["judge"] else []))]
-    saved = {
-        "cache": sum(c.get("cache_saved_usd", 0.0) for c in calls),
-        "batch": sum(c.get("batch_saved_usd", 0.0) for c in calls),
-    }
-    saved = {name: value for name, value in saved.items() if value}
-    return {"cost_saved_usd": saved} if saved else {}
+    return saved_parts(part for r in rows for part in (r, *([r["judge"]] if r["judge"] else [])))
 
 
 def variant_summaries(per_response: list[PerResponseRecord], rule: PassRule) -> list[dict]:

@@ -561,6 +561,12 @@ def test_resolution_conversations_go_in_batches_a_round_each_and_replay_to_the_l
     assert [c["turns_to_resolution"] for c in conversations] == [1, 2, None]
     paid = {tag: dialectic_out(project, tag, "multiturn_summary.json")["total_cost_usd"] for tag in ("live", "batch")}
     assert paid["batch"] == pytest.approx(paid["live"] / 2) and paid["live"] > 0  # every call at the batch price
+    talks = {tag: dialectic_out(project, tag, "multiturn_summary.json") for tag in ("live", "batch")}
+    assert "cost_saved_usd" not in talks["live"]  # a run without batching says nothing of savings
+    assert talks["batch"]["cost_saved_usd"] == {"batch": pytest.approx(paid["live"] / 2)}
+    for talk in talks["batch"]["conversations_detail"]:  # each conversation, and each of its judge's verdicts
+        assert talk["cost_saved_usd"]["batch"] == pytest.approx(talk["cost_usd"])
+        assert all(verdict["batch"] for verdict in talk["verdicts"])
     recorded = dialectic_out(project, "batch", "multiturn_summary.json")
 
     server.clear()
@@ -622,8 +628,8 @@ def without_latency(value, also: tuple[str, ...] = ()):
 
 
 def unpriced(value):
-    """A summary without what depends on the price paid (a batch's calls at half) or on latency."""
-    return without_latency(value, ("cost", "efficiency", "saved"))
+    """A summary without what depends on the price paid (a batch's calls at half, marked `batch`) or on latency."""
+    return without_latency(value, ("cost", "efficiency", "saved", "batch"))
 
 
 CROSS = ("-k", "cross_provider")
