@@ -94,6 +94,7 @@ def summary_lines(
     tokens = summary["tokens"]
     lines.append(
         f"tokens in {tokens['input']:,} / out {tokens['output']:,}, cost ${summary['cost_usd']:.4f}"
+        + saved_text(summary.get("cost_saved_usd"))
         + (
             f"; calls {calls['total']:,}: {calls['cassette_hits']:,} cassette hits, {calls['live']:,} live"
             if calls
@@ -174,3 +175,12 @@ def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dic
             f"| {inline(g.name)} | {'✅ passed' if g.passed else '❌ FAILED'} | {inline(g.detail)} |" for g in gates
         ]
     return "\n".join(out) + "\n\n"
+
+
+def saved_text(saved: dict | None) -> str:
+    """` (saved $x: batch $y, prompt cache $z)` beside the cost, when the run saved something."""
+    if not saved:
+        return ""
+    names = {"batch": "batch", "cache": "prompt cache"}
+    parts = ", ".join(f"{names.get(part, part)} ${value:.4f}" for part, value in saved.items())
+    return f" (saved ${sum(saved.values()):.4f}: {parts})"

@@ -116,6 +116,9 @@ def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same
     assert batched.ret == 0, batched.stdout.str()
     assert server.batch.created == 1 and server.live_calls == 0  # one batch of twenty, no chat call
     batched.stdout.fnmatch_lines(["batch: 20 of 20 requests answered ($* at the batch price)"])
+    saved = f"{summary(project, 'batch')['cost_saved_usd']['batch']:.4f}"
+    batched.stdout.fnmatch_lines([f"tokens in *, cost $* (saved ${saved}: batch ${saved}); calls *"])
+    assert "saved $" not in live.stdout.str()  # a run that saved nothing says nothing of it
     paid = {tag: summary(project, tag, "run_meta.json")["spent_usd"] for tag in ("live", "batch")}
     assert paid["batch"] == pytest.approx(paid["live"] / 2) and paid["live"] > 0  # what the run paid
     # summary.json: the answers at the price they were billed (their cassettes say a batch gave them)
