@@ -85,7 +85,7 @@ _REPROMPT_FIELDS = (
     ("label_from", frozenset({int, type(None)})),
 )
 
-# What the prompt cache and a batch saved (scoring.cache_fields): present only when not zero, so
+# What the prompt cache and a batch saved (providers.base.saving_fields): present only when not zero, so
 # checked when present, as the reprompt fields; the summary sums them.
 _SAVING_FIELDS = (
     ("cached_tokens", _COUNT),

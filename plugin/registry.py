@@ -70,12 +70,8 @@ class ModelSpec:
 
     def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0) -> float:
         """US dollars of one call; `cached_tokens` and `cache_write_tokens` are part of `input_tokens`."""
-        if not (cached_tokens or cache_write_tokens):
-            return (input_tokens * self.price_in + output_tokens * self.price_out) / 1e6
-        read, write = cache_prices(self)
-        fresh = input_tokens - cached_tokens - cache_write_tokens
-        cached = cached_tokens * read + cache_write_tokens * write
-        return (fresh * self.price_in + cached + output_tokens * self.price_out) / 1e6
+        tokens = (input_tokens, output_tokens, cached_tokens, cache_write_tokens)
+        return tokens_cost(self, tokens, (self.price_in, self.price_out), 1.0)
 
     def to_dict(self) -> dict:
         """The entry as JSON-able values, for outputs: a base URL's credentials masked. A price
@@ -118,13 +114,22 @@ def batch_cost(
     batch discount on top of the cache prices. `cached_tokens` and `cache_write_tokens` are part of
     `input_tokens`, as for ModelSpec.cost. The one price of a batched call: what a batch pays
     (batch/run.py) and what its replay costs (providers/http.py)."""
-    price_in, price_out = batch_prices(spec)
+    tokens = (input_tokens, output_tokens, cached_tokens, cache_write_tokens)
+    return tokens_cost(spec, tokens, batch_prices(spec), batch_share_in(spec))
+
+
+def tokens_cost(
+    spec: ModelSpec, tokens: tuple[int, int, int, int], prices: tuple[float, float], cache_share: float
+) -> float:
+    """US dollars of (input, output, cached, cache-write) tokens: the fresh input and the output at
+    `prices` (per 1M), the cached and cache-written input at their cache prices times `cache_share`."""
+    input_tokens, output_tokens, cached_tokens, cache_write_tokens = tokens
+    price_in, price_out = prices
     if not (cached_tokens or cache_write_tokens):
         return (input_tokens * price_in + output_tokens * price_out) / 1e6
     read, write = cache_prices(spec)
-    share = batch_share_in(spec)
     fresh = input_tokens - cached_tokens - cache_write_tokens
-    cached = (cached_tokens * read + cache_write_tokens * write) * share
+    cached = (cached_tokens * read + cache_write_tokens * write) * cache_share
     return (fresh * price_in + cached + output_tokens * price_out) / 1e6
 
 

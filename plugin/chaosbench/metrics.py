@@ -15,7 +15,7 @@ from pytest_reasoning_evals.chaosbench.epoch_summary import epoch_summary
 from pytest_reasoning_evals.chaosbench.names import is_bank
 from pytest_reasoning_evals.chaosbench.questions import FAMILIES, SPLITS
 from pytest_reasoning_evals.chaosbench.rows import DialogueRow, QuestionRow, Row
-from pytest_reasoning_evals.providers.base import ErrorKind
+from pytest_reasoning_evals.providers.base import ErrorKind, cost_saved
 from pytest_reasoning_evals.stats import balanced_accuracy, confusion, mcc, per_class, ratio, wilson_interval
 
 # the families whose questions restate one fact: upstream's perturbation groups hold paraphrases
@@ -41,12 +41,7 @@ def _saved(rows: list[Row]) -> dict:
     a replay of a batched run is priced as the batch was); each part only when not zero, the whole
     only when a part is (the summaries of runs without either unchanged)."""
     calls = [c for r in rows for c in r.calls]
-    parts = {
-        "cache": sum(c.cache_saved_usd for c in calls),
-        "batch": sum(c.batch_saved_usd for c in calls),
-    }
-    saved = {name: value for name, value in parts.items() if value}
-    return {"cost_saved_usd": saved} if saved else {}
+    return cost_saved(sum(c.cache_saved_usd for c in calls), sum(c.batch_saved_usd for c in calls))
 
 
 def _group_details(questions: list[QuestionRow]) -> dict:

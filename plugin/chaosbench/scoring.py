@@ -12,8 +12,6 @@ from pytest_reasoning_evals.chaosbench.normalize import ENGLISH, AnswerWords, no
 from pytest_reasoning_evals.chaosbench.prompts import PromptTemplate
 from pytest_reasoning_evals.chaosbench.questions import Question
 from pytest_reasoning_evals.chaosbench.records import (
-    BatchFields,
-    CacheFields,
     ItemRecord,
     MixedHitFields,
     QuestionRecord,
@@ -119,14 +117,8 @@ def score(
         "cassette_hit": _hit(calls),
         **_mixed_hits(calls),
         **record_fields(question),
-        **cache_fields(calls),
+        **saving_fields(calls),  # records.CacheFields and BatchFields, those not zero
     }
-
-
-def cache_fields(calls: Sequence[Completion]) -> CacheFields | BatchFields:
-    """The calls' prompt cache counts and saving, and whether a batch answered one of them and what
-    that saved, those not zero (records.CacheFields, records.BatchFields: providers.base.saving_fields)."""
-    return saving_fields(calls)
 
 
 def _mixed_hits(calls: list[Completion]) -> MixedHitFields:

@@ -4,7 +4,8 @@ the real conversation history, at most MAX_TURNS turns."""
 
 from __future__ import annotations
 
-from pytest_reasoning_evals.dialectic.records import ConversationRecord, saved_parts
+from pytest_reasoning_evals.dialectic.records import ConversationRecord
+from pytest_reasoning_evals.providers.base import cost_saved
 
 FOLLOW_UP = "Can you synthesize your analysis into a concrete recommendation?"
 MAX_TURNS = 4
@@ -52,6 +53,7 @@ def summarize(conversations: list[ConversationRecord]) -> dict:
     total = len(conversations) - not_judged
     resolved = [c for c in conversations if c["turns_to_resolution"] is not None]
     cost = sum(c["cost_usd"] for c in conversations)
+    saved = [c.get("cost_saved_usd", {}) for c in conversations]  # each conversation's, by part
     return {
         "conversations": total,
         "not_judged": not_judged,
@@ -65,8 +67,5 @@ def summarize(conversations: list[ConversationRecord]) -> dict:
         "total_cost_usd": cost,
         "cost_per_resolution": cost / len(resolved) if resolved else None,
         "judge_errors": sum(len(c["judge_errors"]) for c in conversations),
-        **saved_parts(
-            {f"{part}_saved_usd": c.get("cost_saved_usd", {}).get(part, 0.0) for part in ("cache", "batch")}
-            for c in conversations
-        ),
+        **cost_saved(sum(s.get("cache", 0.0) for s in saved), sum(s.get("batch", 0.0) for s in saved)),
     }

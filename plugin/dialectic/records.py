@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from pytest_reasoning_evals.providers.base import cost_saved
 from pytest_reasoning_evals.stash import CallCounts
 
 Mode = Literal["dialectic", "bypass"]
@@ -238,15 +239,10 @@ class SavedFields(TypedDict, total=False):
 
 
 def saved_parts(calls) -> dict:
-    """{"cost_saved_usd": {"cache": ..., "batch": ...}} over records carrying SavingFields, each
-    part only when not zero, the whole only when a part is."""
+    """providers.base.cost_saved over records carrying SavingFields."""
     calls = list(calls)
-    saved = {
-        "cache": sum(c.get("cache_saved_usd", 0.0) for c in calls),
-        "batch": sum(c.get("batch_saved_usd", 0.0) for c in calls),
-    }
-    saved = {name: value for name, value in saved.items() if value}
-    return {"cost_saved_usd": saved} if saved else {}
+    cache = sum(c.get("cache_saved_usd", 0.0) for c in calls)
+    return cost_saved(cache, sum(c.get("batch_saved_usd", 0.0) for c in calls))
 
 
 class ConversationRecord(EpochFields, SavedFields):

@@ -182,6 +182,14 @@ def saving_fields(calls: Iterable[Completion]) -> dict:
     return {name: value for name, value in fields.items() if value}
 
 
+def cost_saved(cache: float, batch: float) -> dict:
+    """A summary's `cost_saved_usd`: what the prompt cache and a provider's batches saved against the
+    list price, each part only when not zero, the whole only when a part is (so the summaries of
+    runs without either read as before)."""
+    saved = {name: value for name, value in (("cache", cache), ("batch", batch)) if value}
+    return {"cost_saved_usd": saved} if saved else {}
+
+
 class Model(Protocol):
     def complete(self, request: Request) -> Completion: ...
 
