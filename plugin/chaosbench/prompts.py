@@ -3,6 +3,7 @@ the run manifest so that a prompt edit is visible in every result it touches."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Iterable
@@ -78,7 +79,7 @@ class PromptTemplate:
             raise ValueError(f"{path}: prompt template has no {{question}} placeholder")
         return cls(mode, path, text, max_tokens, temperature or 0.0, dataset)
 
-    @property
+    @functools.cached_property  # read by every item's record
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 

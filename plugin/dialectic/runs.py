@@ -21,7 +21,7 @@ COLUMNS = [
     ("judge_agreement", "judge agreement", "pct"),
     ("pass_share", "judge pass share by case", "pct"),  # with epochs: the mean over cases of their epochs' share
     ("epochs_agree", "epochs agree", "pct"),  # with epochs: the cases whose epochs all pass or all fail
-    ("cost_usd", "cost", "usd"),
+    ("cost_usd", "cost", "usd"),  # the responses and their judges' calls
     ("cost_saved_usd", "cost saved", "usd"),  # by batches and the prompt cache, against the list price
     ("tokens", "tokens", "int"),
     ("date", "date", "date"),
@@ -119,7 +119,7 @@ def _rows(directory: Path) -> list[dict]:
             "mode_accuracy": v["mode_accuracy"],
             "judge_agreement": v["judge_agreement"],
             **_epoch_cells(v, meta),
-            "cost_usd": v["cost_usd"],
+            "cost_usd": v["cost_usd"] + v.get("judge_cost_usd", 0.0),  # what the variant paid, as its page says
             "cost_saved_usd": total_saved(v.get("cost_saved_usd")),
             "tokens": v["tokens"],
             "date": meta.get("timestamp"),

@@ -223,6 +223,25 @@ def test_models_compared_by_a_dialectic_run_are_rows_side_by_side(pytester, serv
     assert models["fake"]["queries"] == 1 and models["fake"]["rank"] == 1
 
 
+def test_a_dialectic_rows_cost_is_its_responses_and_their_judges(pytester, server, capsys) -> None:  # noqa: F811
+    """The row's cost is what the variant paid, as its report page says: the judges' calls too,
+    which its cost saved column covers as well."""
+    server.responder = Scripted({"a": STRUCTURED})
+    server.usage.prompt, server.usage.completion = 100, 50
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    judged = ["--model", "fake", "--eval-variant", "dialectic", "--eval-judge-model", "other"]
+    result = run_dialectic(pytester, server, cases, *judged, "-k", "not resolution and not cross_provider")
+    assert result.ret in (0, 1), result.stdout.str()
+    variant = json.loads(next((pytester.path / "results").glob("fake_dialectic*/variant_summary.json")).read_text())
+    paid = variant["variants"][0]
+    assert paid["judge_cost_usd"] > 0 and paid["cost_usd"] > 0
+    code, out = runs(capsys, pytester.path / "results")
+    assert code == 0, out
+    tables = {t["id"]: t for t in json.loads((pytester.path / "results" / "runs.json").read_text())["tables"]}
+    (row,) = tables["dialectic"]["rows"]
+    assert row["cost_usd"] == pytest.approx(paid["cost_usd"] + paid["judge_cost_usd"])
+
+
 def copies(pytester: pytest.Pytester, n: int) -> Path:
     """n runs of one dataset: the oracle's and always-true's run directories copied in turn."""
     pytester.makepyfile(test_chaosbench=EVAL_MODULE)
