@@ -9,6 +9,7 @@ from pytest_reasoning_evals.chaosbench.early_stop import decided_line
 from pytest_reasoning_evals.chaosbench.epoch_compare import paired_test_name
 from pytest_reasoning_evals.gates import GateResult, gate_line
 from pytest_reasoning_evals.markdown import code, inline
+from pytest_reasoning_evals.providers.base import saved_text
 
 
 def _pct(value: float | None) -> str:
@@ -175,12 +176,3 @@ def markdown(title: str, summary: dict, gates: list[GateResult], comparison: dic
             f"| {inline(g.name)} | {'✅ passed' if g.passed else '❌ FAILED'} | {inline(g.detail)} |" for g in gates
         ]
     return "\n".join(out) + "\n\n"
-
-
-def saved_text(saved: dict | None) -> str:
-    """` (saved $x: batch $y, prompt cache $z)` beside the cost, when the run saved something."""
-    if not saved:
-        return ""
-    names = {"batch": "batch", "cache": "prompt cache"}
-    parts = ", ".join(f"{names.get(part, part)} ${value:.4f}" for part, value in saved.items())
-    return f" (saved ${sum(saved.values()):.4f}: {parts})"

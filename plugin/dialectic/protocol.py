@@ -29,7 +29,7 @@ from pytest_reasoning_evals.dialectic.multiturn import MAX_TURNS
 from pytest_reasoning_evals.dialectic.panel import PanelError, Seat, expand, seats
 from pytest_reasoning_evals.dialectic.records import ItemRecord, PublicResponse, RecordPayload
 from pytest_reasoning_evals.dialectic.regression import compare, comparison_lines, load_responses
-from pytest_reasoning_evals.dialectic.run_meta import run_meta
+from pytest_reasoning_evals.dialectic.run_meta import paid, run_meta
 from pytest_reasoning_evals.dialectic.summary import cassette_miss_line, cassette_misses, terminal_lines, write_outputs
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.estimate import CallEstimate
@@ -340,7 +340,7 @@ class Protocol(EvalProtocol):
         s = self.settings
         copies = self.runner and epochs.copies_warning(s.epochs, self.session.models.spec(s.model), s.temperature)
         lines = [f"WARNING {copies}"] if copies else []
-        lines += terminal_lines(self.summaries, self.run_dir)
+        lines += terminal_lines(self.summaries, self.run_dir, paid(self))
         missed = cassette_miss_line(
             cassette_misses(list(self.responses.values()), self.records), self.session.end.record_command
         )

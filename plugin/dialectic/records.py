@@ -245,7 +245,7 @@ def saved_parts(calls) -> dict:
     return cost_saved(cache, sum(c.get("batch_saved_usd", 0.0) for c in calls))
 
 
-class ConversationRecord(EpochFields, SavedFields):
+class ConversationFields(EpochFields, SavedFields):
     """A multi-turn resolution conversation (runner.resolution); multiturn_summary.json's conversations_detail."""
 
     query_id: str
@@ -265,7 +265,13 @@ class ConversationRecord(EpochFields, SavedFields):
     # the follow-up replies' texts (the first response is not repeated)
     replies: list[str]
     total_tokens: int
+    # every call: the first response, the follow-ups and the resolution judges (SPEC 6.5)
     cost_usd: float
+
+
+class ConversationRecord(ConversationFields, total=False):
+    # the first response's cost, only when not zero: the run's per-response rows count it too (dialectic/costs.py)
+    response_cost_usd: float
 
 
 class ResolutionCheckRecord(CheckRecord):

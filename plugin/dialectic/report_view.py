@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import judge
+from pytest_reasoning_evals.dialectic.costs import answer_costs
 from pytest_reasoning_evals.dialectic.regression import BaselineError, compare, load_responses
 from pytest_reasoning_evals.errors import ReportError
 from pytest_reasoning_evals.gates import read_gates
@@ -102,8 +103,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
             "seconds": meta.get("execution_time_seconds"),
             "complete": meta.get("complete", True),
             "incomplete_reason": meta.get("incomplete_reason"),
-            "cost_usd": sum(v["cost_usd"] + v.get("judge_cost_usd", 0.0) for v in variants)
-            + (multiturn.get("total_cost_usd") or 0.0),
+            "cost_usd": sum(answer_costs(responses, multiturn.get("conversations_detail", []))[0].values()),
         },
         "gates": read_gates(run_dir),
         "pass_rule": variant_file.get("pass_rule"),

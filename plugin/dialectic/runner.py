@@ -367,6 +367,8 @@ class Conversation:
             "replies": [r["text"] for r in self.replies[1:]],
             "total_tokens": sum(c["input_tokens"] + c["output_tokens"] for c in calls),
             "cost_usd": sum(c["cost_usd"] for c in calls),
+            # only when not zero, as the saving fields: a free model's conversations read as before
+            **({"response_cost_usd": first} if (first := self.replies[0]["cost_usd"]) else {}),
             **saved_parts(calls),
             **epoch_fields(self.case),
         }

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pytest_reasoning_evals.dialectic import cross_provider, multiturn, spotcheck
 from pytest_reasoning_evals.dialectic.agreement import judge_agreement
+from pytest_reasoning_evals.dialectic.costs import answer_costs
 from pytest_reasoning_evals.dialectic.epoch_summary import epoch_block, epoch_line
 from pytest_reasoning_evals.dialectic.records import (
     EPOCH_FIELDS,
@@ -20,7 +21,7 @@ from pytest_reasoning_evals.dialectic.records import (
     saved_parts,
 )
 from pytest_reasoning_evals.dialectic.verdict import PassRule
-from pytest_reasoning_evals.providers.base import MISS
+from pytest_reasoning_evals.providers.base import MISS, saved_text
 from pytest_reasoning_evals.results import write_json, write_lines
 
 
@@ -189,7 +190,15 @@ def _judge_lines(a: dict) -> list[str]:
     return lines
 
 
-def terminal_lines(summaries: dict, directory: Path) -> list[str]:
+def cost_line(summaries: dict, paid_now: float) -> str:
+    """What the run's answers cost by part, each call once (at their price, replayed or not), what
+    batches and the prompt cache saved on them, and what this run's live calls paid (run_meta.json's spent_usd)."""
+    parts, saved = answer_costs(summaries["per_response"], summaries["multiturn"]["conversations_detail"])
+    shown = ", ".join(f"{name} ${value:.4f}" for name, value in parts.items())
+    return f"cost ${sum(parts.values()):.4f} ({shown}){saved_text(saved)}; paid by live calls now ${paid_now:.4f}"
+
+
+def terminal_lines(summaries: dict, directory: Path, paid_now: float) -> list[str]:
     lines = []
     for v in summaries["variants"]:
         lines.append(
@@ -213,6 +222,7 @@ def terminal_lines(summaries: dict, directory: Path) -> list[str]:
             f"cross-provider: {', '.join(c['providers_compared'])}; by quality {c['rankings']['by_quality']}, "
             f"by efficiency {c['rankings']['by_efficiency'] or 'n/a (no cost)'}"
         )
+    lines.append(cost_line(summaries, paid_now))
     lines.append(f"spot-check queue: {summaries['spotcheck_queue']} responses; dialectic results: {directory}")
     return lines
 

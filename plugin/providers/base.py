@@ -190,6 +190,15 @@ def cost_saved(cache: float, batch: float) -> dict:
     return {"cost_saved_usd": saved} if saved else {}
 
 
+def saved_text(saved: dict | None) -> str:
+    """` (saved $x: batch $y, prompt cache $z)` beside the cost, when the run saved something."""
+    if not saved:
+        return ""
+    names = {"batch": "batch", "cache": "prompt cache"}
+    parts = ", ".join(f"{names.get(part, part)} ${value:.4f}" for part, value in saved.items())
+    return f" (saved ${sum(saved.values()):.4f}: {parts})"
+
+
 class Model(Protocol):
     def complete(self, request: Request) -> Completion: ...
 

@@ -505,6 +505,16 @@ def test_every_cost_a_dialectic_run_paid_is_in_its_files(pytester, server, stop,
             meta["spent_usd"]
         )
         assert sum(v["judge_cost_usd"] for v in out["variants"]) == pytest.approx(sum(judged))
+        # ... and in its terminal summary, by part, beside what this run's live calls paid
+        responses, judges = sum(r["cost"] for r in out["per_response"]), sum(judged)
+        shown = f"cost ${meta['spent_usd']:.4f} (responses ${responses:.4f}, judges ${judges:.4f}, "
+        shown += f"resolution conversations ${sum(turns):.4f}); paid by live calls now ${meta['spent_usd']:.4f}"
+        assert shown in result.stdout.str(), result.stdout.str()
+        page = (directory / "report.html").read_text()  # the page's run cost: each call once, as paid
+        assert f"<dt>cost</dt><dd>${meta['spent_usd']:.4f}</dd>" in page
+        replayed = run(pytester, server, cases, *args)  # the same answers at their price, nothing paid now
+        replay_cost = shown.split("; paid", 1)[0] + "; paid by live calls now $0.0000"
+        assert replay_cost in replayed.stdout.str(), replayed.stdout.str()
 
 
 # --- keys ---
