@@ -371,10 +371,14 @@ def alias(name: str, alias: str) -> str:
     return alias
 
 
-def aliases(name: str, text: str) -> list[str]:
-    aliases = [a.strip() for a in str(text).split(",") if a.strip()]
+def aliases(name: str, given: str | list[str]) -> list[str]:
+    """The aliases of an option given once comma-separated, or repeated (a list of such texts)."""
+    texts = [given] if isinstance(given, str) else given
+    aliases = [a.strip() for text in texts for a in str(text).split(",") if a.strip()]
     if not aliases:
-        raise pytest.UsageError(f"{label(name)}: expected one or more comma-separated model aliases, got {text!r}")
+        raise pytest.UsageError(
+            f"{label(name)}: expected one or more comma-separated model aliases, got {','.join(texts)!r}"
+        )
     return [alias(name, a) for a in aliases]
 
 

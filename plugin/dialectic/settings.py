@@ -44,7 +44,9 @@ OPTIONS = (
     ),
     Option(
         "judge-model",
-        "judge model aliases, comma-separated, used in turn, or the name of a judge panel of the models file (default: the model under test)",
+        "judge model aliases, comma-separated or the flag repeated, used in turn, or the name of a judge panel of "
+        "the models file (default: the model under test)",
+        "list",
         metavar="ALIASES",
     ),
     Option("n-judges", "judges per response (default 3, or every judge model named when more)", "int", metavar="N"),
@@ -56,7 +58,8 @@ OPTIONS = (
     ),
     Option(
         "compare-models",
-        "cross-provider comparison: comma-separated aliases (default: the model under test)",
+        "cross-provider comparison: aliases, comma-separated or the flag repeated (default: the model under test)",
+        "list",
         metavar="ALIASES",
     ),
     Option(

@@ -261,6 +261,26 @@ def test_judge_requests_follow_the_methodology_and_ask_for_the_schema(pytester, 
     assert judge_cassettes == [f"a__dialectic__fake__judge{k}.yaml" for k in (1, 2, 3)]
 
 
+@pytest.mark.parametrize("given", ["comma-separated", "repeated"])
+def test_judges_and_compared_models_are_named_comma_separated_or_repeated(pytester, server, given) -> None:
+    """`--eval-judge-model a --eval-judge-model b` is the panel of a and b, as `a,b` is (and as
+    --eval-variant repeats): a second flag never drops the first judge without a word."""
+    server.responder = Scripted({"a": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"))
+    named = {
+        "comma-separated": ["--eval-judge-model", "fake-judge,other", "--eval-compare-models", "fake,other"],
+        "repeated": ["--eval-judge-model", "fake-judge", "--eval-judge-model", "other"]
+        + ["--eval-compare-models", "fake", "--eval-compare-models", "other"],
+    }[given]
+    result = run(
+        pytester, server, cases, "--model", "fake", "--eval-variant", "dialectic", "--eval-n-judges", "2", *named
+    )
+    assert result.ret in (0, 1), result.stdout.str()
+    judged = sorted(r["body"]["model"] for r in server.requests if "Evaluate Dialectical" in str(r["body"]["messages"]))
+    assert sorted(set(judged)) == ["fake-judge", "other-model"], judged  # both judges sat
+    assert outputs(pytester)["cross"]["providers_compared"] == ["fake", "other"]
+
+
 def test_judges_disagreeing_or_unparseable_are_flagged_and_medians_used(pytester, server) -> None:
     low = {**JUDGE_OK, "h_quality": 2}
     server.responder = Scripted({"a": STRUCTURED}, judges=[JUDGE_OK, low, "I think it is fine."])
