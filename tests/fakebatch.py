@@ -7,6 +7,7 @@ live call (stdlib only).
     server.batch.outcome = lambda cid, body: "expired" if cid.endswith("3") else None
     server.batch.created, server.batch.uploaded  # batches created, files uploaded
     server.live_calls                            # live chat calls, beside
+    server.batch.fail("GET", r"/v1/batches/[^/]+", status(503), dropped())  # the next two polls: a 503, no answer
 
 Routes: POST /v1/files (multipart, purpose=batch), GET /v1/files/{id}/content, POST /v1/batches,
 GET /v1/batches/{id}, POST /v1/batches/{id}/cancel; POST /v1/messages/batches, GET
@@ -29,6 +30,7 @@ import json
 import re
 import threading
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -86,6 +88,28 @@ class FakeBatches:
             ("DELETE", re.compile(r"/v1beta/(files/[^/:]+)"), self._delete_gemini),
         ]
         self._sessions: dict[str, int] = {}  # Gemini upload session -> the bytes its start announced
+        self._aimed: list[tuple[str, re.Pattern, deque]] = []  # fail(): (method, path, its faults left)
+
+    def fail(self, method: str, path: str, *faults) -> None:
+        """The next requests of `method` to a path matching `path` (a regular expression, matching
+        the whole path, no query) meet `faults` (fakeprovider's status, slow, dropped, cut), one each
+        in order; other requests go on as before. A fault the server's own script holds comes first."""
+        with self._lock:
+            self._aimed.append((method, re.compile(path), deque(faults)))
+
+    def fault_for(self, method: str, path: str):
+        """The next fault `fail` aimed at this request, or None."""
+        with self._lock:
+            for verb, pattern, left in self._aimed:
+                if verb == method and left and pattern.fullmatch(path):
+                    return left.popleft()
+        return None
+
+    @property
+    def unused_faults(self) -> int:
+        """The faults `fail` aimed that no request has met yet."""
+        with self._lock:
+            return sum(len(left) for *_, left in self._aimed)
 
     def end_soon(self) -> None:
         """Every running batch ends at its next poll (and later ones at their first)."""

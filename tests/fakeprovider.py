@@ -7,9 +7,10 @@
 
 Routes (POST): /v1/chat/completions (OpenAI), /v1/messages (Anthropic),
 /v1beta/models/<model>:generateContent (Gemini); `live_calls` counts them. The batch endpoints
-of OpenAI and Anthropic are `batch` (fakebatch.FakeBatches: its own states, outcomes and
-counters; a scripted `status` fault applies to them too). Anything else is a 404 (recorded, but it
-does not consume a scripted fault).
+of OpenAI, Anthropic and Gemini are `batch` (fakebatch.FakeBatches: its own states, outcomes and
+counters; a scripted `status`, `slow`, `dropped` or `cut` fault applies to them too, and
+`batch.fail(method, path, *faults)` aims faults at one path's requests). Anything else is a 404
+(recorded, but it does not consume a scripted fault).
 
 Each scripted fault applies to one request, in order; once the script is used up, `fault_for`
 (when set) may choose a fault from the request's parsed body, else every
@@ -56,7 +57,7 @@ _DISCONNECTED = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, 
 class Fault:
     """What the server does to one request instead of (or before) a normal reply."""
 
-    kind: str  # "status" | "slow" | "malformed" | "truncated" | "missing_fields"
+    kind: str  # "status" | "slow" | "malformed" | "truncated" | "missing_fields" | "dropped" | "cut"
     code: int = 200
     retry_after: str | None = None
     body: str | None = None
@@ -88,6 +89,17 @@ def truncated() -> Fault:
 def missing_fields() -> Fault:
     """200 with valid JSON lacking choices / content / candidates."""
     return Fault("missing_fields")
+
+
+def dropped() -> Fault:
+    """The connection closed once the request is read, with no answer at all (batch routes only)."""
+    return Fault("dropped")
+
+
+def cut() -> Fault:
+    """The normal answer's headers (its full Content-Length) and half its body, then the connection
+    closed: a download cut short (batch routes only)."""
+    return Fault("cut")
 
 
 @dataclass
@@ -287,7 +299,7 @@ class FakeProvider:
             fault = self._faults.popleft() if (route or batch) and self._faults else None
             self.live_calls += route is not None
         if batch is not None:
-            self._serve_batch(handler, batch, data, fault)
+            self._serve_batch(handler, batch, data, fault or self.batch.fault_for(handler.command, split.path))
             return
         if fault is None and route and self.fault_for is not None:
             fault = self.fault_for(body)
@@ -313,13 +325,19 @@ class FakeProvider:
             self._answer(handler, route, body, fault)
 
     def _serve_batch(self, handler: _Handler, route, data: bytes, fault: Fault | None) -> None:
-        if fault is not None and fault.kind == "status":
+        kind = fault.kind if fault is not None else None
+        if kind == "status":
             self._send(
                 handler, fault.code, fault.body or "", {"Retry-After": fault.retry_after} if fault.retry_after else {}
             )
             return
+        if kind == "dropped":  # nothing written: the client reads the connection's end
+            handler.close_connection = True
+            return
+        if kind == "slow" and self._closing.wait(fault.seconds):
+            return  # shutting down: the client has long given up
         code, text, ctype, headers = self.batch.serve(route, data, {k.lower(): v for k, v in handler.headers.items()})
-        self._send(handler, code, text, headers, ctype=ctype)
+        self._send(handler, code, text, headers, ctype=ctype, cut=kind == "cut")
 
     def _answer(self, handler: _Handler, route: tuple[str, str | None], body, fault: Fault | None) -> None:
         fmt, model = route
@@ -426,8 +444,15 @@ class FakeProvider:
 
     @staticmethod
     def _send(
-        handler: _Handler, code: int, text: str, headers: dict | None = None, ctype: str = "application/json"
+        handler: _Handler,
+        code: int,
+        text: str,
+        headers: dict | None = None,
+        ctype: str = "application/json",
+        cut: bool = False,
     ) -> None:
+        """The answer; `cut`: only the first half of its body (its Content-Length the whole), then
+        the connection closed."""
         data = text.encode("utf-8")
         try:
             handler.send_response(code)
@@ -436,6 +461,8 @@ class FakeProvider:
             for name, value in (headers or {}).items():
                 handler.send_header(name, value)
             handler.end_headers()
-            handler.wfile.write(data)
+            handler.wfile.write(data[: len(data) // 2] if cut else data)
         except _DISCONNECTED:
             pass  # the client gave up (timeout) before we answered
+        if cut:
+            handler.close_connection = True

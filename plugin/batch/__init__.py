@@ -27,6 +27,7 @@ from pytest_reasoning_evals.batch.base import (
 from pytest_reasoning_evals.batch.gemini import GeminiBatchClient
 from pytest_reasoning_evals.batch.ledger import LEDGER_FILE, BatchLedger
 from pytest_reasoning_evals.batch.openai import OpenAIBatchClient
+from pytest_reasoning_evals.providers.http import RetryPolicy
 
 CLIENTS: dict[str, type[BatchClient]] = {
     "openai": OpenAIBatchClient,
@@ -67,9 +68,10 @@ def client_for(
     key: str | None,
     ledger: BatchLedger | None = None,
     model: str | None = None,
+    policy: RetryPolicy | None = None,
 ) -> BatchClient:
-    """The batch client of `provider` (`model`: the alias its batches are recorded for); BatchError
-    for one without a batch API here."""
+    """The batch client of `provider` (`model`: the alias its batches are recorded for; `policy`: the
+    retries of a request safe to repeat, default RetryPolicy()); BatchError for one without a batch API here."""
     if provider not in CLIENTS:
         raise BatchError(f"provider {provider!r} has no batch client (only {', '.join(CLIENTS)})")
-    return CLIENTS[provider](session, base_url, key, ledger, model=model)
+    return CLIENTS[provider](session, base_url, key, ledger, model=model, policy=policy)

@@ -41,6 +41,8 @@ class AnthropicBatchClient(BatchClient):
     MAX_BYTES = 256 * 1024 * 1024
     OVERHEAD = len(HEAD + TAIL)
     BATCHES = ("messages", "batches")
+    # Anthropic's SDK retries a 409 Conflict (a lock timeout) as it does a 429 or a 5xx (its README, "Retries")
+    TRANSIENT = frozenset({408, 409, 429})
 
     def headers(self) -> dict:
         return {"x-api-key": Secret(self._key or ""), "anthropic-version": API_VERSION}
@@ -66,7 +68,8 @@ class AnthropicBatchClient(BatchClient):
         return self._batch(handle)[1]
 
     def cancel(self, handle: BatchHandle) -> BatchStatus:
-        return status_of(self.call_json("POST", self.batch_url(handle, "cancel")))
+        # a second cancel of the same batch changes nothing: safe to send again
+        return status_of(self.call_json("POST", self.batch_url(handle, "cancel"), repeat=True))
 
     def results(self, handle: BatchHandle) -> dict[str, BatchResult]:
         batch, status = self._batch(handle)

@@ -5,6 +5,10 @@ live call would send) with its custom_id; a handle is one batch the provider acc
 is the provider's ordinary reply body for one custom_id, or the kind of error that took its place.
 The key goes only into request headers, as a Secret: it is in no handle, status, result, message
 or file.
+
+A request that is safe to send again (a GET, a DELETE, a cancel) is retried after a transient
+failure, as the live calls are (providers.http.RetryPolicy); a create or an upload never is: the
+provider may have accepted it, and a second one is a second batch, paid twice.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -22,7 +27,7 @@ from urllib.parse import quote
 import requests
 
 from pytest_reasoning_evals.providers.base import Request, Secret, mask_url, url_problem
-from pytest_reasoning_evals.providers.http import excerpt
+from pytest_reasoning_evals.providers.http import RetryPolicy, excerpt
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 from pytest_reasoning_evals.registry import ModelSpec
 from pytest_reasoning_evals.secrets import redact_traceback
@@ -43,6 +48,25 @@ ENDED = "ended"
 ID_LENGTH = 64  # Anthropic's custom_id is 1-64 of [A-Za-z0-9_-]; OpenAI takes any string
 ID_HASH = 12  # hex digits of the hash: 48 bits, no collision among millions of requests
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]+")
+
+# The methods sent again after a transient failure unless the caller says otherwise: reading a
+# batch or a file, and deleting a file, do nothing more the second time. A POST is sent once
+# unless its caller says it is safe to repeat (a cancel: call(..., repeat=True)); a create or an
+# upload never is (BatchClient.call).
+SAFE_TO_REPEAT = frozenset({"GET", "DELETE"})
+# What went wrong on the way, not in the request: the connection failed, was cut or timed out
+# (a certificate that does not verify will not verify the next time either).
+TRANSIENT_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One attempt of BatchClient.call that did not come back 2xx."""
+
+    message: str  # the method, the URL and what went wrong, keys masked
+    status: int | None  # the HTTP status, None when there was no answer
+    transient: bool  # another attempt may succeed
+    retry_after: str | None = None  # the answer's Retry-After header
 
 
 class BatchError(Exception):
@@ -206,6 +230,9 @@ class BatchClient(ABC):
     OVERHEAD: ClassVar[int] = 0  # bytes of a batch besides its entries (a JSON envelope)
     ONE_MODEL: ClassVar[bool] = False  # a batch names one model (OpenAI's file, Gemini's URL): split per model first
     BATCHES: ClassVar[tuple[str, ...]]  # the path of the batches under the base URL
+    # HTTP statuses a request safe to repeat is retried on, besides every 5xx: a request timeout
+    # and a rate limit. OpenAI and Anthropic add 409 (their SDKs retry it as a lock timeout).
+    TRANSIENT: ClassVar[frozenset[int]] = frozenset({408, 429})
 
     def __init__(
         self,
@@ -215,6 +242,7 @@ class BatchClient(ABC):
         ledger: BatchLedger | None = None,
         timeout: float = 120.0,
         model: str | None = None,
+        policy: RetryPolicy | None = None,
     ):
         if problem := url_problem(base_url):
             raise BatchError(f"base URL {problem}")
@@ -224,6 +252,9 @@ class BatchClient(ABC):
         self.ledger = ledger
         self.timeout = timeout
         self.model = model  # the alias each handle records
+        # the retries of a call safe to repeat: how many, the waits between (its timeout is not
+        # used: `timeout` is each request's)
+        self.policy = policy or RetryPolicy()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({mask_url(self.base_url)!r})"
@@ -272,21 +303,59 @@ class BatchClient(ABC):
         """The base URL and `parts`, each quoted: an id read from a file cannot change the path."""
         return "/".join([self.base_url, *(quote(p, safe="") for p in parts)])
 
-    def call(self, method: str, url: str, headers_extra: dict | None = None, **kwargs) -> requests.Response:
-        """One request with the key's headers; a failure or non-2xx raises BatchError naming
-        the method, the URL (credentials masked) and the provider's message (keys masked)."""
+    def call(
+        self, method: str, url: str, headers_extra: dict | None = None, *, repeat: bool | None = None, **kwargs
+    ) -> requests.Response:
+        """One request with the key's headers. `repeat`: whether it is safe to send again (by
+        default a GET or a DELETE is, any other method is not); such a request is sent again after
+        a transient failure (`transient`), up to the policy's max_retries more times, waiting as
+        RetryPolicy.wait says (backoff with jitter, or the answer's Retry-After in seconds) while
+        the waits add up to at most its max_total_wait. A create or an upload is sent once: the
+        provider may have accepted it. A failure, or a non-2xx answer, raises BatchError naming
+        the method, the URL (credentials masked), the provider's message (keys masked) and, when
+        it was sent more than once, how many times."""
+        repeat = method in SAFE_TO_REPEAT if repeat is None else repeat
+        headers = {**self.headers(), **(headers_extra or {})}
+        sent, waited, gave_up = 0, 0.0, ""
+        while True:
+            sent += 1
+            response, failed = self._attempt(method, url, headers, kwargs)
+            if failed is None:
+                return response
+            if not (repeat and failed.transient) or sent > self.policy.max_retries:
+                break
+            pause = self.policy.wait(sent - 1, failed.retry_after)
+            if waited + pause > self.policy.max_total_wait:
+                gave_up = f"; {self.policy.gave_up(pause, failed.retry_after)}"
+                break
+            time.sleep(pause)
+            waited += pause
+        times = f" (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})" if sent > 1 or gave_up else ""
+        raise BatchError(failed.message + times, failed.status)
+
+    def transient(self, status: int) -> bool:
+        """Whether an answer of HTTP `status` may be a passing trouble: another attempt may succeed."""
+        return status in self.TRANSIENT or status >= 500
+
+    def _attempt(
+        self, method: str, url: str, headers: dict, kwargs: dict
+    ) -> tuple[requests.Response | None, Failure | None]:
+        """One request: its 2xx response, or what went wrong."""
         where = f"{method} {mask_url(url)}"
         try:
-            headers = {**self.headers(), **(headers_extra or {})}
             response = self.session.request(method, url, headers=headers, timeout=self.timeout, **kwargs)
         except requests.RequestException as exc:
             redact_traceback(exc, self._keys())
-            raise BatchError(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}") from None
-        if not 200 <= response.status_code < 300:
-            code, text = response.status_code, excerpt(response.text, self._keys())
-            del response  # the exception's traceback keeps this frame: a live response keeps its socket open
-            raise BatchError(f"{where}: HTTP {code}: {text}", code)
-        return response
+            transient = isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, requests.exceptions.SSLError)
+            failed = Failure(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}", None, transient)
+            _let_go(exc)
+            return None, failed
+        if 200 <= response.status_code < 300:
+            return response, None
+        code, text = response.status_code, excerpt(response.text, self._keys())
+        return None, Failure(
+            f"{where}: HTTP {code}: {text}", code, self.transient(code), response.headers.get("Retry-After")
+        )
 
     def post_items(self, url: str, head: str, items: list[str], tail: str) -> dict:
         """POST `head`, the `items` (compact JSON each) joined by commas, `tail`: sent as the bytes
@@ -359,6 +428,22 @@ class BatchClient(ABC):
             except BatchError as exc:
                 problems.append(str(exc))
         return problems
+
+
+def _let_go(error: BaseException) -> None:
+    """Drop the tracebacks of `error` and of the exceptions under it (cause, context, reason,
+    arguments) once its message is taken: their frames hold urllib3's pool, the connection and the
+    response, in cycles with the exceptions (a frame's locals hold the exception it raised) that
+    only a garbage collection would free, keeping sockets open meanwhile, the new connection of a
+    retried call among them."""
+    todo, seen = [error], set()
+    while todo:
+        error = todo.pop()
+        if id(error) not in seen:
+            seen.add(id(error))
+            error.__traceback__ = None
+            inner = (error.__cause__, error.__context__, getattr(error, "reason", None), *error.args)
+            todo += [e for e in inner if isinstance(e, BaseException)]
 
 
 def item_size(item: str) -> int:

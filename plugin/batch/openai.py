@@ -48,6 +48,8 @@ class OpenAIBatchClient(BatchClient):
     MAX_BYTES = 200 * 1024 * 1024
     BATCHES = ("batches",)
     ONE_MODEL = True
+    # OpenAI's SDK retries a 409 Conflict (a lock timeout) as it does a 429 or a 5xx (its README, "Retries")
+    TRANSIENT = frozenset({408, 409, 429})
 
     def headers(self) -> dict:
         return {"Authorization": Secret(f"Bearer {self._key}")} if self._key else {}
@@ -83,7 +85,8 @@ class OpenAIBatchClient(BatchClient):
         return self._batch(handle)[1]
 
     def cancel(self, handle: BatchHandle) -> BatchStatus:
-        return status_of(self.call_json("POST", self.batch_url(handle, "cancel")))
+        # a second cancel of the same batch changes nothing: safe to send again
+        return status_of(self.call_json("POST", self.batch_url(handle, "cancel"), repeat=True))
 
     def files_of(self, handle: BatchHandle) -> list[str]:
         """The uploaded input file, and the output and error files the batch wrote."""

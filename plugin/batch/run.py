@@ -102,8 +102,9 @@ def submit(models, alias: str, requests_: list[Request], folder: Path, say, rese
     missing, estimated = within_budget(models, spec, missing, say, reserved)
     if not missing:
         return None, 0.0
+    # a poll, a download or a file's deletion is retried as the model's live calls are (--eval-max-retry-wait)
     client = client_for(
-        spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder), alias
+        spec.provider, requests.Session(), http.spec.base_url, http.api_key(), BatchLedger(folder), alias, http.policy
     )
     entries = [entry_for(spec, r) for r in missing]  # each request's batch line, built once
     handles = client.submit(entries)

@@ -109,6 +109,12 @@ class RetryPolicy:
             return asked
         return min(self.backoff_base * 2**attempt * (1 + random.random() * self.jitter), self.backoff_max)
 
+    def gave_up(self, pause: float, retry_after: str | None) -> str:
+        """Why a call stopped retrying before its retries ran out: the next wait, `pause`, would
+        pass `max_total_wait` (the server's Retry-After, or our own schedule)."""
+        who = "the server asked to wait" if self.asked(retry_after) is not None else "the next retry would wait"
+        return f"gave up: {who} {round(pause, 2):g} s more, over the {self.max_total_wait:g} s cap on waiting per call"
+
 
 class CallsStopped(Exception):
     """The session is over: an attempt not yet started is not made."""
@@ -441,11 +447,7 @@ class HttpModel:
         tried.retry_after = response.headers.get("Retry-After") if retryable else None
 
     def _gave_up(self, pause: float, retry_after: str | None) -> str:
-        who = "the server asked to wait" if self.policy.asked(retry_after) is not None else "the next retry would wait"
-        return (
-            f"; gave up: {who} {round(pause, 2):g} s more, over the {self.policy.max_total_wait:g} s cap "
-            f"on waiting per call (--eval-max-retry-wait)"
-        )
+        return f"; {self.policy.gave_up(pause, retry_after)} (--eval-max-retry-wait)"
 
     def _refuse(self, status: int) -> None:
         """The provider refused the key: AuthError, and the limiter closed, so no other thread

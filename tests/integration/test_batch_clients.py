@@ -1,14 +1,18 @@
 """The batch clients (plugin/batch/: OpenAI, Anthropic, Gemini) against the fake provider's batch endpoints (tests/fakebatch.py),
 over real HTTP on 127.0.0.1: one batch, polls, ordinary replies, failed and expired requests,
-splitting, cancel, a rerun that finds its batch in the ledger, and no key anywhere but a header."""
+splitting, cancel, a rerun that finds its batch in the ledger, no key anywhere but a header, and
+the retries: what is sent again after a transient failure, and what never is."""
 
 import json
+import re
+import time
 import traceback
 from dataclasses import replace
+from urllib.parse import urlsplit
 
 import pytest
 import requests
-from fakeprovider import FakeProvider, slow, status
+from fakeprovider import FakeProvider, cut, dropped, slow, status
 
 from pytest_reasoning_evals.batch import (
     CANCELED,
@@ -28,7 +32,7 @@ from pytest_reasoning_evals.batch import (
     entry_for,
 )
 from pytest_reasoning_evals.providers.base import Request
-from pytest_reasoning_evals.providers.http import HttpModel
+from pytest_reasoning_evals.providers.http import HttpModel, RetryPolicy
 from pytest_reasoning_evals.providers.wire import anthropic_parse, gemini_parse, openai_parse
 from pytest_reasoning_evals.registry import ModelSpec
 
@@ -42,6 +46,8 @@ PARSE = {"openai": openai_parse, "anthropic": anthropic_parse, "gemini": gemini_
 BASE = {"openai": "/v1", "anthropic": "/v1", "gemini": "/v1beta"}  # the registry's base URL, on the fake
 KEY_HEADER = {"openai": "authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
 CLIENT_CLASS = {"openai": OpenAIBatchClient, "anthropic": AnthropicBatchClient, "gemini": GeminiBatchClient}
+# the default's four retries, without its waits (half a second, doubling)
+FAST = RetryPolicy(max_retries=4, backoff_base=0.001, backoff_max=0.01, jitter=0.0)
 
 
 def asked(body):
@@ -73,8 +79,8 @@ def session(fake):
 
 @pytest.fixture
 def client(fake, session):
-    def make(provider, ledger=None):
-        return client_for(provider, session, fake.url + BASE[provider], KEY, ledger)
+    def make(provider, ledger=None, policy=FAST):
+        return client_for(provider, session, fake.url + BASE[provider], KEY, ledger, policy=policy)
 
     return make
 
@@ -164,9 +170,10 @@ def test_clean_up_deletes_the_files_an_ended_batch_left_and_reports_what_it_coul
     if provider == "openai":  # deleted already: each 404 is reported, nothing raised
         problems = batches.clean_up(handle)
         assert len(problems) == 3 and all("HTTP 404" in p and "PLANTED" not in p for p in problems)
-        fake.script(status(500))  # the batch cannot even be read: that is the one problem, nothing raised
+        fake.script(*[status(500)] * 5)  # the batch cannot even be read: that is the one problem, nothing raised
         [problem] = batches.clean_up(handle)
         assert problem.startswith(f"GET {fake.url}/v1/batches/{handle.batch_id}: HTTP 500")
+        assert problem.endswith("(after 5 attempts)") and fake.pending_faults == 0
 
 
 def test_a_lowered_request_limit_splits_into_two_batches(client, fake, provider, monkeypatch):
@@ -354,3 +361,200 @@ def test_a_provider_without_a_batch_client_is_refused():
         BatchError, match=r"provider 'openai_compatible' has no batch client \(only openai, anthropic, gemini\)"
     ):
         client_for("openai_compatible", requests.Session(), "http://127.0.0.1:9/v1", KEY)
+
+
+# --- retries: a request safe to send again is, after a transient failure; a create never is ---
+
+# the request that downloads an ended batch's replies (Gemini's inline replies are in the batch itself)
+RESULTS = {
+    "openai": r"/v1/files/[^/]+/content",
+    "anthropic": r"/v1/messages/batches/[^/]+/results",
+    "gemini": r"/v1beta/batches/[^/:]+",
+}
+CANCEL = {
+    "openai": r"/v1/batches/[^/]+/cancel",
+    "anthropic": r"/v1/messages/batches/[^/]+/cancel",
+    "gemini": r"/v1beta/batches/[^/:]+:cancel",
+}
+GEMINI_CREATE = r"/v1beta/models/[^/:]+:batchGenerateContent"
+
+
+def batch_path(batches, handle):
+    """The path a poll of `handle` asks, as a pattern for FakeBatches.fail."""
+    return re.escape(urlsplit(batches.batch_url(handle)).path)
+
+
+def sent(fake, method, path, since=0):
+    """The requests of `method` to a path matching `path` the fake received (from its `since`-th request on)."""
+    return [r for r in fake.requests[since:] if r["method"] == method and re.fullmatch(path, r["path"])]
+
+
+def test_a_poll_answered_503_twice_is_sent_again_and_returns_the_status(client, fake, provider):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 3))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, status(503), status(503))
+    seen = batches.poll(handle)
+    assert (seen.state, seen.total, seen.done, seen.failed) == (ENDED, 3, 3, 0)  # polls = 0: ended at its first look
+    assert len(sent(fake, "GET", path)) == 3 and fake.batch.unused_faults == 0
+
+
+@pytest.mark.parametrize("fault", [dropped, cut], ids=["closed-before-the-answer", "cut-in-the-body"])
+def test_a_results_download_that_loses_its_connection_once_succeeds(client, fake, provider, fault):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 3))
+    until_ended(batches, handle)
+    before = len(fake.requests)
+    fake.batch.fail("GET", RESULTS[provider], fault())
+    results = batches.results(handle)
+    assert [PARSE[provider](r.body).text for r in results.values()] == [f"answer to question {i}" for i in range(3)]
+    assert len(sent(fake, "GET", RESULTS[provider], before)) == 2 and fake.batch.unused_faults == 0
+
+
+def test_a_poll_that_times_out_once_is_sent_again(fake, session, provider):
+    batches = CLIENT_CLASS[provider](session, fake.url + BASE[provider], KEY, timeout=0.5, policy=FAST)
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, slow(3))  # answered after the client stopped waiting
+    assert batches.poll(handle).ended and len(sent(fake, "GET", path)) == 2
+
+
+def test_a_429_waits_the_seconds_its_retry_after_asks_and_one_asking_past_the_cap_is_not_waited_for(
+    client, fake, provider
+):
+    # our own schedule would wait a minute, past the 5 s cap: only the server's Retry-After: 0 lets it retry
+    patient = RetryPolicy(max_retries=4, backoff_base=60.0, backoff_max=60.0, jitter=0.0, max_total_wait=5.0)
+    batches = client(provider, policy=patient)
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, status(429, retry_after="0"))
+    started = time.monotonic()
+    assert batches.poll(handle).ended
+    assert time.monotonic() - started < 5 and len(sent(fake, "GET", path)) == 2
+    fake.batch.fail("GET", path, status(429, retry_after="600"), status(429, retry_after="0"))
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    assert caught.value.status == 429 and len(sent(fake, "GET", path)) == 3  # given up at once
+    assert str(caught.value).endswith(
+        "(after 1 attempt; gave up: the server asked to wait 600 s more, over the 5 s cap on waiting per call)"
+    )
+
+
+# (provider, the requests go as a file (Gemini past its inline bytes), the request that must be sent once)
+CREATES = [
+    ("openai", False, r"/v1/files"),  # the upload of the requests
+    ("openai", False, r"/v1/batches"),  # the create naming it
+    ("anthropic", False, r"/v1/messages/batches"),
+    ("gemini", False, GEMINI_CREATE),
+    ("gemini", True, r"/upload/v1beta/files"),  # the upload's start
+    ("gemini", True, r"/upload/v1beta/files/session-[0-9a-f]+"),  # its bytes
+    ("gemini", True, GEMINI_CREATE),
+]
+
+
+@pytest.mark.parametrize("provider, as_file, path", CREATES, ids=[f"{p}-{path}" for p, _, path in CREATES])
+def test_a_create_or_upload_answered_503_is_sent_once_where_the_same_clients_poll_is_sent_again(
+    client, fake, monkeypatch, provider, as_file, path
+):
+    """The provider may have accepted it: a second would be a second batch, paid twice."""
+    if as_file:
+        monkeypatch.setattr(GeminiBatchClient, "INLINE_BYTES", 1000)  # 20 requests are more than that
+    batches, entries = client(provider), questions(provider)
+    fake.batch.fail("POST", path, status(503))  # a second attempt would go through
+    with pytest.raises(BatchError, match=r"^POST http://127\.0\.0\.1:\d+/\S+: HTTP 503: ") as caught:
+        batches.submit(entries)
+    assert caught.value.status == 503 and "attempt" not in str(caught.value)  # as before retries existed
+    assert len(sent(fake, "POST", path)) == 1 and fake.batch.created == 0
+    [handle] = batches.submit(entries)  # the same client, its retries on, sends a poll again
+    fake.batch.fail("GET", batch_path(batches, handle), status(503))
+    assert batches.poll(handle).ended and fake.batch.unused_faults == 0
+
+
+@pytest.mark.parametrize("code", [400, 401, 403, 404])
+def test_an_answer_no_retry_can_mend_is_not_sent_again_and_its_message_shows_no_key(client, fake, provider, code):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    quoting = json.dumps({"error": {"message": f"refused with key {KEY}"}})
+    fake.batch.fail("GET", path, status(code, body=quoting))  # a second attempt would find the batch
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    assert caught.value.status == code and len(sent(fake, "GET", path)) == 1
+    assert str(caught.value).endswith(f": HTTP {code}: {quoting.replace(KEY, '***')}")  # as before retries existed
+    fake.batch.fail("GET", path, status(503), status(code, body=quoting))  # retried, then the end at once
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    error = caught.value
+    assert error.status == code and len(sent(fake, "GET", path)) == 3 and fake.batch.unused_faults == 0
+    assert str(error).endswith(f": HTTP {code}: {quoting.replace(KEY, '***')} (after 2 attempts)")
+    rendered = [str(error), repr(error), "".join(traceback.format_exception(error))]
+    assert not [text for text in rendered if "PLANTED" in text]
+
+
+def test_a_409_is_sent_again_to_openai_and_anthropic_as_their_sdks_do_and_not_to_gemini(client, fake, provider):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, status(503), status(409))
+    if provider == "gemini":  # Google's SDK retries 408, 429 and 5xx, not 409 (ABORTED, ALREADY_EXISTS)
+        with pytest.raises(BatchError, match=r"HTTP 409: .*\(after 2 attempts\)$"):
+            batches.poll(handle)
+        assert len(sent(fake, "GET", path)) == 2
+    else:
+        assert batches.poll(handle).ended and len(sent(fake, "GET", path)) == 3
+
+
+def test_when_the_retries_are_used_up_the_error_says_how_many_attempts_were_made(client, fake, provider):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    quoting = json.dumps({"error": {"message": f"overloaded; your key {KEY}"}})
+    fake.batch.fail("GET", path, *[status(503, body=quoting)] * 6)
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    message = str(caught.value)
+    assert len(sent(fake, "GET", path)) == 5 and fake.batch.unused_faults == 1  # 4 retries: 5 attempts in all
+    assert (
+        message
+        == f"GET {fake.url}{urlsplit(batches.batch_url(handle)).path}: HTTP 503: "
+        + quoting.replace(KEY, "***")
+        + " (after 5 attempts)"
+    )
+    assert caught.value.status == 503
+
+
+def test_a_poll_of_a_server_gone_is_tried_five_times_and_shows_no_key(provider):
+    with FakeProvider() as gone:
+        url = gone.url + BASE[provider]
+    batches = CLIENT_CLASS[provider](requests.Session(), url, KEY, timeout=5, policy=FAST)
+    handle = BatchHandle(provider, "b1", ("a",), "2026-01-01T00:00:00+00:00")
+    with pytest.raises(
+        BatchError, match=r"^GET http://127\.0\.0\.1:\d+/\S+: ConnectionError: .*\(after 5 attempts\)$"
+    ) as caught:
+        batches.poll(handle)
+    assert caught.value.status is None and "\n" not in str(caught.value)
+    assert "PLANTED" not in "".join(traceback.format_exception(caught.value))
+
+
+def test_a_cancel_answered_503_then_cut_short_is_sent_again_and_cancels_once(client, fake, provider):
+    fake.batch.polls = 5
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 2))
+    # the second attempt's cancel is done before its answer is cut: the third cancels a cancelled batch
+    fake.batch.fail("POST", CANCEL[provider], status(503), cut())
+    after = batches.cancel(handle)
+    assert after.state in (CANCELING, ENDED) and fake.batch.cancels == 1
+    assert len(sent(fake, "POST", CANCEL[provider])) == 3 and fake.batch.unused_faults == 0
+    assert until_ended(batches, handle)[-1].state == ENDED
+    assert {r.error for r in batches.results(handle).values()} == {CANCELED}
+
+
+def test_a_file_delete_answered_503_is_sent_again(client, fake):
+    batches = client("openai")
+    [handle] = batches.submit(questions("openai", 3))
+    until_ended(batches, handle)
+    batches.results(handle)
+    fake.batch.fail("DELETE", r"/v1/files/[^/]+", status(503), dropped())
+    assert batches.clean_up(handle) == []
+    assert len(fake.batch.deleted) == 2 and not fake.batch._files  # the requests and the replies
+    assert len(sent(fake, "DELETE", r"/v1/files/[^/]+")) == 4 and fake.batch.unused_faults == 0

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fakeprovider import status
 from helpers import (
     EVAL_MODULE,
     FAKE_KEY_VAR,
@@ -157,6 +158,28 @@ def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch
     assert again.ret == 0, again.stdout.str()
     assert server.batch.created == 1 and server.live_calls == 0  # the same batch, polled again
     assert summary(project, "kill")["total_questions"] == QUESTIONS
+
+
+def test_a_run_whose_first_two_polls_answer_503_waits_on_and_saves_every_answer(project, server) -> None:
+    """One blip of the provider's while a batch runs (up to 24 hours) does not end the run: the
+    poll is sent again, with the backoff of the model's live calls."""
+    server.responder = answer_by_text
+    live = project.runpytest(*args(project, server, "openai", "live", "--eval-record-mode", "once"))
+    assert live.ret == 0 and server.live_calls == QUESTIONS
+    server.clear()
+    server.live_calls, server.batch.polls = 0, 1
+    poll = r"/v1/batches/[^/]+"
+    server.batch.fail("GET", poll, status(503), status(503))
+    run = args(
+        project, server, "openai", "blip", "--eval-record-mode", "once", "--eval-batch", "--eval-batch-poll", "0.05"
+    )
+    batched = project.runpytest(*run)
+    assert batched.ret == 0, batched.stdout.str()
+    assert server.batch.unused_faults == 0 and server.batch.created == 1 and server.live_calls == 0
+    polls = [r for r in server.requests if r["method"] == "GET" and re.fullmatch(poll, r["path"])]
+    assert len(polls) >= 4  # the two 503s, the poll that answered in progress, the one that found it ended
+    batched.stdout.fnmatch_lines(["batch: 20 of 20 requests answered ($* at the batch price)"])
+    assert {k: summary(project, "blip")[k] for k in SCORES} == {k: summary(project, "live")[k] for k in SCORES}
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
