@@ -19,12 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 import requests
 from urllib3 import HTTPResponse
 
 from pytest_reasoning_evals.batch import (
     BatchClient,
     BatchEntry,
+    BatchError,
     BatchHandle,
     BatchLedger,
     BatchResult,
@@ -172,21 +174,20 @@ def send_all_in_batches(
     models, say = session.models, say_to(session)
     recording = {a: r for a, r in by_alias.items() if models.record_mode_for(models.spec(a)) != "none"}
     submitted: dict[str, Submitted] = {}
-    reserved = 0.0
-    for alias, requests_ in recording.items():
-        sub, estimated = submit(models, alias, requests_, folder, say, reserved)
-        reserved += estimated
-        if sub is not None:
-            submitted[alias] = sub
     try:
+        reserved = 0.0
+        for alias, requests_ in recording.items():
+            sub, estimated = submit(models, alias, requests_, folder, say, reserved)
+            reserved += estimated
+            if sub is not None:
+                submitted[alias] = sub
         wait_for(list(submitted.values()), session.settings.batch_poll, progress_to(session))
     except KeyboardInterrupt:
-        where = ", ".join(dict.fromkeys(models.spec(a).provider for a in submitted))
-        say(
-            f"batch: interrupted; the batch keeps running on {where}: run the same command again to pick "
-            f"it up ({BatchLedger(folder).path} holds it), nothing is sent twice; or stop it: {cancel_command(models, folder)}"
-        )
+        say(f"batch: interrupted; {kept(models, folder, submitted)}")
         raise
+    except BatchError as exc:  # after its retries: the run stops with one line, the batches kept
+        say(f"batch: {exc}; the run stopped: {kept(models, folder, submitted)}")
+        pytest.exit("a batch call failed (the line above says which and what to do)", pytest.ExitCode.INTERRUPTED)
     outcomes = {}
     for alias in recording:
         done = save_replies(models, submitted[alias], say) if alias in submitted else BatchOutcome(0, 0, 0, 0.0)
@@ -243,6 +244,16 @@ def within_budget(
             f"at the batch price (estimated); the other {len(requests_) - fits:,} are not asked"
         )
     return requests_[:fits], kept
+
+
+def kept(models, folder: Path, submitted: dict[str, Submitted]) -> str:
+    """What a stopped run leaves: the batches it sent keep running (one the provider accepted as the
+    stop came is in the ledger too), and how to pick them up or stop them."""
+    where = ", ".join(dict.fromkeys(models.spec(a).provider for a in submitted)) or "the provider"
+    return (
+        f"the batch keeps running on {where}: run the same command again to pick it up "
+        f"({BatchLedger(folder).path} holds it), nothing is sent twice; or stop it: {cancel_command(models, folder)}"
+    )
 
 
 def cancel_command(models, folder: Path) -> str:

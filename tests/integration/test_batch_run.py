@@ -183,6 +183,31 @@ def test_a_run_whose_first_two_polls_answer_503_waits_on_and_saves_every_answer(
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_poll_that_keeps_failing_stops_the_run_with_one_line_and_the_rerun_picks_the_batch_up(
+    project, server, workers
+) -> None:
+    """An outage longer than the retries ends the run as a stop, not an INTERNALERROR: one line says
+    what failed and that the batch is kept; the same command then waits for it, sending no second batch."""
+    server.responder = answer_by_text
+    poll = r"/v1/batches/[^/]+"
+    server.batch.fail("GET", poll, status(503), status(503))  # the first poll and its one retry under a 1 s cap
+    run = args(project, server, "openai", "outage", "--eval-record-mode", "once", "--eval-batch")
+    run += ["--eval-batch-poll", "0.05", "--eval-max-retry-wait", "1", "-n", workers]
+    stopped = project.runpytest(*run)
+    out = stopped.stdout.str()
+    assert stopped.ret == pytest.ExitCode.INTERRUPTED, out
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out
+    stopped.stdout.fnmatch_lines(
+        ["batch: GET */v1/batches/* HTTP 503*(after 2 attempts*the run stopped*run the same command again*"]
+    )
+    assert server.batch.unused_faults == 0 and server.batch.created == 1 and server.live_calls == 0
+    again = project.runpytest(*run)
+    assert again.ret == 0, again.stdout.str()
+    assert server.batch.created == 1 and server.live_calls == 0  # picked up, not sent again
+    assert summary(project, "outage")["total_questions"] == QUESTIONS
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
 def test_the_budget_cuts_the_batch_to_the_requests_it_can_pay_for_and_skips_the_rest(project, server, workers) -> None:
     """A request's worst case at the batch price here is $1 (64 output tokens at $15,625 per 1M, half
     the list price; no input price): a $10.50 budget sends 10 of the 20 in the batch, asks none live,
