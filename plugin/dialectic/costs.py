@@ -9,34 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-
-def _key(record: dict) -> tuple[str, str, str]:
-    return record["query_id"], record["variant"], record["model"]
+from pytest_reasoning_evals.dialectic.records import response_of, saved_parts
 
 
 def answer_costs(per_response: list[dict], conversations: Iterable[dict]) -> tuple[dict[str, float], dict[str, float]]:
     """(cost by part, saved by part) of per_response.jsonl's rows and the conversations (multiturn_summary.json's
     conversations_detail); a conversation without `response_cost_usd` (a free first response, or one
     written before the field) counts whole."""
-    rows = {_key(r): r for r in per_response}
-    conversations = list(conversations)
+    rows = {response_of(r): r for r in per_response}
+    judged = [r["judge"] for r in per_response if r["judge"]]
+    saved = dict(saved_parts([*per_response, *judged]).get("cost_saved_usd", {}))
     follow_ups = 0.0
-    saved = {"cache": 0.0, "batch": 0.0}
-    for r in per_response:
-        for call in (r, r["judge"] or {}):
-            saved["cache"] += call.get("cache_saved_usd", 0.0)
-            saved["batch"] += call.get("batch_saved_usd", 0.0)
     for c in conversations:
-        first = rows.get(_key(c))
-        follow_ups += c["cost_usd"] - (c.get("response_cost_usd", 0.0) if first is not None else 0.0)
+        # its first reply is a row's response, whose cost and saving the rows count already
+        first = rows.get(response_of(c)) if "response_cost_usd" in c else None
+        follow_ups += c["cost_usd"] - (c["response_cost_usd"] if first is not None else 0.0)
         for part, value in (c.get("cost_saved_usd") or {}).items():
-            saved[part] = saved.get(part, 0.0) + value
-        if first is not None and "response_cost_usd" in c:  # the first reply's saving is the row's
-            saved["cache"] -= first.get("cache_saved_usd", 0.0)
-            saved["batch"] -= first.get("batch_saved_usd", 0.0)
+            counted = first.get(f"{part}_saved_usd", 0.0) if first is not None else 0.0
+            saved[part] = saved.get(part, 0.0) + value - counted
     costs = {
         "responses": sum(r["cost"] for r in per_response),
-        "judges": sum(r["judge"]["cost_usd"] for r in per_response if r["judge"]),
+        "judges": sum(j["cost_usd"] for j in judged),
         "resolution conversations": follow_ups,
     }
     return costs, {part: value for part, value in saved.items() if value > 1e-12}

@@ -238,6 +238,11 @@ class SavedFields(TypedDict, total=False):
     cost_saved_usd: CostSaved
 
 
+def response_of(record) -> tuple[str, str, str]:
+    """(query_id, variant, model): the response a sent response, a per-response row or a conversation is of."""
+    return record["query_id"], record["variant"], record["model"]
+
+
 def saved_parts(calls) -> dict:
     """providers.base.cost_saved over records carrying SavingFields."""
     calls = list(calls)

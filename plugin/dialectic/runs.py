@@ -119,7 +119,7 @@ def _rows(directory: Path) -> list[dict]:
             "mode_accuracy": v["mode_accuracy"],
             "judge_agreement": v["judge_agreement"],
             **_epoch_cells(v, meta),
-            "cost_usd": v["cost_usd"] + v.get("judge_cost_usd", 0.0),  # what the variant paid, as its page says
+            "cost_usd": v["cost_usd"] + v.get("judge_cost_usd", 0.0),  # what the variant paid, judges included
             "cost_saved_usd": total_saved(v.get("cost_saved_usd")),
             "tokens": v["tokens"],
             "date": meta.get("timestamp"),

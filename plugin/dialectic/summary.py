@@ -18,16 +18,12 @@ from pytest_reasoning_evals.dialectic.records import (
     ItemRecord,
     PerResponseRecord,
     PublicResponse,
+    response_of,
     saved_parts,
 )
 from pytest_reasoning_evals.dialectic.verdict import PassRule
 from pytest_reasoning_evals.providers.base import MISS, saved_text
 from pytest_reasoning_evals.results import write_json, write_lines
-
-
-def _key(response: PublicResponse | PerResponseRecord) -> tuple[str, str, str]:
-    return response["query_id"], response["variant"], response["model"]
-
 
 # what a response's entry copies from the response as sent, and from its judge item's judgement
 RESPONSE_FIELDS = (
@@ -67,7 +63,7 @@ def responses(records: list[ItemRecord], sent: dict[tuple, PublicResponse]) -> l
         if "response_key" not in record:
             continue
         r = sent[tuple(record["response_key"])]
-        entry = merged.setdefault(_key(r), _entry(r))
+        entry = merged.setdefault(response_of(r), _entry(r))
         entry["checks"][record["check"]] = record["passed"]
         if record["check"] == "judge":
             entry["score"] = record["score"]
@@ -146,7 +142,7 @@ def write_outputs(
     directory.mkdir(parents=True, exist_ok=True)
     per_response = responses(records, sent)
     variants = variant_summaries(per_response, rule)
-    conversations = sorted((r["conversation"] for r in records if r["check"] == "resolution"), key=_key)
+    conversations = sorted((r["conversation"] for r in records if r["check"] == "resolution"), key=response_of)
     comparisons = [r["comparison"] for r in records if r["check"] == "cross_provider"]
     summaries = {
         "per_response": per_response,  # also what a baseline comparison reads
