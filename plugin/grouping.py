@@ -93,7 +93,7 @@ class EvalScheduling:
         declared = self._groups() if param_ids else {}
         groups = {pid: declared[pid] for pid in param_ids if pid in declared}
         if groups:
-            replacement = CaseGroupScheduling(self._config, self._log, groups)
+            replacement = CaseGroupScheduling(self._config, self._log, groups, self._keep)
         elif self._keep and not param_ids.isdisjoint(
             self._ahead()
         ):  # the protocols know their items, whatever the test's name
@@ -131,9 +131,15 @@ class AheadScheduling(LoadScheduling):
 
 
 class CaseGroupScheduling(LoadGroupScheduling):
-    def __init__(self, config: pytest.Config, log, groups: dict[str, str]):
+    """A group's items on one worker. xdist sends a worker its next unit only once it holds 2
+    items or fewer: when calls run ahead (`keep` > 0), each worker is topped up with whole units
+    to `keep` items, as AheadScheduling does, so the next cases' responses are asked while this
+    case's judges run."""
+
+    def __init__(self, config: pytest.Config, log, groups: dict[str, str], keep: int = 0):
         super().__init__(config, log)
         self.groups = groups  # parametrize id -> group name
+        self.keep = keep
         self._scopes: dict[str, str] = {}  # node id -> unit of work, planned once collection is known
         self._positions: dict = {}  # worker -> {node id: index in its collection}
 
@@ -156,6 +162,21 @@ class CaseGroupScheduling(LoadGroupScheduling):
         if not self._scopes and self.collection_is_completed and self.registered_collections:
             self._scopes = self._plan(next(iter(self.registered_collections.values())))
         super().schedule()
+        for node in self.nodes:
+            self._top_up(node)
+
+    def _reschedule(self, node) -> None:
+        super()._reschedule(node)
+        self._top_up(node)
+
+    def _top_up(self, node) -> None:
+        while (
+            self.keep
+            and self.workqueue
+            and not node.shutting_down
+            and self._pending_of(self.assigned_work.get(node, {})) < self.keep
+        ):
+            self._assign_work_unit(node)
 
     def _split_scope(self, nodeid: str) -> str:
         return self._scopes.get(nodeid, nodeid)

@@ -19,7 +19,9 @@ returns for the request's parsed body) and `usage`.
 
 `delay` makes every routed request take that long (a model's latency); `capacity = n` answers a
 request beyond n at once with a 429 (Retry-After: 0); `max_in_flight` and `rate_limited` say
-what the server saw. `hold_after = n` parks every request after the first n answered ones: it is neither recorded
+what the server saw; `overlap = n` holds each routed request until n were in flight at once, so
+a test of calls made ahead sees them overlap however loaded the machine is (none waits once
+that happened, or once a wait gave up after OVERLAP_WAIT s). `hold_after = n` parks every request after the first n answered ones: it is neither recorded
 nor answered (a kill of the client then leaves nothing paid for), and `held` counts them. Recorded requests are dicts
 with method, path, query (dict of lists, as urllib.parse.parse_qs returns), headers (keys
 lower-cased) and body (parsed JSON, or the raw text when it is not JSON).
@@ -47,6 +49,7 @@ ANTHROPIC_PATH = "/v1/messages"
 GEMINI_PREFIX = "/v1beta/models/"
 GEMINI_SUFFIX = ":generateContent"
 
+OVERLAP_WAIT = 10.0  # seconds a request waits for `overlap` requests in flight at most
 _DISCONNECTED = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 
 
@@ -180,10 +183,12 @@ class FakeProvider:
         self.capacity: int | None = None  # more routed requests than this at once get a 429 (Retry-After: 0)
         self.in_flight = 0
         self.max_in_flight = 0  # the most routed requests answered at once, 429s included
+        self.overlap: int | None = None  # requests wait until this many are in flight at once (once)
         self.rate_limited = 0  # 429s sent for being over capacity
         self.live_calls = 0  # routed chat / messages / generateContent requests answered or faulted
         self.batch = FakeBatches(self)  # the batch endpoints, their states and counters
         self._lock = threading.Lock()
+        self._in_flight_changed = threading.Condition(self._lock)
         self._requests: list[dict] = []
         self._faults: deque[Fault] = deque()
         self._closing = threading.Event()
@@ -206,6 +211,8 @@ class FakeProvider:
         if self._server is None:
             return
         self._closing.set()  # wake handlers sleeping in a `slow` fault
+        with self._lock:
+            self._in_flight_changed.notify_all()  # ... or waiting for an overlap
         self._server.shutdown()
         self._server.server_close()  # joins the handler threads
         assert self._thread is not None
@@ -311,6 +318,9 @@ class FakeProvider:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             over = self.capacity is not None and self.in_flight > self.capacity
             self.rate_limited += over
+            self._in_flight_changed.notify_all()
+            if self.overlap is not None and not self._in_flight_changed.wait_for(self._overlapped, OVERLAP_WAIT):
+                self.overlap = None  # given up: the calls do not overlap, and the test says so
         try:
             if not over and self.delay and self._closing.wait(self.delay):
                 return  # a wait cut short: shutting down
@@ -323,6 +333,9 @@ class FakeProvider:
             self._send(handler, 429, json.dumps({"error": "rate limited"}), {"Retry-After": "0"})
         else:
             self._answer(handler, route, body, fault)
+
+    def _overlapped(self) -> bool:
+        return self.overlap is None or self.max_in_flight >= self.overlap or self._closing.is_set()
 
     def _serve_batch(self, handler: _Handler, route, data: bytes, fault: Fault | None) -> None:
         kind = fault.kind if fault is not None else None

@@ -102,16 +102,17 @@ def test_the_progress_line_counts_judge_and_resolution_calls(pytester, server) -
     assert spent == pytest.approx(len(server.requests) * PRICE_PER_CALL, abs=1e-4)
 
 
-@pytest.mark.parametrize(("workers", "in_flight"), [("0", 3), ("1", 2)])
-def test_dialectic_responses_run_ahead_with_concurrency(pytester, server, workers: str, in_flight: int) -> None:
-    # long enough that calls made ahead overlap even on a loaded 2-core CI machine. One process
-    # (-n 0, or one xdist worker, whose queue lets one response run ahead), so that the calls in
-    # flight are its run-ahead alone: with -n 2 and ">= 3" a late-starting worker left the other's
-    # peak of 2 alone in CI
-    server.delay = 0.5
+@pytest.mark.parametrize("workers", ["0", "1"])
+def test_dialectic_responses_run_ahead_with_concurrency(pytester, server, workers: str) -> None:
+    # One process (-n 0, or one xdist worker), so that the calls in flight are its run-ahead alone.
+    # The server holds the first requests until 3 overlap (a fixed delay alone let a loaded
+    # machine start the next call after the first had ended). Under xdist the worker must hold
+    # the next cases' items for their responses to run ahead of this case's judges (it held one
+    # case until its last 2 items: 2 calls in flight at most, by chance)
+    server.overlap, server.delay = 3, 0.05
     result = dialectic_run(pytester, server, "--eval-concurrency", "4", "-n", workers)
     assert result.ret == 0, result.stdout.str()
-    assert server.max_in_flight >= in_flight, server.max_in_flight
+    assert server.max_in_flight >= 3, server.max_in_flight
     # as a sequential run asks: per case its response, 3 judge calls and 1 resolution turn
     assert len(server.requests) == 5 * len(CASES), kinds(server)
     responses = [r for r in server.requests if r["body"]["messages"][-1]["content"].startswith("What should I do")]

@@ -49,10 +49,11 @@ def declared_groups() -> dict[str, str]:
 QUESTIONS = [f"test_chaosbench.py::test_question[atomic-{i:05d}]" for i in range(3000)]
 
 
-@pytest.fixture
-def scheduler(pytester) -> tuple[CaseGroupScheduling, list[FakeNode]]:
+@pytest.fixture(params=[0, 16], ids=["sequential", "calls-ahead"])
+def scheduler(pytester, request) -> tuple[CaseGroupScheduling, list[FakeNode]]:
+    """keep: the items each worker holds when calls run ahead (--eval-concurrency 4: 16), or 0."""
     config = pytester.parseconfig("--tx", "2*popen")
-    sched = EvalScheduling(config, None, declared_groups)
+    sched = EvalScheduling(config, None, declared_groups, keep=request.param)
     nodes = [FakeNode("gw0"), FakeNode("gw1")]
     for node in nodes:
         sched.add_node(node)
@@ -84,6 +85,19 @@ def test_every_item_is_sent_once_and_finishing_them_ends_the_run(scheduler) -> N
     assert not ({"group:dx_a", "group:bp_b"} & units["gw0"] & units["gw1"]), "a case never spans workers"
     assert all(node.done for node in nodes), "both workers got work"
     assert all(not pending for pending in sched.assigned_work.values()), "finished units are dropped"
+
+
+def test_when_calls_run_ahead_each_worker_holds_whole_cases_enough_for_them(pytester) -> None:
+    # xdist sends a worker its next unit once it holds 2 items or fewer: the next case's
+    # response could not run ahead of this case's judges
+    config = pytester.parseconfig("--tx", "popen")
+    sched = EvalScheduling(config, None, declared_groups, keep=16)
+    node = FakeNode("gw0")
+    sched.add_node(node)
+    sched.add_node_collection(node, DIALECTIC)
+    sched.schedule()
+    held = Counter(sched._split_scope(DIALECTIC[i]) for i in node.sent)
+    assert held == {"group:dx_a": 10, "group:bp_b": 10}, "both cases, whole"
 
 
 def test_the_proxy_hands_over_to_the_case_scheduler_once_the_collection_shows_cases(scheduler) -> None:
