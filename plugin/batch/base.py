@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 
 from pytest_reasoning_evals.providers.base import Request, Secret, mask_url, url_problem
-from pytest_reasoning_evals.providers.http import RetryPolicy, excerpt
+from pytest_reasoning_evals.providers.http import RetryPolicy, excerpt, nothing_listening_at, refused
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 from pytest_reasoning_evals.registry import ModelSpec
 from pytest_reasoning_evals.secrets import redact_traceback
@@ -55,7 +55,8 @@ _NOT_ID = re.compile(r"[^A-Za-z0-9_-]+")
 # upload never is (BatchClient.call).
 SAFE_TO_REPEAT = frozenset({"GET", "DELETE"})
 # What went wrong on the way, not in the request: the connection failed, was cut or timed out
-# (a certificate that does not verify will not verify the next time either).
+# (a certificate that does not verify will not verify the next time either, nor is a refused
+# connection retried: BatchClient._unanswered).
 TRANSIENT_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 
 
@@ -346,8 +347,7 @@ class BatchClient(ABC):
             response = self.session.request(method, url, headers=headers, timeout=self.timeout, **kwargs)
         except requests.RequestException as exc:
             redact_traceback(exc, self._keys())
-            transient = isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, requests.exceptions.SSLError)
-            failed = Failure(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}", None, transient)
+            failed = self._unanswered(where, url, exc)
             _let_go(exc)
             return None, failed
         if 200 <= response.status_code < 300:
@@ -356,6 +356,15 @@ class BatchClient(ABC):
         return None, Failure(
             f"{where}: HTTP {code}: {text}", code, self.transient(code), response.headers.get("Retry-After")
         )
+
+    def _unanswered(self, where: str, url: str, exc: requests.RequestException) -> Failure:
+        """What a request that got no answer came to. A refused connection is not retried: nothing
+        listens at the host, so asking again only waits (as a live call, providers.http)."""
+        if refused(exc):
+            origin = urlsplit(url)._replace(path="", query="", fragment="").geturl()
+            return Failure(f"{where}: {nothing_listening_at(origin)}", None, False)
+        transient = isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, requests.exceptions.SSLError)
+        return Failure(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}", None, transient)
 
     def post_items(self, url: str, head: str, items: list[str], tail: str) -> dict:
         """POST `head`, the `items` (compact JSON each) joined by commas, `tail`: sent as the bytes

@@ -241,6 +241,11 @@ def refused(exc: BaseException) -> bool:
     return False
 
 
+def nothing_listening_at(url: str) -> str:
+    """The error of a refused connection to `url`, its credentials masked."""
+    return f"{ErrorKind.NOT_LISTENING} {mask_url(url)}"
+
+
 def keys_in(call: Call) -> list[str]:
     """The keys a call sends: its Secret headers, without a scheme word ("Bearer")."""
     return [value.split()[-1] for value in call.headers.values() if isinstance(value, Secret) and value.strip()]
@@ -540,7 +545,7 @@ class HttpModel:
 
         command = start_command(self.spec.model_id, self.spec.base_url)
         hint = f" (start it with: {command})" if command else ""
-        return f"{ErrorKind.NOT_LISTENING} {mask_url(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
+        return f"{nothing_listening_at(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
 
     def failed(self, error: str, kind: ErrorKind) -> Completion:
         """A completion that carries `error`, of `kind`, instead of an answer."""

@@ -7,7 +7,7 @@ import json
 import re
 import time
 import traceback
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 import pytest
@@ -344,8 +344,9 @@ def test_an_error_quoting_the_key_shows_no_key(client, fake, provider):
 
 def test_a_connection_error_shows_no_key(provider):
     with FakeProvider() as gone:
-        url = gone.url + BASE[provider]
-    with pytest.raises(BatchError, match="ConnectionError") as caught:
+        origin = gone.url
+    url = origin + BASE[provider]
+    with pytest.raises(BatchError, match=f"nothing is listening at {origin}$") as caught:  # refused: sent once
         CLIENT_CLASS[provider](requests.Session(), url, KEY, timeout=5).submit(questions(provider, 1))
     assert "PLANTED" not in "".join(traceback.format_exception(caught.value))
 
@@ -523,17 +524,51 @@ def test_when_the_retries_are_used_up_the_error_says_how_many_attempts_were_made
     assert caught.value.status == 503
 
 
-def test_a_poll_of_a_server_gone_is_tried_five_times_and_shows_no_key(provider):
-    with FakeProvider() as gone:
-        url = gone.url + BASE[provider]
-    batches = CLIENT_CLASS[provider](requests.Session(), url, KEY, timeout=5, policy=FAST)
-    handle = BatchHandle(provider, "b1", ("a",), "2026-01-01T00:00:00+00:00")
+def test_a_poll_whose_connection_drops_every_time_is_tried_five_times_and_shows_no_key(client, fake, provider):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, *[dropped()] * 5)
     with pytest.raises(
         BatchError, match=r"^GET http://127\.0\.0\.1:\d+/\S+: ConnectionError: .*\(after 5 attempts\)$"
     ) as caught:
         batches.poll(handle)
-    assert caught.value.status is None and "\n" not in str(caught.value)
+    assert caught.value.status is None and "\n" not in str(caught.value) and fake.batch.unused_faults == 0
     assert "PLANTED" not in "".join(traceback.format_exception(caught.value))
+
+
+@dataclass(frozen=True)
+class Counting(RetryPolicy):
+    """A policy that notes each wait it is asked for: one per retry."""
+
+    waits: list = field(default_factory=list)
+
+    def wait(self, attempt: int, retry_after: str | None) -> float:
+        self.waits.append(attempt)
+        return super().wait(attempt, retry_after)
+
+
+def test_a_poll_or_cancel_where_nothing_listens_fails_at_once_naming_where_and_shows_no_key(provider):
+    """A refused connection is a wrong base URL, not a passing trouble: as a live call, no retry waits for it."""
+    with FakeProvider() as gone:
+        port = gone.port
+    counting = Counting(max_retries=4, backoff_base=0.001, backoff_max=0.01, jitter=0.0)  # FAST, counted
+    batches = CLIENT_CLASS[provider](
+        requests.Session(),
+        f"http://user:PLANTEDpass@127.0.0.1:{port}" + BASE[provider],
+        KEY,
+        timeout=5,
+        policy=counting,
+    )
+    handle = BatchHandle(provider, "b1", ("a",), "2026-01-01T00:00:00+00:00")
+    shown = re.escape(f"http://***@127.0.0.1:{port}")
+    for ask, method in ((batches.poll, "GET"), (batches.cancel, "POST")):
+        with pytest.raises(BatchError) as caught:
+            ask(handle)
+        assert re.fullmatch(rf"{method} {shown}/\S+: nothing is listening at {shown}", str(caught.value))
+        rendered = str(caught.value) + "".join(traceback.format_exception(caught.value))
+        assert caught.value.status is None and "PLANTED" not in rendered  # neither the key nor the password
+    assert counting.waits == []  # no retry: nothing waited for
 
 
 def test_a_cancel_answered_503_then_cut_short_is_sent_again_and_cancels_once(client, fake, provider):
