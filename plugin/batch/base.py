@@ -73,9 +73,10 @@ class Failure:
 class BatchError(Exception):
     """A batch call failed or a provider's answer could not be read; the message shows no key."""
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: int | None = None, attempts: int = 1):
         super().__init__(message)
         self.status = status  # the HTTP status when the provider answered one
+        self.attempts = attempts  # how many times the request was sent
 
 
 def compact(value: object) -> str:
@@ -332,7 +333,7 @@ class BatchClient(ABC):
             time.sleep(pause)
             waited += pause
         times = f" (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})" if sent > 1 or gave_up else ""
-        raise BatchError(failed.message + times, failed.status)
+        raise BatchError(failed.message + times, failed.status, sent)
 
     def transient(self, status: int) -> bool:
         """Whether an answer of HTTP `status` may be a passing trouble: another attempt may succeed."""
@@ -425,7 +426,8 @@ class BatchClient(ABC):
 
     def clean_up(self, handle: BatchHandle) -> list[str]:
         """Delete the files an ended batch left (once its replies are kept elsewhere); what could
-        not be deleted, one message each (a file left behind costs storage, not answers)."""
+        not be deleted, one message each (a file left behind costs storage, not answers). A 404 at
+        a first attempt is one; at a retry it is not: the file is gone (docs/batch.md, the ledger)."""
         try:
             urls = self.files_of(handle)
         except BatchError as exc:
@@ -435,7 +437,9 @@ class BatchClient(ABC):
             try:
                 self.call("DELETE", url)
             except BatchError as exc:
-                problems.append(str(exc))
+                # a 404 after a retry: an attempt whose answer was lost may have deleted it, and it is gone
+                if not (exc.status == 404 and exc.attempts > 1):
+                    problems.append(str(exc))
         return problems
 
 

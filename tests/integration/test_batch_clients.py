@@ -593,3 +593,17 @@ def test_a_file_delete_answered_503_is_sent_again(client, fake):
     assert batches.clean_up(handle) == []
     assert len(fake.batch.deleted) == 2 and not fake.batch._files  # the requests and the replies
     assert len(sent(fake, "DELETE", r"/v1/files/[^/]+")) == 4 and fake.batch.unused_faults == 0
+
+
+def test_a_file_delete_whose_answer_was_cut_counts_as_deleted_when_its_retry_finds_the_file_gone(client, fake):
+    batches = client("openai")
+    [handle] = batches.submit(questions("openai", 3))
+    until_ended(batches, handle)
+    batches.results(handle)
+    files = r"/v1/files/[^/]+"
+    fake.batch.fail("DELETE", files, cut())  # the file is deleted, the answer lost: the retry gets a 404
+    assert batches.clean_up(handle) == []
+    assert len(fake.batch.deleted) == 2 and not fake.batch._files  # the requests and the replies
+    assert len(sent(fake, "DELETE", files)) == 3 and fake.batch.unused_faults == 0
+    problems = batches.clean_up(handle)  # a 404 at the first attempt is still said: no attempt of ours deleted it
+    assert len(problems) == 2 and all("HTTP 404" in p and "attempt" not in p for p in problems)

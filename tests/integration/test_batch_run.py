@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakeprovider import FakeProvider, status
+from fakeprovider import FakeProvider, cut, status
 from helpers import (
     EVAL_MODULE,
     FAKE_KEY_VAR,
@@ -142,6 +142,22 @@ def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same
     # once its replies were cassettes, the files the batch left in the account were deleted
     assert len(server.batch.deleted) == (2 if provider == "openai" else 0)  # the requests and the replies
     assert run_file(project, "batch") == recorded  # the offline replay: the batched run's summary, cost and all
+
+
+def test_a_file_delete_whose_answer_was_lost_is_not_said_to_be_left_in_the_account(project, server) -> None:
+    """The first DELETE deleted the file but its answer was cut; the retry's 404 says it is gone."""
+    server.responder = answer_by_text
+    files = r"/v1/files/[^/]+"
+    server.batch.fail("DELETE", files, cut())
+    run = args(
+        project, server, "openai", "lost", "--eval-record-mode", "once", "--eval-batch", "--eval-batch-poll", "0.05"
+    )
+    result = project.runpytest(*run)
+    assert result.ret == 0, result.stdout.str()
+    assert "left in the account" not in result.stdout.str()
+    assert len(server.batch.deleted) == 2 and server.batch.unused_faults == 0  # the requests and the replies
+    deletes = [r for r in server.requests if r["method"] == "DELETE" and re.fullmatch(files, r["path"])]
+    assert len(deletes) == 3  # the first file's twice
 
 
 def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch(project, server) -> None:
