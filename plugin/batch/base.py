@@ -233,7 +233,8 @@ class BatchClient(ABC):
     ONE_MODEL: ClassVar[bool] = False  # a batch names one model (OpenAI's file, Gemini's URL): split per model first
     BATCHES: ClassVar[tuple[str, ...]]  # the path of the batches under the base URL
     # HTTP statuses a request safe to repeat is retried on, besides every 5xx: a request timeout
-    # and a rate limit. OpenAI and Anthropic add 409 (their SDKs retry it as a lock timeout).
+    # and a rate limit (an answer's x-should-retry overrides them). OpenAI and Anthropic add 409
+    # (their SDKs retry it as a lock timeout).
     TRANSIENT: ClassVar[frozenset[int]] = frozenset({408, 429})
 
     def __init__(
@@ -310,7 +311,8 @@ class BatchClient(ABC):
     ) -> requests.Response:
         """One request with the key's headers. `repeat`: whether it is safe to send again (by
         default a GET or a DELETE is, any other method is not); such a request is sent again after
-        a transient failure (`transient`), up to the policy's max_retries more times, waiting as
+        a transient failure (RetryPolicy.retries: the status, or x-should-retry; a connection lost,
+        not refused), up to the policy's max_retries more times, waiting as
         RetryPolicy.wait says (backoff with jitter, or the answer's Retry-After in seconds) while
         the waits add up to at most its max_total_wait. A create or an upload is sent once: the
         provider may have accepted it. A failure, or a non-2xx answer, raises BatchError naming
@@ -335,10 +337,6 @@ class BatchClient(ABC):
         times = f" (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})" if sent > 1 or gave_up else ""
         raise BatchError(failed.message + times, failed.status, sent)
 
-    def transient(self, status: int) -> bool:
-        """Whether an answer of HTTP `status` may be a passing trouble: another attempt may succeed."""
-        return status in self.TRANSIENT or status >= 500
-
     def _attempt(
         self, method: str, url: str, headers: dict, kwargs: dict
     ) -> tuple[requests.Response | None, Failure | None]:
@@ -354,9 +352,8 @@ class BatchClient(ABC):
         if 200 <= response.status_code < 300:
             return response, None
         code, text = response.status_code, excerpt(response.text, self._keys())
-        return None, Failure(
-            f"{where}: HTTP {code}: {text}", code, self.transient(code), response.headers.get("Retry-After")
-        )
+        again = self.policy.retries(code, response.headers, self.TRANSIENT)  # x-should-retry, else the status
+        return None, Failure(f"{where}: HTTP {code}: {text}", code, again, response.headers.get("Retry-After"))
 
     def _unanswered(self, where: str, url: str, exc: requests.RequestException) -> Failure:
         """What a request that got no answer came to. A refused connection is not retried: nothing

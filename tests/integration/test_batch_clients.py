@@ -607,3 +607,31 @@ def test_a_file_delete_whose_answer_was_cut_counts_as_deleted_when_its_retry_fin
     assert len(sent(fake, "DELETE", files)) == 3 and fake.batch.unused_faults == 0
     problems = batches.clean_up(handle)  # a 404 at the first attempt is still said: no attempt of ours deleted it
     assert len(problems) == 2 and all("HTTP 404" in p and "attempt" not in p for p in problems)
+
+
+# the first request of a submit: OpenAI's upload of the requests, the others' create
+FIRST_POST = {"openai": r"/v1/files", "anthropic": r"/v1/messages/batches", "gemini": GEMINI_CREATE}
+
+
+def test_x_should_retry_false_stops_a_polls_retry_and_true_retries_it_but_never_a_create_or_a_refused_key(
+    client, fake, provider
+):
+    """OpenAI's and Anthropic's servers say in x-should-retry what their SDKs do with an answer."""
+    retry, no_retry = {"x-should-retry": "true"}, {"x-should-retry": "false"}
+    batches = client(provider)
+    fake.batch.fail("POST", FIRST_POST[provider], status(400, headers=retry))  # a second send could pay twice
+    with pytest.raises(BatchError) as caught:
+        batches.submit(questions(provider, 1))
+    assert caught.value.status == 400 and len(sent(fake, "POST", FIRST_POST[provider])) == 1
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, status(500, headers=no_retry))  # a second attempt would find the batch
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    assert caught.value.status == 500 and "attempt" not in str(caught.value) and len(sent(fake, "GET", path)) == 1
+    fake.batch.fail("GET", path, status(400, headers=retry))
+    assert batches.poll(handle).ended and len(sent(fake, "GET", path)) == 3
+    fake.batch.fail("GET", path, status(401, headers=retry))  # a refused key is never asked again
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    assert caught.value.status == 401 and len(sent(fake, "GET", path)) == 4 and fake.batch.unused_faults == 0
