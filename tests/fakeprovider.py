@@ -65,13 +65,21 @@ class Fault:
     retry_after: str | None = None
     body: str | None = None
     seconds: float = 0.0
+    headers: tuple[tuple[str, str], ...] = ()  # a status's other headers
+
+    def status_headers(self) -> dict[str, str]:
+        """The headers of a status fault's answer: its Retry-After when given, and the others."""
+        return {**({"Retry-After": self.retry_after} if self.retry_after is not None else {}), **dict(self.headers)}
 
 
-def status(code: int, retry_after: str | float | None = None, body: str | None = None) -> Fault:
-    """Reply `code` (with a Retry-After header when given) and a small JSON error body."""
+def status(
+    code: int, retry_after: str | float | None = None, body: str | None = None, headers: dict[str, str] | None = None
+) -> Fault:
+    """Reply `code` (with a Retry-After header when given, and `headers`) and a small JSON error body."""
     if body is None:
         body = json.dumps({"error": {"code": code, "message": f"fake provider error {code}"}})
-    return Fault("status", code=code, retry_after=None if retry_after is None else str(retry_after), body=body)
+    retry_after = None if retry_after is None else str(retry_after)
+    return Fault("status", code=code, retry_after=retry_after, body=body, headers=tuple((headers or {}).items()))
 
 
 def slow(seconds: float) -> Fault:
@@ -340,9 +348,7 @@ class FakeProvider:
     def _serve_batch(self, handler: _Handler, route, data: bytes, fault: Fault | None) -> None:
         kind = fault.kind if fault is not None else None
         if kind == "status":
-            self._send(
-                handler, fault.code, fault.body or "", {"Retry-After": fault.retry_after} if fault.retry_after else {}
-            )
+            self._send(handler, fault.code, fault.body or "", fault.status_headers())
             return
         if kind == "dropped":  # nothing written: the client reads the connection's end
             handler.close_connection = True
@@ -357,8 +363,7 @@ class FakeProvider:
         if model is None:
             model = body.get("model", "") if isinstance(body, dict) else ""
         if fault is not None and fault.kind == "status":
-            headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
-            self._send(handler, fault.code, fault.body or "", headers)
+            self._send(handler, fault.code, fault.body or "", fault.status_headers())
             return
         if fault is not None and fault.kind == "slow":
             if self._closing.wait(fault.seconds):

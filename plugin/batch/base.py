@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 
 from pytest_reasoning_evals.providers.base import Request, Secret, mask_url, url_problem
-from pytest_reasoning_evals.providers.http import RetryPolicy, excerpt
+from pytest_reasoning_evals.providers.http import RetryPolicy, excerpt, nothing_listening_at, refused
 from pytest_reasoning_evals.providers.wire import WIRE_FORMATS
 from pytest_reasoning_evals.registry import ModelSpec
 from pytest_reasoning_evals.secrets import redact_traceback
@@ -55,7 +55,8 @@ _NOT_ID = re.compile(r"[^A-Za-z0-9_-]+")
 # upload never is (BatchClient.call).
 SAFE_TO_REPEAT = frozenset({"GET", "DELETE"})
 # What went wrong on the way, not in the request: the connection failed, was cut or timed out
-# (a certificate that does not verify will not verify the next time either).
+# (a certificate that does not verify will not verify the next time either, nor is a refused
+# connection retried: BatchClient._unanswered).
 TRANSIENT_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 
 
@@ -72,9 +73,10 @@ class Failure:
 class BatchError(Exception):
     """A batch call failed or a provider's answer could not be read; the message shows no key."""
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: int | None = None, attempts: int = 1):
         super().__init__(message)
         self.status = status  # the HTTP status when the provider answered one
+        self.attempts = attempts  # how many times the request was sent
 
 
 def compact(value: object) -> str:
@@ -231,7 +233,8 @@ class BatchClient(ABC):
     ONE_MODEL: ClassVar[bool] = False  # a batch names one model (OpenAI's file, Gemini's URL): split per model first
     BATCHES: ClassVar[tuple[str, ...]]  # the path of the batches under the base URL
     # HTTP statuses a request safe to repeat is retried on, besides every 5xx: a request timeout
-    # and a rate limit. OpenAI and Anthropic add 409 (their SDKs retry it as a lock timeout).
+    # and a rate limit (an answer's x-should-retry overrides them). OpenAI and Anthropic add 409
+    # (their SDKs retry it as a lock timeout).
     TRANSIENT: ClassVar[frozenset[int]] = frozenset({408, 429})
 
     def __init__(
@@ -308,7 +311,8 @@ class BatchClient(ABC):
     ) -> requests.Response:
         """One request with the key's headers. `repeat`: whether it is safe to send again (by
         default a GET or a DELETE is, any other method is not); such a request is sent again after
-        a transient failure (`transient`), up to the policy's max_retries more times, waiting as
+        a transient failure (RetryPolicy.retries: the status, or x-should-retry; a connection lost,
+        not refused), up to the policy's max_retries more times, waiting as
         RetryPolicy.wait says (backoff with jitter, or the answer's Retry-After in seconds) while
         the waits add up to at most its max_total_wait. A create or an upload is sent once: the
         provider may have accepted it. A failure, or a non-2xx answer, raises BatchError naming
@@ -331,11 +335,7 @@ class BatchClient(ABC):
             time.sleep(pause)
             waited += pause
         times = f" (after {sent} attempt{'s' if sent > 1 else ''}{gave_up})" if sent > 1 or gave_up else ""
-        raise BatchError(failed.message + times, failed.status)
-
-    def transient(self, status: int) -> bool:
-        """Whether an answer of HTTP `status` may be a passing trouble: another attempt may succeed."""
-        return status in self.TRANSIENT or status >= 500
+        raise BatchError(failed.message + times, failed.status, sent)
 
     def _attempt(
         self, method: str, url: str, headers: dict, kwargs: dict
@@ -346,16 +346,23 @@ class BatchClient(ABC):
             response = self.session.request(method, url, headers=headers, timeout=self.timeout, **kwargs)
         except requests.RequestException as exc:
             redact_traceback(exc, self._keys())
-            transient = isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, requests.exceptions.SSLError)
-            failed = Failure(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}", None, transient)
+            failed = self._unanswered(where, url, exc)
             _let_go(exc)
             return None, failed
         if 200 <= response.status_code < 300:
             return response, None
         code, text = response.status_code, excerpt(response.text, self._keys())
-        return None, Failure(
-            f"{where}: HTTP {code}: {text}", code, self.transient(code), response.headers.get("Retry-After")
-        )
+        again = self.policy.retries(code, response.headers, self.TRANSIENT)  # x-should-retry, else the status
+        return None, Failure(f"{where}: HTTP {code}: {text}", code, again, response.headers.get("Retry-After"))
+
+    def _unanswered(self, where: str, url: str, exc: requests.RequestException) -> Failure:
+        """What a request that got no answer came to. A refused connection is not retried: nothing
+        listens at the host, so asking again only waits (as a live call, providers.http)."""
+        if refused(exc):
+            origin = urlsplit(url)._replace(path="", query="", fragment="").geturl()
+            return Failure(f"{where}: {nothing_listening_at(origin)}", None, False)
+        transient = isinstance(exc, TRANSIENT_ERRORS) and not isinstance(exc, requests.exceptions.SSLError)
+        return Failure(f"{where}: {type(exc).__name__}: {excerpt(str(exc), self._keys())}", None, transient)
 
     def post_items(self, url: str, head: str, items: list[str], tail: str) -> dict:
         """POST `head`, the `items` (compact JSON each) joined by commas, `tail`: sent as the bytes
@@ -416,7 +423,8 @@ class BatchClient(ABC):
 
     def clean_up(self, handle: BatchHandle) -> list[str]:
         """Delete the files an ended batch left (once its replies are kept elsewhere); what could
-        not be deleted, one message each (a file left behind costs storage, not answers)."""
+        not be deleted, one message each (a file left behind costs storage, not answers). A 404 at
+        a first attempt is one; at a retry it is not: the file is gone (docs/batch.md, the ledger)."""
         try:
             urls = self.files_of(handle)
         except BatchError as exc:
@@ -426,7 +434,9 @@ class BatchClient(ABC):
             try:
                 self.call("DELETE", url)
             except BatchError as exc:
-                problems.append(str(exc))
+                # a 404 after a retry: an attempt whose answer was lost may have deleted it, and it is gone
+                if not (exc.status == 404 and exc.attempts > 1):
+                    problems.append(str(exc))
         return problems
 
 

@@ -1,9 +1,10 @@
 """The one HTTP client every provider goes through: requests, retries, errors (SPEC 3).
 
 - 429 and 5xx (and connection resets, timeouts) retry with exponential backoff and jitter,
-  honouring Retry-After; the waits of one call add up to at most `max_total_wait` seconds
-  (--eval-max-retry-wait): a server asking for more is not waited for, the call gives up and
-  says so. When the retries run out the completion carries the error and the answer is UNKNOWN.
+  honouring Retry-After; an answer's x-should-retry header, "true" or "false", overrides its status
+  (as OpenAI's and Anthropic's SDKs do), a 401/403 excepted. The waits of one call add up to at
+  most `max_total_wait` seconds (--eval-max-retry-wait): a server asking for more is not waited
+  for, the call gives up and says so. When the retries run out the completion carries the error and the answer is UNKNOWN.
 - A refused connection is not retried: nothing listens at the base URL, so asking again only
   waits. Its error names the URL and, for the local model, the command that starts its server.
 - 401/403 raise AuthError: the session must stop, not fail item after item.
@@ -32,7 +33,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,6 +58,9 @@ LATENCY_HEADER = "x-eval-latency-ms"  # stored in cassettes so replays report re
 # stored in a cassette's response when a provider's batch gave it (its value: the provider), so
 # replays price it at the batch price; no key, batch id or custom_id (batch/run.py BatchAnswers)
 BATCH_HEADER = "x-eval-batch"
+# an answer's header saying whether to retry it, whatever its status ("true" / "false"): OpenAI's and
+# Anthropic's servers send it, their SDKs obey it (RetryPolicy.retries)
+SHOULD_RETRY = "x-should-retry"
 KEY_CHARACTERS = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no whitespace: what an API key is made of
 # A body that does not decode as its Content-Encoding says (requests wraps urllib3's error; under
 # vcrpy's recording patches urllib3's own escapes).
@@ -100,6 +104,19 @@ class RetryPolicy:
         except ValueError:
             return None
         return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+    @staticmethod
+    def retries(status: int, headers: Mapping[str, str], transient: frozenset[int] = frozenset({429})) -> bool:
+        """Whether an answer of HTTP `status` (not 2xx) is worth another attempt: what the server's
+        x-should-retry says when it says "true" or "false" (OpenAI's and Anthropic's SDKs obey it),
+        else whether `status` is one of `transient` or a 5xx. Never a refused key (401, 403): it
+        stops the session. Whether the request may be sent twice (a create may not) is its caller's."""
+        if status in (401, 403):
+            return False
+        said = headers.get(SHOULD_RETRY)
+        if said in ("true", "false"):
+            return said == "true"
+        return status in transient or status >= 500
 
     def wait(self, attempt: int, retry_after: str | None) -> float:
         """Seconds before retry number attempt+1: the server's Retry-After when it gives a
@@ -222,10 +239,6 @@ class Limiter:
             self._changed.notify_all()
 
 
-def _retryable(status: int) -> bool:
-    return status == 429 or status >= 500
-
-
 def refused(exc: BaseException) -> bool:
     """Whether a ConnectionRefusedError lies under `exc` (requests wraps urllib3's errors, which
     keep the socket's as their cause or `reason`): nothing listens there."""
@@ -239,6 +252,11 @@ def refused(exc: BaseException) -> bool:
             inner = (error.__cause__, error.__context__, getattr(error, "reason", None), *error.args)
             todo += [e for e in inner if isinstance(e, BaseException)]
     return False
+
+
+def nothing_listening_at(url: str) -> str:
+    """The error of a refused connection to `url`, its credentials masked."""
+    return f"{ErrorKind.NOT_LISTENING} {mask_url(url)}"
 
 
 def keys_in(call: Call) -> list[str]:
@@ -442,7 +460,7 @@ class HttpModel:
             tried.paid = completion.cost_usd  # known to the limiter before the next attempt can start
             tried.result = completion, response if completion.error is None else None
             return
-        retryable = _retryable(response.status_code)
+        retryable = self.policy.retries(response.status_code, response.headers)
         tried.failed(f"HTTP {response.status_code}: {excerpt(response.text, keys_in(call))}", final=not retryable)
         tried.retry_after = response.headers.get("Retry-After") if retryable else None
 
@@ -540,7 +558,7 @@ class HttpModel:
 
         command = start_command(self.spec.model_id, self.spec.base_url)
         hint = f" (start it with: {command})" if command else ""
-        return f"{ErrorKind.NOT_LISTENING} {mask_url(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
+        return f"{nothing_listening_at(self.spec.base_url)} for model {self.spec.alias!r}{hint}"
 
     def failed(self, error: str, kind: ErrorKind) -> Completion:
         """A completion that carries `error`, of `kind`, instead of an answer."""

@@ -7,7 +7,7 @@ import json
 import re
 import time
 import traceback
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 import pytest
@@ -344,8 +344,9 @@ def test_an_error_quoting_the_key_shows_no_key(client, fake, provider):
 
 def test_a_connection_error_shows_no_key(provider):
     with FakeProvider() as gone:
-        url = gone.url + BASE[provider]
-    with pytest.raises(BatchError, match="ConnectionError") as caught:
+        origin = gone.url
+    url = origin + BASE[provider]
+    with pytest.raises(BatchError, match=f"nothing is listening at {origin}$") as caught:  # refused: sent once
         CLIENT_CLASS[provider](requests.Session(), url, KEY, timeout=5).submit(questions(provider, 1))
     assert "PLANTED" not in "".join(traceback.format_exception(caught.value))
 
@@ -523,17 +524,51 @@ def test_when_the_retries_are_used_up_the_error_says_how_many_attempts_were_made
     assert caught.value.status == 503
 
 
-def test_a_poll_of_a_server_gone_is_tried_five_times_and_shows_no_key(provider):
-    with FakeProvider() as gone:
-        url = gone.url + BASE[provider]
-    batches = CLIENT_CLASS[provider](requests.Session(), url, KEY, timeout=5, policy=FAST)
-    handle = BatchHandle(provider, "b1", ("a",), "2026-01-01T00:00:00+00:00")
+def test_a_poll_whose_connection_drops_every_time_is_tried_five_times_and_shows_no_key(client, fake, provider):
+    batches = client(provider)
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, *[dropped()] * 5)
     with pytest.raises(
         BatchError, match=r"^GET http://127\.0\.0\.1:\d+/\S+: ConnectionError: .*\(after 5 attempts\)$"
     ) as caught:
         batches.poll(handle)
-    assert caught.value.status is None and "\n" not in str(caught.value)
+    assert caught.value.status is None and "\n" not in str(caught.value) and fake.batch.unused_faults == 0
     assert "PLANTED" not in "".join(traceback.format_exception(caught.value))
+
+
+@dataclass(frozen=True)
+class Counting(RetryPolicy):
+    """A policy that notes each wait it is asked for: one per retry."""
+
+    waits: list = field(default_factory=list)
+
+    def wait(self, attempt: int, retry_after: str | None) -> float:
+        self.waits.append(attempt)
+        return super().wait(attempt, retry_after)
+
+
+def test_a_poll_or_cancel_where_nothing_listens_fails_at_once_naming_where_and_shows_no_key(provider):
+    """A refused connection is a wrong base URL, not a passing trouble: as a live call, no retry waits for it."""
+    with FakeProvider() as gone:
+        port = gone.port
+    counting = Counting(max_retries=4, backoff_base=0.001, backoff_max=0.01, jitter=0.0)  # FAST, counted
+    batches = CLIENT_CLASS[provider](
+        requests.Session(),
+        f"http://user:PLANTEDpass@127.0.0.1:{port}" + BASE[provider],
+        KEY,
+        timeout=5,
+        policy=counting,
+    )
+    handle = BatchHandle(provider, "b1", ("a",), "2026-01-01T00:00:00+00:00")
+    shown = re.escape(f"http://***@127.0.0.1:{port}")
+    for ask, method in ((batches.poll, "GET"), (batches.cancel, "POST")):
+        with pytest.raises(BatchError) as caught:
+            ask(handle)
+        assert re.fullmatch(rf"{method} {shown}/\S+: nothing is listening at {shown}", str(caught.value))
+        rendered = str(caught.value) + "".join(traceback.format_exception(caught.value))
+        assert caught.value.status is None and "PLANTED" not in rendered  # neither the key nor the password
+    assert counting.waits == []  # no retry: nothing waited for
 
 
 def test_a_cancel_answered_503_then_cut_short_is_sent_again_and_cancels_once(client, fake, provider):
@@ -558,3 +593,45 @@ def test_a_file_delete_answered_503_is_sent_again(client, fake):
     assert batches.clean_up(handle) == []
     assert len(fake.batch.deleted) == 2 and not fake.batch._files  # the requests and the replies
     assert len(sent(fake, "DELETE", r"/v1/files/[^/]+")) == 4 and fake.batch.unused_faults == 0
+
+
+def test_a_file_delete_whose_answer_was_cut_counts_as_deleted_when_its_retry_finds_the_file_gone(client, fake):
+    batches = client("openai")
+    [handle] = batches.submit(questions("openai", 3))
+    until_ended(batches, handle)
+    batches.results(handle)
+    files = r"/v1/files/[^/]+"
+    fake.batch.fail("DELETE", files, cut())  # the file is deleted, the answer lost: the retry gets a 404
+    assert batches.clean_up(handle) == []
+    assert len(fake.batch.deleted) == 2 and not fake.batch._files  # the requests and the replies
+    assert len(sent(fake, "DELETE", files)) == 3 and fake.batch.unused_faults == 0
+    problems = batches.clean_up(handle)  # a 404 at the first attempt is still said: no attempt of ours deleted it
+    assert len(problems) == 2 and all("HTTP 404" in p and "attempt" not in p for p in problems)
+
+
+# the first request of a submit: OpenAI's upload of the requests, the others' create
+FIRST_POST = {"openai": r"/v1/files", "anthropic": r"/v1/messages/batches", "gemini": GEMINI_CREATE}
+
+
+def test_x_should_retry_false_stops_a_polls_retry_and_true_retries_it_but_never_a_create_or_a_refused_key(
+    client, fake, provider
+):
+    """OpenAI's and Anthropic's servers say in x-should-retry what their SDKs do with an answer."""
+    retry, no_retry = {"x-should-retry": "true"}, {"x-should-retry": "false"}
+    batches = client(provider)
+    fake.batch.fail("POST", FIRST_POST[provider], status(400, headers=retry))  # a second send could pay twice
+    with pytest.raises(BatchError) as caught:
+        batches.submit(questions(provider, 1))
+    assert caught.value.status == 400 and len(sent(fake, "POST", FIRST_POST[provider])) == 1
+    [handle] = batches.submit(questions(provider, 1))
+    path = batch_path(batches, handle)
+    fake.batch.fail("GET", path, status(500, headers=no_retry))  # a second attempt would find the batch
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    assert caught.value.status == 500 and "attempt" not in str(caught.value) and len(sent(fake, "GET", path)) == 1
+    fake.batch.fail("GET", path, status(400, headers=retry))
+    assert batches.poll(handle).ended and len(sent(fake, "GET", path)) == 3
+    fake.batch.fail("GET", path, status(401, headers=retry))  # a refused key is never asked again
+    with pytest.raises(BatchError) as caught:
+        batches.poll(handle)
+    assert caught.value.status == 401 and len(sent(fake, "GET", path)) == 4 and fake.batch.unused_faults == 0

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakeprovider import status
+from fakeprovider import FakeProvider, cut, status
 from helpers import (
     EVAL_MODULE,
     FAKE_KEY_VAR,
@@ -144,6 +144,22 @@ def test_twenty_questions_are_one_batch_at_half_the_price_and_replay_to_the_same
     assert run_file(project, "batch") == recorded  # the offline replay: the batched run's summary, cost and all
 
 
+def test_a_file_delete_whose_answer_was_lost_is_not_said_to_be_left_in_the_account(project, server) -> None:
+    """The first DELETE deleted the file but its answer was cut; the retry's 404 says it is gone."""
+    server.responder = answer_by_text
+    files = r"/v1/files/[^/]+"
+    server.batch.fail("DELETE", files, cut())
+    run = args(
+        project, server, "openai", "lost", "--eval-record-mode", "once", "--eval-batch", "--eval-batch-poll", "0.05"
+    )
+    result = project.runpytest(*run)
+    assert result.ret == 0, result.stdout.str()
+    assert "left in the account" not in result.stdout.str()
+    assert len(server.batch.deleted) == 2 and server.batch.unused_faults == 0  # the requests and the replies
+    deletes = [r for r in server.requests if r["method"] == "DELETE" and re.fullmatch(files, r["path"])]
+    assert len(deletes) == 3  # the first file's twice
+
+
 def test_a_run_killed_while_its_batch_runs_picks_it_up_and_sends_no_second_batch(project, server) -> None:
     server.responder = answer_by_text
     server.batch.polls = 10_000  # in progress until the test lets it end
@@ -236,10 +252,10 @@ def test_the_budget_cuts_the_batch_to_the_requests_it_can_pay_for_and_skips_the_
     assert [f"q-{i:02d}" for i in range(10, 20)] == sorted(done["not_asked"]["ids"])  # the run's order: the last 10
 
 
-def cancel(project: pytest.Pytester, run_dir: Path, tag: str) -> subprocess.CompletedProcess:
+def cancel(project: pytest.Pytester, run_dir: Path, tag: str, *more: str) -> subprocess.CompletedProcess:
     """`reasoning-evals batch cancel` as a person runs it, the fake's key in the environment."""
     command = [sys.executable, "-m", "pytest_reasoning_evals", "batch", "cancel", str(run_dir)]
-    command += ["--models-file", f"models-{tag}.yaml"]
+    command += ["--models-file", f"models-{tag}.yaml", *more]
     return subprocess.run(command, cwd=project.path, capture_output=True, text=True, timeout=120)
 
 
@@ -284,6 +300,22 @@ def test_batch_cancel_names_each_batch_it_could_not_cancel_and_a_folder_without_
     assert empty.stderr == (
         f"batch cancel: no batch.json in {project.path / 'nowhere'}: not the run directory of a run with --eval-batch\n"
     )
+
+
+def test_batch_cancel_at_a_base_url_nothing_listens_at_says_so_at_once(project, server) -> None:
+    """A wrong --base-url is not a passing trouble: one attempt, no backoff, one line naming where."""
+    (project.path / "models-dead.yaml").write_text(models_yaml(model_entry(server.openai_base)))
+    run_dir = project.path / "run"
+    BatchLedger(run_dir).record(BatchHandle("openai", "batch_1", ("a",), "2026-01-01T00:00:00+00:00", model="fake"))
+    with FakeProvider() as gone:
+        origin = gone.url
+    failed = cancel(project, run_dir, "dead", "--base-url", origin + "/v1")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    # the whole line: a retried call would end "(after 5 attempts)"
+    assert failed.stdout == (
+        f"batch batch_1 (openai, 1 requests): error: GET {origin}/v1/batches/batch_1: nothing is listening at {origin}\n"
+    )
+    assert server.requests == []  # the models file's URL was not asked either
 
 
 def test_a_fixed_answer_model_has_no_batch_api(project) -> None:

@@ -272,6 +272,31 @@ def test_400_is_not_retried(fmt, server):
     assert len(server.requests) == 1
 
 
+def test_x_should_retry_false_stops_the_retry_of_a_500_and_true_retries_a_400_not_a_refused_key(fmt, server):
+    """OpenAI's and Anthropic's servers say in x-should-retry what their SDKs do with an answer;
+    a refused key stops the session whatever it says."""
+    server.script(status(500, headers={"x-should-retry": "false"}), status(500))
+
+    completion = model_for(fmt, server).complete(REQUEST)
+
+    assert_failed(completion, "HTTP 500", "after 1 attempt")
+    assert len(server.requests) == 1 and server.pending_faults == 1
+    server.clear()
+    server.script(status(400, body='{"error": "try again"}', headers={"x-should-retry": "true"}))
+
+    completion = model_for(fmt, server).complete(REQUEST)
+
+    assert_success(completion)
+    assert len(server.requests) == 2
+    server.clear()
+    server.script(status(401, headers={"x-should-retry": "true"}))
+
+    with pytest.raises(AuthError):
+        model_for(fmt, server).complete(REQUEST)
+
+    assert len(server.requests) == 1
+
+
 # --- 4. timeouts ---
 
 
