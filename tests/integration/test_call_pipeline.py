@@ -11,8 +11,10 @@ import pytest
 from fakeprovider import Usage
 from helpers import DIALECTIC_MODULE, fake_model_args, fake_models, the_run
 
+from integration.test_concurrency import requests_in
 from integration.test_dialectic_run import STRUCTURED, Scripted, cases_file
 from pytest_reasoning_evals.dialectic import judge
+from pytest_reasoning_evals.providers.http import LATENCY_HEADER
 
 # every test here runs whole sessions, each over a second
 pytestmark = [pytest.mark.slow]
@@ -28,18 +30,19 @@ def server(server):
     return server
 
 
-def dialectic_run(pytester, server, *args: str):
-    """A recording dialectic run of `fake` (its own judge, 3 judges a response) over CASES, one variant."""
+def dialectic_run(pytester, server, *args: str, tag: str = ""):
+    """A recording dialectic run of `fake` (its own judge, 3 judges a response) over CASES, one
+    variant; `tag`: into results[-tag] and cassettes[-tag]."""
     pytester.makepyfile(test_dialectic_items=DIALECTIC_MODULE)
     cases = cases_file(pytester.path / "cases.yaml", *((case, "dialectic") for case in CASES))
     return pytester.runpytest_subprocess(
-        *fake_model_args(pytester, fake_models(server.openai_base, price_in=1.0)),
+        *fake_model_args(pytester, fake_models(server.openai_base, price_in=1.0), tag=tag),
         "--eval-dialectic-cases",
         str(cases),
         "--eval-variant",
         "dialectic",
         "--eval-out-dir",
-        str(pytester.path / "results"),
+        str(pytester.path / (f"results-{tag}" if tag else "results")),
         "--eval-record-mode",
         "once",
         "-p",
@@ -117,6 +120,33 @@ def test_dialectic_responses_run_ahead_with_concurrency(pytester, server, worker
     assert len(server.requests) == 5 * len(CASES), kinds(server)
     responses = [r for r in server.requests if r["body"]["messages"][-1]["content"].startswith("What should I do")]
     assert len(responses) == len(CASES), "one response per (case, variant)"
+
+
+# what a dialectic run decides and records, apart from when it ran and how long it took
+DECIDED = ("per_response.jsonl", "variant_summary.json", "multiturn_summary.json", "spotcheck_queue.jsonl")
+
+
+def test_a_dialectic_run_decides_and_records_the_same_with_calls_in_flight_under_xdist(pytester, server) -> None:
+    # the responses of later cases run ahead of earlier cases' judges: nothing of it may show
+    server.extra_headers = {LATENCY_HEADER: "200"}  # a latency that does not depend on the run
+    outputs = {}
+    for concurrency, workers in (("1", "0"), ("4", "0"), ("4", "2")):
+        tag = f"c{concurrency}-n{workers}"
+        server.clear()
+        result = dialectic_run(pytester, server, "--eval-concurrency", concurrency, "-n", workers, tag=tag)
+        assert result.ret == 0, result.stdout.str()
+        run = the_run(pytester.path / f"results-{tag}", "fake", "dialectic")
+        outputs[tag] = {
+            **{name: (run / name).read_text().splitlines() for name in DECIDED},
+            "cassettes": requests_in(pytester.path / f"cassettes-{tag}"),
+            "asked": sorted(json.dumps(r["body"], sort_keys=True) for r in server.requests),
+            "outcomes": result.parseoutcomes(),
+        }
+    sequential = outputs.pop("c1-n0")
+    assert len(sequential["asked"]) == 5 * len(CASES)
+    for tag, concurrent in outputs.items():
+        for name, value in concurrent.items():
+            assert value == sequential[name], (tag, name)
 
 
 def test_a_replay_of_a_budgeted_dialectic_run_asks_nothing_and_is_complete(pytester, server) -> None:
