@@ -44,6 +44,8 @@ OPTIONAL_PRICES = (
 )  # absent or null: not given
 
 
+# what an entry says of where and at what price its model is reached, not of what it answers
+NOT_ANSWERING = ("base_url", "api_key_env", "price_in", "price_out", *OPTIONAL_PRICES)
 RUN_FIELDS = ("prompt_cache",)  # what a run's options set on an entry (Models.spec), never a models file
 
 
@@ -84,6 +86,13 @@ class ModelSpec:
             for k, v in fields.items()
             if not (k in OPTIONAL_PRICES and v is None or k in RUN_FIELDS and not v)  # prompt_cache: only when on
         }
+
+
+def answering(entry: dict) -> dict:
+    """An entry as ModelSpec.to_dict gives it (or a run kept it) without what decides no answer:
+    a run's configuration, which a resume and a shard merge match, survives a corrected price and
+    a local server come back on another port."""
+    return {k: v for k, v in entry.items() if k not in NOT_ANSWERING}
 
 
 def batch_prices(spec: ModelSpec) -> tuple[float, float]:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pytest_reasoning_evals.registry import answering
 from pytest_reasoning_evals.results import write_json
 
 CHECKPOINT_EVERY = 50  # records between checkpoints (progress file + fsync of completions)
@@ -37,6 +38,16 @@ def identity(config: dict) -> dict:
     prompt and options that shape a request, and the data are in the name (Settings.run_dir)."""
     model = config.get("model") if isinstance(config.get("model"), dict) else {}
     return {"model": "/".join(str(model.get(key)) for key in ("alias", "provider", "model_id"))}
+
+
+def comparable(config: dict) -> dict:
+    """A config.json as a resume matches it: the model's entry without what decides no answer (the
+    config.json of a run before that rule keeps its prices and URL), and without the hash, which
+    follows from the rest."""
+    kept = {key: value for key, value in config.items() if key != "config_hash"}
+    if isinstance(kept.get("model"), dict):
+        kept["model"] = answering(kept["model"])
+    return kept
 
 
 class Checkpoints:
@@ -65,6 +76,7 @@ class Checkpoints:
             raise ResumeError(self._unmatched(f"is unreadable ({type(exc).__name__})")) from None
         if not isinstance(stored, dict):
             raise ResumeError(self._unmatched("is not a JSON object"))
+        stored, config = comparable(stored), comparable(config)
         if stored != config:
             differ = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
             raise ResumeError(

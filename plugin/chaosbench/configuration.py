@@ -18,6 +18,7 @@ from pytest_reasoning_evals.chaosbench.settings import DEFAULT_REPROMPT
 from pytest_reasoning_evals.epochs import copies_warning
 from pytest_reasoning_evals.errors import UsageProblem
 from pytest_reasoning_evals.options import dataset_name, dataset_stem, folder_label
+from pytest_reasoning_evals.registry import answering
 from pytest_reasoning_evals.shipped import shipped
 
 
@@ -163,10 +164,11 @@ class RunConfig:
 
     @functools.cached_property
     def answers_config(self) -> dict:
-        """What decides the answers: model, prompt, data, selection, seed, answer words (not the shard)."""
+        """What decides the answers: model, prompt, data, selection, seed, answer words (not the
+        shard, nor the model's prices, URL or key variable)."""
         s = self.settings
         return {
-            "model": self.session.models.spec(s.model).to_dict(),
+            "model": answering(self.session.models.spec(s.model).to_dict()),
             "mode": self.own.mode,
             "prompt_sha256": self.prompt.sha256,
             "max_tokens": self.prompt.answer_tokens,

@@ -17,7 +17,9 @@ from helpers import (
     answer_by_text,
     bodies,
     eval_args,
+    fake_run_args,
     run_dir,
+    small_bank,
 )
 
 
@@ -62,8 +64,31 @@ def test_resume_refuses_answers_made_under_another_configuration(pytester) -> No
     result = pytester.runpytest("--model", "random", "--eval-seed", "2", "--eval-max-items", "5", "--eval-resume")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*--eval-resume: the answers in * were made with another configuration (differs in: config_hash, seed)*"]
+        ["*--eval-resume: the answers in * were made with another configuration (differs in: seed)*"]
     )
+
+
+@pytest.mark.slow
+def test_resume_takes_answers_made_before_a_price_changed_or_the_server_moved(pytester, fake_key) -> None:
+    # neither decides an answer: a team that corrects a price, or whose local server comes back
+    # on another port, resumes its run (it was refused: "differs in: config_hash, model")
+    add_eval_module(pytester)
+    cases = str(small_bank(pytester.path / "bank.jsonl"))
+    with FakeProvider() as server:
+        server.responder = answer_by_text
+        assert pytester.runpytest(*fake_run_args(pytester, server.openai_base, cases, price_in=1.0)).ret == 0
+    directory = run_dir(pytester, "fake")
+    full_summary = json.loads((directory / "summary.json").read_text())
+    lines = (directory / "completions.jsonl").read_text().splitlines()
+    (directory / "completions.jsonl").write_text("\n".join(lines[::2]) + "\n")  # a crash left half
+    with FakeProvider() as moved:
+        moved.responder = answer_by_text
+        result = pytester.runpytest(*fake_run_args(pytester, moved.openai_base, cases, price_in=2.0), "--eval-resume")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines([f"*{len(lines[::2])} items resumed from an earlier run*"])
+    resumed = json.loads((directory / "summary.json").read_text())
+    decided = ("overall_accuracy", "total_evaluated", "num_correct", "task_accuracy", "dialogue_accuracy")
+    assert {k: resumed[k] for k in decided} == {k: full_summary[k] for k in decided}
 
 
 def test_checkpoint_progress_is_written(pytester) -> None:

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 import yaml
-from helpers import PROJECT_ROOT, add_eval_module, run_dir
+from fakeprovider import FakeProvider
+from helpers import PROJECT_ROOT, add_eval_module, answer_by_text, fake_run_args, run_dir, small_bank
 
 
 def completions(directory) -> list[dict]:
@@ -156,3 +157,22 @@ def test_merge_refuses_a_shard_that_stopped_early(pytester) -> None:
     merged = json.loads((pytester.path / "results" / "oracle_zeroshot" / "summary.json").read_text())
     assert merged["complete"] is False and merged["incomplete_reason"] == "shard 1: interrupted"
     assert "gate complete: FAILED" in partial.stdout
+
+
+@pytest.mark.slow
+def test_shards_recorded_at_two_prices_and_two_server_addresses_merge(pytester, fake_key) -> None:
+    # a price corrected between two CI shards, or each shard's local server on its own port,
+    # changes no answer: the shards are one run (they were refused: "config_hash differs")
+    add_eval_module(pytester)
+    cases = str(small_bank(pytester.path / "bank.jsonl"))
+    shard_dirs = []
+    for index, price in enumerate((1.0, 2.0)):
+        with FakeProvider() as server:
+            server.responder = answer_by_text
+            args = fake_run_args(pytester, server.openai_base, cases, price_in=price)
+            result = pytester.runpytest(*args, "--eval-num-shards", "2", "--eval-shard-index", str(index))
+        assert result.ret == 0, result.stdout.str()
+        shard_dirs.append(next((pytester.path / "results").glob(f"fake_zeroshot*_shard{index}of2")))
+    result = merge_cli(*shard_dirs, "--out", pytester.path / "merged")
+    assert result.returncode == 0, result.stderr
+    assert "merge: 2 shards" in result.stdout
