@@ -9,12 +9,16 @@ import statistics
 from pytest_reasoning_evals.dialectic.records import CompletionRecord, CrossProviderRecord, ProviderEntry
 
 
-def provider_entry(alias: str, completion: CompletionRecord, composite_score: float | None) -> ProviderEntry:
-    """One model's row: normalised fields plus the derived ones (null where undefined)."""
+def provider_entry(
+    alias: str, completion: CompletionRecord, composite_score: float | None, judge_cost: float = 0.0
+) -> ProviderEntry:
+    """One model's row: normalised fields plus the derived ones (null where undefined), and what
+    judging its response cost when it cost anything (the run's cost line counts it)."""
     total = completion["input_tokens"] + completion["output_tokens"]
     latency_s = completion["latency_ms"] / 1000
     cost = completion["cost_usd"]
     return {
+        **({"judge_cost_usd": judge_cost} if judge_cost else {}),  # absent when free: the pinned summaries stay
         "model": completion["model"],
         "provider": completion["provider"],
         "input_tokens": completion["input_tokens"],

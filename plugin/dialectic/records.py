@@ -283,9 +283,7 @@ class ResolutionCheckRecord(CheckRecord):
     conversation: ConversationRecord
 
 
-class ProviderEntry(TypedDict):
-    """One model's row of a cross-provider comparison (cross_provider.provider_entry); None where undefined."""
-
+class _ProviderEntry(TypedDict):
     model: str | None
     provider: str | None
     input_tokens: int
@@ -297,6 +295,12 @@ class ProviderEntry(TypedDict):
     tokens_per_second: float | None
     cost_per_mtok: float | None
     efficiency: float | None
+
+
+class ProviderEntry(_ProviderEntry, total=False):
+    """One model's row of a cross-provider comparison (cross_provider.provider_entry); None where undefined."""
+
+    judge_cost_usd: float  # what judging the response cost, when not zero
 
 
 class ProviderComparison(TypedDict):

@@ -60,6 +60,22 @@ def _response_row(r: dict) -> dict:
     }
 
 
+def _comparison(run_dir: Path, baseline: Path | None, responses: list[dict]) -> dict | None:
+    """The comparison with `baseline` (--baseline), else the one the run wrote, if any."""
+    if baseline is None:
+        return read_json(run_dir / "comparison.json", required=False)
+    try:
+        return compare(load_responses(baseline), responses, alpha=DEFAULT_ALPHA)
+    except BaselineError as exc:
+        raise ReportError(str(exc)) from None
+
+
+def _run_cost(responses: list[dict], multiturn: dict, cross: dict) -> float:
+    """What the run's answers cost, each call once (costs.answer_costs), as the terminal's cost line says."""
+    parts, _ = answer_costs(responses, multiturn.get("conversations_detail", []), cross.get("comparisons", []))
+    return sum(parts.values())
+
+
 def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack) -> dict | None:
     """The view of a dialectic run directory (the one with a variant_summary.json), else None."""
     if not (run_dir / "variant_summary.json").exists():
@@ -70,13 +86,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
     multiturn = read_json(run_dir / "multiturn_summary.json", required=False) or {"conversations": 0}
     cross = read_json(run_dir / "cross_provider_summary.json", required=False) or {"queries": 0}
     meta = read_json(run_dir / "run_meta.json", required=False) or {}
-    if baseline is not None:
-        try:
-            comparison = compare(load_responses(baseline), responses, alpha=DEFAULT_ALPHA)
-        except BaselineError as exc:
-            raise ReportError(str(exc)) from None
-    else:
-        comparison = read_json(run_dir / "comparison.json", required=False)
+    comparison = _comparison(run_dir, baseline, responses)
     variants = variant_file["variants"]
     names = [v["variant"] for v in variants]
     turns = Counter(
@@ -103,7 +113,7 @@ def read_run(run_dir: Path, baseline: Path | None, cleanup: contextlib.ExitStack
             "seconds": meta.get("execution_time_seconds"),
             "complete": meta.get("complete", True),
             "incomplete_reason": meta.get("incomplete_reason"),
-            "cost_usd": sum(answer_costs(responses, multiturn.get("conversations_detail", []))[0].values()),
+            "cost_usd": _run_cost(responses, multiturn, cross),
         },
         "gates": read_gates(run_dir),
         "pass_rule": variant_file.get("pass_rule"),

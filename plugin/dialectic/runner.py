@@ -237,8 +237,9 @@ class DialecticRunner:
         providers = {}
         for alias in aliases:
             response = self.response(case, variant, alias)
-            score = self.verdict(case, variant, alias).score(response["hard_fail"])
-            providers[alias] = cross_provider.provider_entry(alias, response["completion"], score)
+            verdict = self.verdict(case, variant, alias)
+            score = verdict.score(response["hard_fail"])
+            providers[alias] = cross_provider.provider_entry(alias, response["completion"], score, verdict.cost_usd)
         return cross_provider.comparison(case.id, providers)
 
 

@@ -189,7 +189,11 @@ def _judge_lines(a: dict) -> list[str]:
 def cost_line(summaries: dict, paid_now: float) -> str:
     """What the run's answers cost by part, each call once (at their price, replayed or not), what
     batches and the prompt cache saved on them, and what this run's live calls paid (run_meta.json's spent_usd)."""
-    parts, saved = answer_costs(summaries["per_response"], summaries["multiturn"]["conversations_detail"])
+    conversations, comparisons = (
+        summaries["multiturn"]["conversations_detail"],
+        summaries["cross_provider"]["comparisons"],
+    )
+    parts, saved = answer_costs(summaries["per_response"], conversations, comparisons)
     shown = ", ".join(f"{name} ${value:.4f}" for name, value in parts.items())
     return f"cost ${sum(parts.values()):.4f} ({shown}){saved_text(saved)}; paid by live calls now ${paid_now:.4f}"
 

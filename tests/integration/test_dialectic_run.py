@@ -537,6 +537,24 @@ def test_every_cost_a_dialectic_run_paid_is_in_its_files(pytester, server, stop,
         assert replay_cost in replayed.stdout.str(), replayed.stdout.str()
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_run_that_compares_models_counts_what_their_responses_and_judges_cost(pytester, server, workers) -> None:
+    # the cost line said $x while its live calls paid 2x: the compared models' calls were nowhere
+    server.responder = Scripted({"a": STRUCTURED, "b": STRUCTURED})
+    cases = cases_file(pytester.path / "cases.yaml", ("a", "dialectic"), ("b", "dialectic"))
+    args = ["--model", "fake", "--eval-judge-model", "other", "--eval-n-judges", "1", "-n", workers]
+    result = run(pytester, server, cases, *args, "--eval-compare-models", "fake,other")
+    directory = max((pytester.path / "results").glob("fake_dialectic*"), key=lambda p: p.stat().st_mtime_ns)
+    spent = json.loads((directory / "run_meta.json").read_text())["spent_usd"]
+    assert spent == pytest.approx(paid(server.requests)), result.stdout.str()
+    line = next(line for line in result.stdout.str().splitlines() if line.startswith("cost $"))
+    assert line.startswith(f"cost ${spent:.4f} (") and "compared models $" in line, line
+    assert line.endswith(f"paid by live calls now ${spent:.4f}"), line
+    assert f"<dt>cost</dt><dd>${spent:.4f}</dd>" in (directory / "report.html").read_text()
+    replayed = run(pytester, server, cases, *args, "--eval-compare-models", "fake,other")
+    assert line.split("; paid", 1)[0] + "; paid by live calls now $0.0000" in replayed.stdout.str()
+
+
 # --- keys ---
 
 

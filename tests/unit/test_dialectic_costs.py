@@ -38,3 +38,23 @@ def test_savings_count_the_first_reply_once_and_leave_out_empty_parts() -> None:
     talks = [conversation("a", 0.75, first=0.25, cost_saved_usd={"batch": 0.75})]
     _, saved = answer_costs(rows, talks)
     assert saved == {"batch": pytest.approx(0.75)}  # the row's 0.25, and 0.5 the conversation added
+
+
+def comparison(query: str, **providers: tuple[float, float]) -> dict:
+    """A query's comparison: alias -> (response cost, judge cost; 0: no judge_cost_usd field)."""
+    entries = {}
+    for alias, (cost, judged) in providers.items():
+        entries[alias] = {"cost_usd": cost, **({"judge_cost_usd": judged} if judged else {})}
+    return {"query_id": query, "providers": entries, "comparison": {}}
+
+
+def test_compared_models_count_their_responses_and_judges_but_not_the_rows_own_response() -> None:
+    compared = [comparison("a", m=(0.25, 1.0), other=(0.5, 2.0)), comparison("b", m=(0.25, 0.0), other=(0.5, 0.0))]
+    costs, _ = answer_costs([row("a", 0.25, judge=1.0)], [], compared)
+    # "m" of "a" is the row's; "m" of "b" has no row (no check item of it ran): counted here
+    assert costs["compared models"] == pytest.approx(0.5 + 2.0 + 0.25 + 0.5)
+
+
+def test_a_run_comparing_nothing_that_costs_has_no_compared_part() -> None:
+    costs, _ = answer_costs([row("a", 0.25)], [], [comparison("a", m=(0.25, 0.0))])
+    assert "compared models" not in costs
