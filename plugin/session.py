@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 EVAL_SESSION = pytest.StashKey["EvalSession"]()
 UNCLAIMED = "eval_unclaimed_usd"  # workeroutput: per alias, what calls made ahead paid for items that never ran
 SELECTION = "eval_selection"  # workeroutput: the protocols whose items the worker collected, and selected
+STARTED_NS_KEY = "eval_started_ns"  # workerinput: when the run started (the controller's clock, in ns)
 USAGE = "pytest-reasoning-evals: "  # starts the collection error of a usage problem (unknown model, missing key)
 
 
@@ -47,7 +48,9 @@ class EvalSession:
         self.protocols: dict[str, EvalProtocol] = {}
         self.pytest_session: pytest.Session | None = None
         self.started = time.monotonic()
-        self.started_ns = time.time_ns()  # files' clock: what this run wrote is newer (a rewrite's cassettes)
+        # files' clock: what this run wrote is newer (a rewrite's cassettes); a worker takes the
+        # controller's, whose batch may have saved cassettes before the worker started
+        self.started_ns = getattr(config, "workerinput", {}).get(STARTED_NS_KEY) or time.time_ns()
         self.end = SessionEnd(self)  # controller: gates, exit status, closing lines
         self.collected: set[str] = set()  # protocols asked for items (they may all be deselected); every process's
         self.selected: set[str] = set()  # ... with an item the session selected (by file, -k, -m)
@@ -228,6 +231,7 @@ class EvalSession:
 
         node.workerinput[NEW_FOLDERS_KEY] = self.new_folders
         node.workerinput[TOKEN_KEY] = self.budget.run_token
+        node.workerinput[STARTED_NS_KEY] = self.started_ns
         for protocol in self.protocols.values():
             node.workerinput.update(protocol.worker_input())
 

@@ -794,6 +794,31 @@ def test_a_rewrite_with_eval_batch_pays_each_question_once(project, server, work
     assert summary(project, "batch")["overall_accuracy"] == 1.0  # the batch's (gold) answers, not the first run's
 
 
+SLOW_SECOND_WORKER = """
+import os
+import time
+
+# read before any pytest_configure: on a loaded machine this worker starts after the controller's
+# batch saved its cassettes
+if os.environ.get("PYTEST_XDIST_WORKER") == "gw1":
+    time.sleep(3)
+"""
+
+
+def test_a_rewrite_with_eval_batch_pays_nothing_twice_on_a_worker_that_started_late(project, server) -> None:
+    # a worker took its own start as the run's: the cassettes the batch had rewritten before it
+    # started looked old to it, and it rewrote them again live (2 in 20 in a loaded CI run)
+    server.responder = lambda body: "FALSE"
+    assert project.runpytest(*args(project, server, "openai", "batch", "--eval-record-mode", "once")).ret == 0
+    server.clear()
+    server.live_calls = 0
+    project.makeconftest(SLOW_SECOND_WORKER)
+    rewrite = ["--eval-record-mode", "rewrite", "--eval-batch", "-n", "2"]
+    rewritten = project.runpytest(*args(project, server, "openai", "batch", *rewrite))
+    assert rewritten.ret == 0, rewritten.stdout.str()
+    assert server.batch.created == 1 and server.live_calls == 0, rewritten.stdout.str()
+
+
 # --- what a batch's answers cost: its cassettes say a batch gave them ---
 
 PRICE_CACHED = 0.5  # $ per 1M input tokens read from the prompt cache
