@@ -51,6 +51,19 @@ def _declared(session, name: str, question: str, fixture: str):
         return ()  # the workers report the bad case file or selection when they collect
 
 
+def scheduler_for(session, config: pytest.Config, log) -> EvalScheduling | None:
+    """With --dist load, keep the items that share a response on one worker; other items are
+    scheduled as xdist's load scheduling does, with enough of them queued on each worker for its
+    calls to run ahead (`session`: the EvalSession)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from pytest_reasoning_evals.prefetch import Prefetcher
+
+    # calls running ahead need items queued on their worker (AheadScheduling, CaseGroupScheduling)
+    keep = Prefetcher.HORIZON * session.settings.concurrency if session.settings.concurrency > 1 else 0
+    return EvalScheduling(config, log, lambda: declared_groups(session), keep, lambda: declared_ahead(session))
+
+
 class EvalScheduling:
     """LoadScheduling until the collection is in; then CaseGroupScheduling when some collected
     items are grouped, or AheadScheduling when some collected items' calls run ahead. `groups()`:

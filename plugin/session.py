@@ -237,17 +237,10 @@ class EvalSession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
-        """With --dist load, keep the items that share a response on one worker (grouping.py);
-        other items are scheduled as xdist's load scheduling does, with enough of them queued
-        on each worker for its calls to run ahead."""
-        if config.getvalue("dist") != "load":
-            return None
-        from pytest_reasoning_evals.grouping import EvalScheduling, declared_ahead, declared_groups
-        from pytest_reasoning_evals.prefetch import Prefetcher
+        """With --dist load, the protocols' scheduling (grouping.scheduler_for)."""
+        from pytest_reasoning_evals.grouping import scheduler_for
 
-        # calls running ahead need items queued on their worker (grouping.AheadScheduling)
-        keep = Prefetcher.HORIZON * self.settings.concurrency if self.settings.concurrency > 1 else 0
-        return EvalScheduling(config, log, lambda: declared_groups(self), keep, lambda: declared_ahead(self))
+        return scheduler_for(self, config, log)
 
     @functools.cached_property
     def new_folders(self) -> list[str]:
