@@ -212,7 +212,7 @@ def test_reprompts_run_in_order_after_calls_made_ahead(recording_evals: pytest.P
     bank = small_bank(recording_evals.path / "bank.jsonl", dialogues=0, questions=12)
     with FakeProvider() as server:
         server.responder = babble_then("TRUE")
-        server.delay = 0.05
+        server.delay, server.overlap = 0.05, 2  # held until 2 overlap, however loaded the machine
         args = fake_run_args(recording_evals, server.openai_base, bank, tag="ahead", out_dir=True)
         result = recording_evals.runpytest_subprocess(*args, "--eval-concurrency", "4")
         assert result.ret == 0, result.stdout.str()
