@@ -21,9 +21,9 @@ returns for the request's parsed body) and `usage`.
 request beyond n at once with a 429 (Retry-After: 0); `max_in_flight` and `rate_limited` say
 what the server saw; `overlap = n` holds each routed request until n were in flight at once, so
 a test of calls made ahead sees them overlap however loaded the machine is (none waits once
-that happened, or once a wait gave up after OVERLAP_WAIT s). `hold_after = n` parks every request after the first n answered ones: it is neither recorded
-nor answered (a kill of the client then leaves nothing paid for), and `held` counts them. Recorded requests are dicts
-with method, path, query (dict of lists, as urllib.parse.parse_qs returns), headers (keys
+that happened, or once a wait gave up after OVERLAP_WAIT s). `hold_after = n` parks every
+request after the first n answered ones: it is neither recorded nor answered (a kill of the
+client then leaves nothing paid for), and `held` counts them. Recorded requests are dicts with method, path, query (dict of lists, as urllib.parse.parse_qs returns), headers (keys
 lower-cased) and body (parsed JSON, or the raw text when it is not JSON).
 
 The server never leaks: `close()` (or leaving the `with` block) wakes any handler still in a

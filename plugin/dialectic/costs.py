@@ -1,6 +1,7 @@
 """What a dialectic run's answers cost, each call counted once: the responses, their judges, what
-the resolution conversations added, and the compared models' responses and judges (--eval-compare-models). A conversation starts from a response the run asked
-once (runner.Conversation): its first reply is that response, so it is counted with the responses,
+the resolution conversations added, and the compared models' responses and judges
+(--eval-compare-models). A conversation starts from a response the run asked once
+(runner.Conversation): its first reply is that response, so it is counted with the responses,
 unless no check item of that response ran (a `-k resolution` run), which leaves it to the conversation.
 The terminal summary and report.html read these; variant_summary.json and multiturn_summary.json
 keep their own totals (a conversation's cost is the whole conversation, SPEC 6.5)."""

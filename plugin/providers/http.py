@@ -4,7 +4,8 @@
   honouring Retry-After; an answer's x-should-retry header, "true" or "false", overrides its status
   (as OpenAI's and Anthropic's SDKs do), a 401/403 excepted. The waits of one call add up to at
   most `max_total_wait` seconds (--eval-max-retry-wait): a server asking for more is not waited
-  for, the call gives up and says so. When the retries run out the completion carries the error and the answer is UNKNOWN.
+  for, the call gives up and says so. When the retries run out the completion carries the error
+  and the answer is UNKNOWN.
 - A refused connection is not retried: nothing listens at the base URL, so asking again only
   waits. Its error names the URL and, for the local model, the command that starts its server.
 - 401/403 raise AuthError: the session must stop, not fail item after item.
